@@ -1,0 +1,48 @@
+// <metal_stdlib> stand-in: what MSL kernels see when the emulator compiles
+// them as C++. Every generated kernel translation unit starts with this file;
+// the kernel source itself had its `#include <metal_stdlib>` expanded to
+// nothing by the prepass. No C++ standard headers here: `::exp(double)` and
+// friends would collide with `metal::exp` after `using namespace metal;`.
+#pragma once
+
+#include <stdint.h>
+#include <string.h>
+
+#include "bfloat.h"
+#include "vector.h"
+
+// Address spaces carry no meaning on the CPU. `constant` must still be const:
+// with an empty macro `constant void*` and `device void*` overloads collide.
+#define kernel
+#define device
+#define constant const
+#define thread
+#define threadgroup
+
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+typedef unsigned int uint;
+typedef unsigned long ulong;
+typedef _Float16 half;
+using bfloat = ::mps_ops_emu::bfloat;
+
+#define MPS_OPS_EMU_VECTOR_TYPES(T) \
+  typedef ::mps_ops_emu::vec<T, 2> T##2; \
+  typedef ::mps_ops_emu::vec<T, 3> T##3; \
+  typedef ::mps_ops_emu::vec<T, 4> T##4;
+MPS_OPS_EMU_VECTOR_TYPES(bool)
+MPS_OPS_EMU_VECTOR_TYPES(char)
+MPS_OPS_EMU_VECTOR_TYPES(uchar)
+MPS_OPS_EMU_VECTOR_TYPES(short)
+MPS_OPS_EMU_VECTOR_TYPES(ushort)
+MPS_OPS_EMU_VECTOR_TYPES(int)
+MPS_OPS_EMU_VECTOR_TYPES(uint)
+MPS_OPS_EMU_VECTOR_TYPES(long)
+MPS_OPS_EMU_VECTOR_TYPES(ulong)
+MPS_OPS_EMU_VECTOR_TYPES(half)
+MPS_OPS_EMU_VECTOR_TYPES(bfloat)
+MPS_OPS_EMU_VECTOR_TYPES(float)
+#undef MPS_OPS_EMU_VECTOR_TYPES
+
+#include "metal_traits.h"
+#include "metal_math.h"

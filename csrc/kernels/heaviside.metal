@@ -1,0 +1,23 @@
+// torch.heaviside: 0 where x < 0, `values` where x == 0, 1 where x > 0.
+// NaN compares false both ways, so heaviside(NaN, v) is 0, as on the CPU.
+#include <metal_stdlib>
+#include <mps_ops/elementwise.h>
+using namespace metal;
+
+struct heaviside_functor {
+  template <typename T>
+  T operator()(T x, T values) const {
+    return x == T(0) ? values : T(x > T(0));
+  }
+};
+
+#define REGISTER_HEAVISIDE(T) REGISTER_BINARY_OP(heaviside, T, T)
+REGISTER_HEAVISIDE(bool)
+REGISTER_HEAVISIDE(uchar)
+REGISTER_HEAVISIDE(char)
+REGISTER_HEAVISIDE(short)
+REGISTER_HEAVISIDE(int)
+REGISTER_HEAVISIDE(long)
+REGISTER_HEAVISIDE(half)
+REGISTER_HEAVISIDE(bfloat)
+REGISTER_HEAVISIDE(float)

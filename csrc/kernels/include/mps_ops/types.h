@@ -1,0 +1,28 @@
+// Scalar type facts shared by all kernels: what precision a functor computes
+// in, and the limits the host relies on.
+#pragma once
+#include <metal_stdlib>
+
+namespace mps_ops {
+
+// Host and kernels agree on this bound (csrc/runtime/elementwise.cpp).
+constant constexpr uint max_ndim = 16;
+
+// half and bfloat compute in float, as the CPU reference does; everything
+// else computes in its own type.
+template <typename T>
+struct opmath {
+  using type = T;
+};
+template <>
+struct opmath<half> {
+  using type = float;
+};
+template <>
+struct opmath<bfloat> {
+  using type = float;
+};
+template <typename T>
+using opmath_t = typename opmath<T>::type;
+
+}  // namespace mps_ops

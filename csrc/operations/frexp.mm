@@ -1,0 +1,26 @@
+// Host stub of torch.frexp (frexp.Tensor is composite and calls this):
+// mantissa in self's dtype, exponent int32; kernels in csrc/kernels/frexp.metal.
+#include "elementwise_stubs.h"
+
+namespace mps_ops {
+
+std::tuple<at::Tensor&, at::Tensor&> frexp_out(const at::Tensor& self, at::Tensor& mantissa,
+                                                at::Tensor& exponent) {
+  static KernelCache kernels("frexp");
+  check_device("frexp", self);
+  check_dtype("frexp", self);
+  // The CPU's checks and messages.
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()),
+              "torch.frexp() only supports floating-point dtypes");
+  TORCH_CHECK(mantissa.dtype() == self.dtype(), "torch.frexp() expects mantissa to have dtype ",
+              self.dtype(), " but got ", mantissa.dtype());
+  TORCH_CHECK(exponent.dtype() == at::kInt,
+              "torch.frexp() expects exponent to have int dtype but got ", exponent.dtype());
+  prepare_output("frexp", mantissa, self.scalar_type(), self.sizes());
+  prepare_output("frexp", exponent, at::kInt, self.sizes());
+  auto iter = elementwise_config().add_output(mantissa).add_output(exponent).add_const_input(self).build();
+  exec_elementwise(kernels, iter, self.scalar_type());
+  return std::forward_as_tuple(mantissa, exponent);
+}
+
+}  // namespace mps_ops

@@ -1,0 +1,26 @@
+// The op table generated from csrc/native_functions.yaml (build/generated/
+// registry.cpp) and the per-overload registration functions it points to.
+#pragma once
+
+#include <torch/library.h>
+
+namespace mps_ops::generated {
+
+struct OverloadRecord {
+  const char* name;  // e.g. "special_ndtri.out"
+  void (*impl)(torch::Library& library);
+};
+
+struct OpRecord {
+  const char* name;    // e.g. "aten::special_ndtri"
+  const char* policy;  // "fill" or "override"
+  const char* dtypes;  // comma-separated torch dtype names
+  const char* opinfo;  // comma-separated OpInfo names
+  const OverloadRecord* overloads;
+  int overload_count;
+};
+
+extern const OpRecord op_records[];
+extern const int op_record_count;
+
+}  // namespace mps_ops::generated

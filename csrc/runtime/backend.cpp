@@ -1,0 +1,21 @@
+// Picks the live backend at build time: Metal where setup.py compiled the
+// Objective-C++ backend in (macOS), the CPU emulator everywhere else.
+#include "backend.h"
+
+#if defined(MPS_OPS_WITH_METAL)
+#include "metal/metal_backend.h"
+#else
+#include "../emulator/backend.h"
+#endif
+
+namespace mps_ops {
+
+Backend& backend() {
+#if defined(MPS_OPS_WITH_METAL)
+  return metal_backend();
+#else
+  return emulator_backend();
+#endif
+}
+
+}  // namespace mps_ops

@@ -1,0 +1,50 @@
+// The one interface between host stubs and whatever runs kernels: the CPU
+// emulator on Linux (csrc/emulator/backend.cpp), Metal on macOS
+// (csrc/runtime/metal/). Host stubs never see which one is live.
+#pragma once
+
+#include <c10/core/DeviceType.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace mps_ops {
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// One bound argument slot, as Metal sees it: a buffer (a storage handle plus a
+// byte offset into it) or inline bytes (setBytes).
+struct ArgSlot {
+  const void* storage = nullptr;  // MTLBuffer on Metal, host address in the emulator
+  size_t offset = 0;              // bytes from the start of storage
+  size_t bytes = 0;               // bytes the kernel may touch from offset
+  const void* inline_data = nullptr;  // setBytes payload; storage is then nullptr
+  bool bound = false;
+};
+
+constexpr int max_kernel_args = 31;  // Metal's buffer argument table size
+
+// Backend-owned; lives as long as the process once found.
+struct KernelHandle;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  // Where tensors the kernels read and write must live.
+  virtual c10::DeviceType device_type() const = 0;
+  // nullptr when no kernel has that host name.
+  virtual KernelHandle* find_kernel(const std::string& host_name) = 0;
+  virtual const char* kernel_name(const KernelHandle* kernel) const = 0;
+  virtual uint32_t max_threads_per_group(const KernelHandle* kernel) const = 0;
+  virtual void dispatch(const KernelHandle* kernel, const ArgSlot* args, int count, Dim3 threads,
+                        Dim3 group) = 0;
+};
+
+// The live backend, created on first use.
+Backend& backend();
+
+}  // namespace mps_ops

@@ -1,0 +1,124 @@
+#include "elementwise.h"
+
+#include "kernel_function.h"
+
+#include <c10/core/DynamicCast.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+namespace mps_ops {
+
+at::TensorIteratorConfig elementwise_config() {
+  at::TensorIteratorConfig config;
+  config.check_all_same_dtype(false).resize_outputs(false).set_check_mem_overlap(true);
+  return config;
+}
+
+namespace {
+
+// The bytes of a CPU scalar converted to the kernel's input type.
+template <class T>
+void write_value(const at::TensorIteratorBase& iter, int arg, KernelFunction& kernel, int index) {
+  const T value = c10::fetch_and_cast<T>(iter.dtype(arg), iter.data_ptr(arg));
+  kernel.set_value(index, value);
+}
+
+void bind_value(const at::TensorIteratorBase& iter, int arg, c10::ScalarType as, KernelFunction& kernel,
+                int index) {
+  switch (as) {
+#define MPS_OPS_BIND_VALUE(CPP, NAME) \
+  case c10::ScalarType::NAME:         \
+    return write_value<CPP>(iter, arg, kernel, index);
+    AT_FORALL_SCALAR_TYPES_AND3(Bool, Half, BFloat16, MPS_OPS_BIND_VALUE)
+#undef MPS_OPS_BIND_VALUE
+    case c10::ScalarType::UInt16: return write_value<uint16_t>(iter, arg, kernel, index);
+    case c10::ScalarType::UInt32: return write_value<uint32_t>(iter, arg, kernel, index);
+    case c10::ScalarType::UInt64: return write_value<uint64_t>(iter, arg, kernel, index);
+    default: TORCH_CHECK(false, "mps_ops: cannot bind a scalar of dtype ", as);
+  }
+}
+
+size_t operand_span_bytes(const at::TensorIteratorBase& iter, int arg) {
+  size_t last = 0;
+  const auto strides = iter.strides(arg);
+  const auto shape = iter.shape();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    last += static_cast<size_t>(shape[d] - 1) * static_cast<size_t>(std::abs(strides[d]));
+  }
+  return last + iter.element_size(arg);
+}
+
+bool is_value_operand(const at::TensorIteratorBase& iter, int arg) {
+  return arg >= iter.noutputs() && iter.is_cpu_scalar(arg);
+}
+
+}  // namespace
+
+void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype) {
+  if (iter.numel() == 0) {
+    return;
+  }
+  if (!iter.can_use_32bit_indexing()) {
+    for (auto& piece : iter.with_32bit_indexing()) {
+      exec_elementwise(kernels, piece, in_dtype);
+    }
+    return;
+  }
+  const int n_ops = iter.ntensors();
+  const int n_out = iter.noutputs();
+  const c10::ScalarType out_dtype = iter.dtype(0);
+  int value_operands = 0, value_arg = -1;
+  bool dense = iter.ndim() <= 1;
+  for (int arg = 0; arg < n_ops; ++arg) {
+    if (is_value_operand(iter, arg)) {
+      ++value_operands;
+      value_arg = arg;
+      continue;
+    }
+    TORCH_INTERNAL_ASSERT(arg < n_out || iter.dtype(arg) == in_dtype, kernels.op(),
+                          ": tensor inputs must have the kernel's input dtype");
+    if (iter.ndim() == 1 && iter.strides(arg)[0] != static_cast<int64_t>(iter.element_size(arg))) {
+      dense = false;
+    }
+  }
+
+  Variant variant = Variant::strided;
+  const bool binary = n_out == 1 && n_ops == 3;
+  if (dense && value_operands == 0) {
+    variant = Variant::dense;
+  } else if (dense && value_operands == 1 && binary) {
+    variant = value_arg == 1 ? Variant::dense_lhs_scalar : Variant::dense_rhs_scalar;
+  }
+
+  KernelFunction kernel(kernels.get(variant, out_dtype, in_dtype));
+  for (int arg = 0; arg < n_ops; ++arg) {
+    if (is_value_operand(iter, arg)) {
+      bind_value(iter, arg, in_dtype, kernel, arg);
+    } else {
+      kernel.set_buffer(arg, iter.tensor_base(arg), iter.data_ptr(arg), operand_span_bytes(iter, arg));
+    }
+  }
+  const uint32_t numel = static_cast<uint32_t>(iter.numel());
+  if (variant != Variant::strided) {
+    kernel.dispatch(Dim3{numel, 1, 1});
+    return;
+  }
+  // A 0-dim iteration is one element: shape [1], every stride 0.
+  const int ndim = std::max<int>(1, iter.ndim());
+  int64_t sizes[16];
+  int64_t strides[16 * 4];
+  TORCH_INTERNAL_ASSERT(ndim <= 16 && n_ops <= 4, kernels.op(), ": too many dims or operands");
+  for (int d = 0; d < ndim; ++d) {
+    sizes[d] = iter.ndim() == 0 ? 1 : iter.shape()[d];
+    for (int arg = 0; arg < n_ops; ++arg) {
+      strides[arg * ndim + d] = iter.ndim() == 0 ? 0 : iter.strides(arg)[d];
+    }
+  }
+  kernel.set_bytes(n_ops, sizes, sizeof(int64_t) * ndim);
+  kernel.set_bytes(n_ops + 1, strides, sizeof(int64_t) * ndim * n_ops);
+  kernel.set_value(n_ops + 2, static_cast<uint32_t>(ndim));
+  const uint32_t inner = static_cast<uint32_t>(sizes[0]);
+  kernel.dispatch(Dim3{inner, numel / inner, 1});
+}
+
+}  // namespace mps_ops

@@ -1,0 +1,21 @@
+// Element-wise execution over a TensorIterator: one dispatch per 32-bit
+// indexable piece, dense or strided chosen on the host, CPU scalars bound as
+// bytes. Host stubs build the iterator (outputs first) with tensor inputs
+// already in `in_dtype`, the kernel's input type; 0-dim CPU inputs may keep
+// any dtype (their value is converted on the host).
+#pragma once
+
+#include "host_name.h"
+
+#include <ATen/TensorIterator.h>
+
+namespace mps_ops {
+
+void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype);
+
+// An iterator over outputs and inputs that never makes hidden copies: no
+// dtype promotion or casting (the stub does what it needs explicitly), so the
+// emulator runs exactly the kernels a Mac would.
+at::TensorIteratorConfig elementwise_config();
+
+}  // namespace mps_ops

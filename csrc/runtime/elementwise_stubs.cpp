@@ -1,0 +1,117 @@
+#include "../operations/elementwise_stubs.h"
+
+#include <ATen/ops/result_type.h>
+
+namespace mps_ops {
+
+c10::ScalarType same_dtype(c10::ScalarType common) { return common; }
+
+at::Tensor& unary_float_out(KernelCache& kernels, const char* op, const at::Tensor& self,
+                            at::Tensor& out) {
+  check_device(op, self);
+  check_dtype(op, self);
+  const auto result_dtype = float_result_type(self.scalar_type());
+  check_result_dtype(op, result_dtype, self);
+  if (!prepare_output(op, out, result_dtype, self.sizes())) {
+    out.copy_(unary_float(kernels, op, self));
+    return out;
+  }
+  auto iter = elementwise_config().add_output(out).add_const_input(self).build();
+  exec_elementwise(kernels, iter, self.scalar_type());
+  return out;
+}
+
+at::Tensor unary_float(KernelCache& kernels, const char* op, const at::Tensor& self) {
+  check_device(op, self);
+  check_dtype(op, self);
+  const auto result_dtype = float_result_type(self.scalar_type());
+  check_result_dtype(op, result_dtype, self);
+  at::Tensor out = empty_output_like(self, result_dtype);
+  auto iter = elementwise_config().add_output(out).add_const_input(self).build();
+  exec_elementwise(kernels, iter, self.scalar_type());
+  return out;
+}
+
+namespace {
+
+// The kernel reads both inputs in the common dtype; a 0-dim CPU input stays
+// as it is (bound as a value and converted on the host), anything else of
+// another dtype is converted once here.
+at::Tensor as_common(const at::Tensor& t, c10::ScalarType common) {
+  if (t.scalar_type() == common || (t.dim() == 0 && t.is_cpu())) {
+    return t;
+  }
+  return t.to(common);
+}
+
+at::Tensor& run_binary(KernelCache& kernels, const at::Tensor& lhs, const at::Tensor& rhs,
+                       at::Tensor& out) {
+  const auto common = at::result_type(lhs, rhs);
+  const at::Tensor lhs_in = as_common(lhs, common);
+  const at::Tensor rhs_in = as_common(rhs, common);
+  auto iter = elementwise_config().add_output(out).add_const_input(lhs_in).add_const_input(rhs_in).build();
+  exec_elementwise(kernels, iter, common);
+  return out;
+}
+
+void check_binary_inputs(const char* op, const at::Tensor& lhs, const at::Tensor& rhs) {
+  check_device(op, lhs);
+  check_device(op, rhs);
+  check_dtype(op, lhs);
+  check_dtype(op, rhs);
+}
+
+}  // namespace
+
+at::Tensor& binary_out(KernelCache& kernels, const char* op, ResultDtype result_of_common,
+                       const at::Tensor& lhs, const at::Tensor& rhs, at::Tensor& out) {
+  check_binary_inputs(op, lhs, rhs);
+  const auto result_dtype = result_of_common(at::result_type(lhs, rhs));
+  check_result_dtype(op, result_dtype, lhs);
+  const auto shape = at::infer_size(lhs.sizes(), rhs.sizes());
+  if (!prepare_output(op, out, result_dtype, shape)) {
+    out.copy_(binary(kernels, op, result_of_common, lhs, rhs));
+    return out;
+  }
+  return run_binary(kernels, lhs, rhs, out);
+}
+
+at::Tensor& binary_inplace(KernelCache& kernels, const char* op, ResultDtype result_of_common,
+                           at::Tensor& lhs, const at::Tensor& rhs) {
+  check_binary_inputs(op, lhs, rhs);
+  const auto result_dtype = result_of_common(at::result_type(lhs, rhs));
+  check_result_dtype(op, result_dtype, lhs);
+  TORCH_CHECK(c10::canCast(result_dtype, lhs.scalar_type()), "result type ", result_dtype,
+              " can't be cast to the desired output type ", lhs.scalar_type());
+  if (lhs.scalar_type() != result_dtype) {
+    lhs.copy_(binary(kernels, op, result_of_common, lhs, rhs));
+    return lhs;
+  }
+  return run_binary(kernels, lhs, rhs, lhs);
+}
+
+at::Tensor binary(KernelCache& kernels, const char* op, ResultDtype result_of_common,
+                  const at::Tensor& lhs, const at::Tensor& rhs) {
+  check_binary_inputs(op, lhs, rhs);
+  const auto result_dtype = result_of_common(at::result_type(lhs, rhs));
+  check_result_dtype(op, result_dtype, lhs);
+  // The output lives with the device operand, never with a 0-dim CPU value,
+  // and takes the layout of an input of the full shape (so a transposed
+  // input with a scalar still runs the dense kernel).
+  const bool lhs_is_value = lhs.dim() == 0 && lhs.is_cpu() && !rhs.is_cpu();
+  const bool rhs_is_value = rhs.dim() == 0 && rhs.is_cpu() && !lhs.is_cpu();
+  const at::Tensor& primary = lhs_is_value ? rhs : lhs;
+  const auto shape = at::infer_size(lhs.sizes(), rhs.sizes());
+  const bool same_layout = lhs.sizes() == rhs.sizes() && lhs.strides() == rhs.strides();
+  at::Tensor out;
+  if (same_layout || (rhs.dim() == 0 && !lhs_is_value && lhs.sizes() == shape)) {
+    out = empty_output_like(primary, result_dtype);
+  } else if (lhs.dim() == 0 && !rhs_is_value && rhs.sizes() == shape) {
+    out = empty_output_like(rhs, result_dtype);
+  } else {
+    out = at::empty(shape, primary.options().dtype(result_dtype));
+  }
+  return run_binary(kernels, lhs, rhs, out);
+}
+
+}  // namespace mps_ops

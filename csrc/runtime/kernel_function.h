@@ -1,0 +1,47 @@
+// One kernel dispatch being prepared: bind arguments by [[buffer(N)]] index,
+// then dispatch with dispatchThreads semantics. Mirrors the calling
+// convention of PyTorch's MetalKernelFunction so host stubs read alike.
+#pragma once
+
+#include "backend.h"
+
+#include <ATen/core/TensorBase.h>
+
+#include <cstring>
+
+namespace mps_ops {
+
+class KernelFunction {
+ public:
+  explicit KernelFunction(const KernelHandle* kernel) : kernel_(kernel) {}
+
+  // The tensor's whole view: storage, storage offset, and the byte span its
+  // sizes and strides reach.
+  void set_tensor(int index, const at::TensorBase& tensor);
+  // A buffer starting at `data` inside `owner`'s storage (TensorIterator
+  // operands, whose data pointers may be advanced past the view's start).
+  void set_buffer(int index, const at::TensorBase& owner, const void* data, size_t span_bytes);
+  void set_bytes(int index, const void* data, size_t size);
+  template <class T>
+  void set_value(int index, const T& value) {
+    set_bytes(index, &value, sizeof(T));
+  }
+
+  // group: threads per threadgroup; zero means min(threads, the kernel's limit).
+  void dispatch(Dim3 threads, Dim3 group = Dim3{0, 0, 0});
+
+ private:
+  ArgSlot& slot(int index);
+
+  const KernelHandle* kernel_;
+  ArgSlot args_[max_kernel_args];
+  int count_ = 0;
+  // setBytes payloads live here until dispatch copies them.
+  alignas(16) unsigned char arena_[1024];
+  size_t arena_used_ = 0;
+};
+
+// Bytes between the lowest and the highest byte a view can reach.
+size_t view_span_bytes(const at::TensorBase& tensor);
+
+}  // namespace mps_ops

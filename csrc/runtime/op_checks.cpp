@@ -1,0 +1,53 @@
+#include "op_checks.h"
+
+#include "backend.h"
+
+#include <ATen/ops/empty_like.h>
+#include <ATen/native/Resize.h>
+#include <c10/core/ScalarType.h>
+
+namespace mps_ops {
+
+void check_device(const char* op, const at::Tensor& tensor) {
+  const auto device_type = backend().device_type();
+  TORCH_CHECK(tensor.device().type() == device_type || (tensor.dim() == 0 && tensor.is_cpu()),
+              "mps_ops: ", op, " expected all tensors on ",
+              c10::DeviceTypeName(device_type, /*lower_case=*/true), " (", backend().name(),
+              " backend), but got one on ", tensor.device());
+}
+
+void check_result_dtype(const char* op, c10::ScalarType dtype, const at::Tensor& device_like) {
+  TORCH_CHECK_TYPE(dtype != c10::ScalarType::Double, "mps_ops: ", op,
+                   " does not support float64 on ", device_like.device(), " (", backend().name(),
+                   " backend): Metal has no double; use float32");
+}
+
+void check_dtype(const char* op, const at::Tensor& tensor) {
+  const auto dtype = tensor.scalar_type();
+  if (!(tensor.dim() == 0 && tensor.is_cpu())) {
+    check_result_dtype(op, dtype, tensor);
+  }
+  TORCH_CHECK_NOT_IMPLEMENTED(!c10::isComplexType(dtype), "mps_ops: ", op, " not implemented for '",
+                              dtype, "' on ", tensor.device());
+}
+
+c10::ScalarType float_result_type(c10::ScalarType dtype) {
+  return c10::isIntegralType(dtype, /*includeBool=*/true) ? c10::typeMetaToScalarType(c10::get_default_dtype())
+                                                          : dtype;
+}
+
+bool prepare_output(const char* op, at::Tensor& out, c10::ScalarType result_dtype,
+                    at::IntArrayRef shape) {
+  check_device(op, out);
+  TORCH_CHECK(c10::canCast(result_dtype, out.scalar_type()), "result type ", result_dtype,
+              " can't be cast to the desired output type ", out.scalar_type());
+  check_result_dtype(op, out.scalar_type(), out);
+  at::native::resize_output(out, shape);
+  return out.scalar_type() == result_dtype;
+}
+
+at::Tensor empty_output_like(const at::Tensor& like, c10::ScalarType dtype) {
+  return at::empty_like(like, like.options().dtype(dtype), at::MemoryFormat::Preserve);
+}
+
+}  // namespace mps_ops

@@ -1,0 +1,27 @@
+// mps_ops.profile(): a record of every dispatch while enabled. Off by default;
+// the hot path pays one relaxed atomic load.
+#pragma once
+
+#include "backend.h"
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace mps_ops {
+
+struct DispatchRecord {
+  std::string kernel;
+  Dim3 threads;
+  Dim3 group;
+  std::vector<size_t> buffers;  // bytes bound, one entry per argument slot in index order
+};
+
+namespace profile {
+extern std::atomic<bool> enabled;
+void start();
+std::vector<DispatchRecord> stop();
+void record(DispatchRecord record);
+}  // namespace profile
+
+}  // namespace mps_ops

@@ -1,0 +1,77 @@
+"""The op table and the registration policy.
+
+`fill` overloads are registered for the MPS dispatch key only where the
+running torch has no MPS kernel of its own; `override` overloads only once
+the user enables overrides (``enable_overrides()`` or ``MPS_OPS_OVERRIDES=1``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import torch
+
+from . import _C
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    name: str  # e.g. "aten::special_ndtri"
+    overloads: tuple  # e.g. ("special_ndtri", "special_ndtri.out")
+    opinfo: tuple  # OpInfo names that test it
+    dtypes: tuple  # torch.dtype objects
+    policy: str  # "fill" or "override"
+    active: bool  # registered for MPS in this process
+
+
+def _parse(raw) -> list:
+    name, policy, dtypes, opinfo, overloads = raw
+    return [name, policy, tuple(getattr(torch, d) for d in dtypes.split(",") if d),
+            tuple(o for o in opinfo.split(",") if o), tuple(overloads)]
+
+
+_RECORDS = [_parse(r) for r in _C.op_records()]
+_active_overloads: set = set()
+
+
+def _has_stock_mps_kernel(overload: str) -> bool:
+    return torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{overload}", "MPS")
+
+
+def _activate(policy: str) -> None:
+    wanted = []
+    for _name, op_policy, _dtypes, _opinfo, overloads in _RECORDS:
+        if op_policy != policy:
+            continue
+        for overload in overloads:
+            if overload in _active_overloads:
+                continue
+            if policy == "fill" and _has_stock_mps_kernel(overload):
+                continue
+            wanted.append(overload)
+    _C.activate(wanted)
+    _active_overloads.update(wanted)
+
+
+def enable_overrides() -> None:
+    """Register the `override` ops, replacing torch's own MPS kernels for them."""
+    _activate("override")
+
+
+def ops() -> list:
+    """One record per registry op, in registry order."""
+    return [
+        OpRecord(name=name, overloads=overloads, opinfo=opinfo, dtypes=dtypes, policy=policy,
+                 active=any(o in _active_overloads for o in overloads))
+        for name, policy, dtypes, opinfo, overloads in _RECORDS
+    ]
+
+
+def active_overloads() -> frozenset:
+    return frozenset(_active_overloads)
+
+
+_activate("fill")
+if os.environ.get("MPS_OPS_OVERRIDES") == "1":
+    enable_overrides()

@@ -1,0 +1,91 @@
+"""Helpers for testing mps_ops kernels against torch on the CPU.
+
+On the emulator backend, ``emulate()`` is a TorchDispatchMode that sends every
+active registry overload to its host stub (registered for the MPS dispatch
+key) while the tensors stay on the CPU; everything else runs as usual. On a
+Mac with the Metal backend the same tests run on real ``mps`` tensors and
+``emulate()`` changes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from . import _C, _registry, backend
+
+_MPS_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.MPS)
+
+
+def overload_name(func) -> str:
+    """aten.special_ndtri.out -> "special_ndtri.out" (the registry's spelling)."""
+    base = func._schema.name.split("::", 1)[1]
+    return base if func._overloadname == "default" else f"{base}.{func._overloadname}"
+
+
+def _runs_composite_on_mps(func) -> bool:
+    """A CompositeExplicitAutograd kernel is what MPS runs for this op (frexp.Tensor
+    calling frexp.Tensor_out, say): emulate it with the mode still on, so the ops
+    it calls reach our kernels as they would on a Mac."""
+    name = func.name()
+    return torch._C._dispatch_has_kernel_for_dispatch_key(
+        name, "CompositeExplicitAutograd"
+    ) and not torch._C._dispatch_has_kernel_for_dispatch_key(name, "MPS")
+
+
+def _tensor_arguments(func, args, kwargs):
+    """Python dispatch hands wrapped-number tensors over as Python numbers;
+    the boxed redispatch wants tensors back where the schema says Tensor."""
+    schema_args = func._schema.arguments
+    args = list(args)
+    for i, value in enumerate(args):
+        if i < len(schema_args) and _is_number(value) and _wants_tensor(schema_args[i]):
+            args[i] = _C.wrapped_number(value)
+    for arg in schema_args:
+        if arg.name in kwargs and _is_number(kwargs[arg.name]) and _wants_tensor(arg):
+            kwargs[arg.name] = _C.wrapped_number(kwargs[arg.name])
+    return args, kwargs
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (bool, int, float, complex))
+
+
+def _wants_tensor(argument) -> bool:
+    return isinstance(argument.type, torch._C.TensorType)
+
+
+class _Emulate(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self._active = _registry.active_overloads()
+        self._composite_cache: dict = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func.namespace == "aten":
+            if overload_name(func) in self._active:
+                args, kwargs = _tensor_arguments(func, args, kwargs)
+                return func.redispatch(_MPS_KEYS, *args, **kwargs)
+            composite = self._composite_cache.get(func)
+            if composite is None:
+                composite = self._composite_cache[func] = _runs_composite_on_mps(func)
+            if composite:
+                args, kwargs = _tensor_arguments(func, args, kwargs)
+                with self:
+                    return func.redispatch(_MPS_KEYS, *args, **kwargs)
+        return func(*args, **kwargs)
+
+
+def emulate():
+    """Route registry ops on CPU tensors to the emulated kernels (no-op on Metal)."""
+    if backend == "emulator":
+        return _Emulate()
+    return contextlib.nullcontext()
+
+
+def device() -> str:
+    """Where tensors under test live: "cpu" for the emulator, "mps" on Metal."""
+    return "cpu" if backend == "emulator" else "mps"

@@ -1,0 +1,114 @@
+"""Build mps_ops._C.
+
+Linux (and any machine without the Metal backend): every csrc/kernels/*.metal
+goes through the emulator prepass (tools/msl_prepass.py) and is compiled as
+C++ with clang (_Float16 needs clang 15 or newer; clang-16 is what .ci/run
+installs). macOS: the Metal backend (csrc/runtime/metal/) is a separate issue;
+until its sources exist, a Mac builds the emulator backend too, and says so.
+
+Install with `pip install --no-build-isolation -e .` after torch: an isolated
+build would fetch another torch.
+"""
+
+import glob
+import os
+import shutil
+import sys
+
+from setuptools import setup
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+import codegen  # noqa: E402
+import msl_prepass  # noqa: E402
+from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
+
+BUILD = os.path.join(ROOT, "build")
+METAL_BACKEND = os.path.join(ROOT, "csrc", "runtime", "metal", "metal_backend.mm")
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+def find_clang():
+    """A C++ compiler with _Float16 on x86 (clang >= 15), for kernels and host alike."""
+    explicit = os.environ.get("CXX")
+    if explicit:
+        return explicit
+    for name in ("clang++-16", "clang++-17", "clang++-18", "clang++-15", "clang++"):
+        path = shutil.which(name)
+        if path:
+            return path
+    sys.exit("mps_ops: no clang++ found; the emulator needs clang >= 15 "
+             "(Debian: apt-get install -y clang-16)")
+
+
+def use_metal_backend():
+    return sys.platform == "darwin" and os.path.exists(METAL_BACKEND)
+
+
+def kernel_sources(cxx):
+    """Run the emulator prepass over every .metal file; return the C++ to compile."""
+    out = []
+    for metal in sorted(glob.glob(os.path.join(ROOT, "csrc", "kernels", "*.metal"))):
+        stem = os.path.splitext(os.path.basename(metal))[0]
+        target = os.path.join(BUILD, "emulator_kernels", f"kernels_{stem}.cpp")
+        try:
+            msl_prepass.translate(metal, target, cxx)
+        except msl_prepass.PrepassError as e:
+            sys.exit(f"mps_ops: emulator prepass failed for {rel(metal)}:\n{e}")
+        out.append(target)
+    return out
+
+
+def extension():
+    cxx = find_clang()
+    os.environ["CXX"] = cxx
+    os.environ.setdefault("CC", cxx.replace("clang++", "clang"))
+    generated = codegen.generate_cpp(os.path.join(BUILD, "generated"), codegen.load_registry())
+    sources = (
+        [os.path.join(ROOT, "csrc", "bindings.cpp")]
+        + sorted(glob.glob(os.path.join(ROOT, "csrc", "runtime", "*.cpp")))
+        + generated
+    )
+    define_macros = []
+    if use_metal_backend():
+        sys.exit("mps_ops: the Metal backend build is not written yet (see docs/design.md)")
+    if sys.platform == "darwin":
+        print("mps_ops: no Metal backend in this checkout yet; building the CPU emulator backend")
+    sources += sorted(glob.glob(os.path.join(ROOT, "csrc", "emulator", "*.cpp")))
+    sources += kernel_sources(cxx)
+    flags = [
+        "-O2",
+        # Metal does not contract a*b+c unless asked; integers wrap on the GPU.
+        "-ffp-contract=off",
+        "-fwrapv",
+        # half arithmetic rounds after every operation, as on the GPU.
+        "-fexcess-precision=16",
+        # MSL attributes ([[buffer(0)]] ...) mean nothing to the C++ compiler.
+        "-Wno-unknown-attributes",
+    ]
+    return CppExtension(
+        name="mps_ops._C",
+        sources=[rel(s) for s in sources],
+        include_dirs=[
+            os.path.join(ROOT, "csrc"),
+            os.path.join(ROOT, "csrc", "emulator", "include"),
+        ],
+        define_macros=define_macros,
+        extra_compile_args={"cxx": flags},
+    )
+
+
+setup(
+    name="mps_ops",
+    version="0.1.0",
+    description="Native Metal kernels for PyTorch operators the MPS backend lacks",
+    packages=["mps_ops"],
+    ext_modules=[extension()],
+    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+    python_requires=">=3.9",
+    install_requires=["torch>=2.9", "numpy"],
+)

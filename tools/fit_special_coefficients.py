@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""Derive the polynomial tables used by csrc/kernels/include/mps_ops/special_math.h.
+
+Development-time tool only (never run at build or test time).  Requires numpy
+and scipy.  Every table is a near-minimax polynomial obtained with Lawson's
+iteratively reweighted least squares on Chebyshev nodes, computed in float64
+against scipy.special (or a closed-form series), then converted to the monomial
+basis of the variable that the header evaluates with Horner's rule.
+
+For every table the script also reports the error that remains after the
+coefficients are rounded to float32 and the polynomial is evaluated in float32
+(numpy emulation of the header's Horner loop), so a regression in the fit is
+visible before the header is touched.
+
+Usage:  python tools/fit_special_coefficients.py   > tables.txt
+The printed `constant float ...[] = {...};` blocks are pasted verbatim into the
+header (coefficients are listed lowest degree first, as `detail::horner`
+expects).
+"""
+
+import math
+import sys
+
+import numpy as np
+import scipy.special as sp
+from numpy.polynomial import chebyshev as C
+
+
+# ---------------------------------------------------------------------------
+# Fitting machinery
+# ---------------------------------------------------------------------------
+
+def lawson_fit(func, a, b, deg, relative=True, n_nodes=4000, iters=40, weight=None):
+    """Near-minimax polynomial of degree `deg` for func on [a, b].
+
+    The error is weighted by 1/|func| (relative=True), by 1 (relative=False),
+    or by weight(v) when given.
+
+    Returns (monomial coefficients in the variable v, lowest first, as float64;
+    max weighted error of the float64 fit on the nodes)."""
+    k = np.arange(n_nodes)
+    v = 0.5 * (a + b) + 0.5 * (b - a) * np.cos(np.pi * (k + 0.5) / n_nodes)
+    y = func(v)
+    if weight is not None:
+        w0 = weight(v)
+    else:
+        w0 = 1.0 / np.abs(y) if relative else np.ones_like(y)
+    s = (2.0 * v - (a + b)) / (b - a)
+    V = C.chebvander(s, deg)
+    lw = np.full(n_nodes, 1.0 / n_nodes)
+    err = None
+    for _ in range(iters):
+        sw = np.sqrt(lw) * w0
+        c, *_ = np.linalg.lstsq(V * sw[:, None], y * sw, rcond=None)
+        err = np.abs(V @ c - y) * w0
+        lw = lw * err
+        lw /= lw.sum()
+    # Change of variable s = alpha*v + beta, then expand in powers of v.
+    alpha, beta = 2.0 / (b - a), -(a + b) / (b - a)
+    mono_s = C.cheb2poly(c)
+    poly_v = np.polynomial.Polynomial(mono_s)(np.polynomial.Polynomial([beta, alpha]))
+    coef = np.zeros(deg + 1)
+    coef[: len(poly_v.coef)] = poly_v.coef
+    return coef, float(err.max())
+
+
+def horner_f32(coef, v):
+    """Float32 emulation of detail::horner (r = r * v + c[i], no fma)."""
+    c32 = np.asarray(coef, dtype=np.float32)
+    v = np.asarray(v, dtype=np.float32)
+    r = np.full_like(v, c32[-1])
+    for c in c32[-2::-1]:
+        r = (r * v).astype(np.float32)
+        r = (r + c).astype(np.float32)
+    return r
+
+
+def check_f32(coef, func, a, b, relative=True, n=200001, weight=None):
+    v = np.linspace(a, b, n).astype(np.float32).astype(np.float64)
+    y = func(v)
+    got = horner_f32(coef, v).astype(np.float64)
+    e = np.abs(got - y)
+    if weight is not None:
+        e = e * weight(v)
+    elif relative:
+        e = e / np.abs(y)
+    return float(e.max())
+
+
+def emit(name, coef, comment):
+    c32 = np.asarray(coef, dtype=np.float32)
+    print(f"// {comment}")
+    print(f"constant float {name}[{len(c32)}] = {{")
+    for c in c32:
+        print(f"    {float(c):.9e}f,")
+    print("};")
+    print()
+
+
+def table(name, func, a, b, deg, comment, relative=True, weight=None):
+    coef, e64 = lawson_fit(func, a, b, deg, relative=relative, weight=weight)
+    e32 = check_f32(coef, func, a, b, relative=relative, weight=weight)
+    kind = "weighted" if weight is not None else ("rel" if relative else "abs")
+    print(f"// fit {name}: degree {deg} on [{a:.6g}, {b:.6g}], float64 fit {kind} err {e64:.3e},"
+          f" float32 Horner {kind} err {e32:.3e}", file=sys.stderr)
+    emit(name, coef, f"{comment}  [degree {deg}, fit {kind} err {e64:.2e}]")
+    return coef
+
+
+# ---------------------------------------------------------------------------
+# Target functions (float64)
+# ---------------------------------------------------------------------------
+
+def erf_over_x(w):
+    """erf(x)/x as a function of w = x^2 (series for tiny w avoids 0/0)."""
+    x = np.sqrt(w)
+    out = np.empty_like(w)
+    small = x < 1e-4
+    out[~small] = sp.erf(x[~small]) / x[~small]
+    ws = w[small]
+    out[small] = 2.0 / math.sqrt(math.pi) * (1.0 - ws / 3.0 + ws * ws / 10.0)
+    return out
+
+
+def log1p_tail(w):
+    """(2*atanh(s) - 2*s) / s^3 = sum_k 2 w^k / (2k+3), w = s^2 (closed series)."""
+    out = np.zeros_like(w)
+    term = np.ones_like(w)
+    for k in range(60):
+        out += 2.0 * term / (2 * k + 3)
+        term = term * w
+    return out
+
+
+def expm1_tail(v):
+    """(exp(v) - 1 - v)/v^2, with its Taylor series near 0."""
+    vs = np.where(np.abs(v) < 1e-3, 1.0, v)
+    out = (np.expm1(vs) - vs) / (vs * vs)
+    small = np.abs(v) < 1e-3
+    vv = v[small]
+    out[small] = 0.5 + vv / 6.0 + vv * vv / 24.0 + vv ** 3 / 120.0
+    return out
+
+
+def erfcx_asym(u):
+    """z*erfcx(z) as a function of u = 1/z^2 (-> 1/sqrt(pi) as u -> 0)."""
+    z = 1.0 / np.sqrt(np.maximum(u, 1e-300))
+    out = z * sp.erfcx(z)
+    # erfcx is fine for huge z but keep u == 0 exact.
+    out[u <= 0] = 1.0 / math.sqrt(math.pi)
+    return out
+
+
+def airy_x_of_t(t):
+    """x > 0 with zeta = 2/3 x^{3/2} = 1/t."""
+    return (1.5 / t) ** (2.0 / 3.0)
+
+
+def airy_h(t):
+    """h(t) = 2 sqrt(pi) x^{1/4} e^{zeta} Ai(x), t = 1/zeta (A&S 10.4.59 form)."""
+    out = np.empty_like(t)
+    tiny = t < 1e-3
+    tt = t[~tiny]
+    x = airy_x_of_t(tt)
+    out[~tiny] = 2.0 * math.sqrt(math.pi) * x ** 0.25 * sp.airye(x)[0]
+    # asymptotic series in t (A&S 10.4.59, u_k of 10.4.58) where scipy's
+    # x would be enormous; it is exact to double precision there.
+    out[tiny] = airy_series(t[tiny], sign=-1)
+    return out
+
+
+def airy_u(k):
+    """u_k of A&S 10.4.58: u_k = (2k+1)(2k+3)...(6k-1) / (216^k k!)."""
+    num = 1.0
+    for j in range(2 * k + 1, 6 * k, 2):
+        num *= j
+    return num / (216.0 ** k * math.factorial(k))
+
+
+def airy_series(t, sign):
+    """sum_k sign^k u_k t^k (first 8 terms; only used for t < 1e-3)."""
+    out = np.zeros_like(t)
+    for k in range(8):
+        out += (sign ** k) * airy_u(k) * t ** k
+    return out
+
+
+def airy_PQ(t):
+    """P(t), Q(t) of Ai(-x) = x^{-1/4}/sqrt(pi) [P sin(th) - Q cos(th)],
+    Bi(-x) = x^{-1/4}/sqrt(pi) [P cos(th) + Q sin(th)], th = zeta + pi/4,
+    t = 1/zeta (A&S 10.4.60 / 10.4.64 form), solved from scipy's Ai and Bi."""
+    P = np.empty_like(t)
+    Q = np.empty_like(t)
+    tiny = t < 2e-3
+    tt = t[~tiny]
+    x = airy_x_of_t(tt)
+    ai, _, bi, _ = sp.airy(-x)
+    scale = math.sqrt(math.pi) * x ** 0.25
+    a, b = ai * scale, bi * scale
+    # zeta = 1/tt exactly by construction of x (up to x's rounding, which
+    # is a relative 1e-16 change of zeta: harmless for zeta < 500).
+    th = 2.0 / 3.0 * x * np.sqrt(x) + math.pi / 4
+    s, c = np.sin(th), np.cos(th)
+    P[~tiny] = a * s + b * c
+    Q[~tiny] = b * s - a * c
+    # A&S 10.4.60: P ~ sum (-1)^k u_{2k} t^{2k}, Q ~ sum (-1)^k u_{2k+1} t^{2k+1}
+    ts = t[tiny]
+    ps = np.zeros_like(ts)
+    qs = np.zeros_like(ts)
+    for k in range(5):
+        ps += (-1) ** k * airy_u(2 * k) * ts ** (2 * k)
+        qs += (-1) ** k * airy_u(2 * k + 1) * ts ** (2 * k + 1)
+    P[tiny] = ps
+    Q[tiny] = qs
+    return P, Q
+
+
+def airy_maclaurin(n_terms):
+    """A&S 10.4.2-3: Ai(x) = c1 f(x) - c2 g(x),
+    f = sum 3^k (1/3)_k x^{3k}/(3k)!, g = sum 3^k (2/3)_k x^{3k+1}/(3k+1)!.
+    Returned as coefficients of u = x^3 for c1*f and c2*g/x (exact rational
+    recurrences evaluated in float64)."""
+    c1 = 1.0 / (3.0 ** (2.0 / 3.0) * math.gamma(2.0 / 3.0))   # Ai(0)
+    c2 = 1.0 / (3.0 ** (1.0 / 3.0) * math.gamma(1.0 / 3.0))   # -Ai'(0)
+    f = [c1]
+    g = [c2]
+    for k in range(1, n_terms):
+        # ratio of consecutive terms: 3 (k-1+1/3) / ((3k)(3k-1)(3k-2))
+        f.append(f[-1] * 3.0 * (k - 1 + 1.0 / 3.0) / ((3 * k) * (3 * k - 1) * (3 * k - 2)))
+        g.append(g[-1] * 3.0 * (k - 1 + 2.0 / 3.0) / ((3 * k + 1) * (3 * k) * (3 * k - 1)))
+    return np.array(f), np.array(g)
+
+
+# ---------------------------------------------------------------------------
+
+def main():
+    print("// ---- generated by tools/fit_special_coefficients.py ----")
+    print()
+
+    # erf(x) = x + x * P(x^2) for |x| <= 0.5; P = erf(x)/x - 1 is fitted
+    # with its error weighted relative to erf(x)/x (the quantity that
+    # matters once x is added back exactly).
+    table("kErfSmall", lambda w: erf_over_x(w) - 1.0, 0.0, 0.25, 4,
+          "erf(x) = x + x * P(x^2), |x| <= 0.5 (error relative to erf(x)/x)",
+          weight=lambda w: 1.0 / erf_over_x(w))
+
+    # erfcx(z) = exp(z^2) erfc(z) on [0.5, 2]: polynomial in v = z - 1.25
+    table("kErfcxMid", lambda v: sp.erfcx(v + 1.25), -0.75, 0.75, 11,
+          "erfcx(z) = P(z - 1.25), 0.5 <= z <= 2")
+
+    # erfcx(z) = (1/z) * P(1/z^2) for z >= 2
+    table("kErfcxAsym", erfcx_asym, 0.0, 0.25, 8,
+          "erfcx(z) = (1/z) * P(1/z^2), z >= 2")
+
+    # exp(v) = 1 + v + v^2 P(v), |v| <= 0.36 (after Cody-Waite reduction)
+    table("kExpm1", expm1_tail, -0.36, 0.36, 5,
+          "(exp(v) - 1 - v)/v^2 = P(v), |v| <= 0.36")
+
+    # log1p(f) = f - s*(f - s^2 * P(s^2)), s = f/(2+f), |s| <= 1/3
+    table("kLog1pTail", log1p_tail, 0.0, 1.0 / 9.0, 5,
+          "(2 atanh(s) - 2 s)/s^3 = P(s^2), |s| <= 1/3")
+
+    # Airy Maclaurin series (exact coefficients, A&S 10.4.2-3)
+    f, g = airy_maclaurin(12)
+    # keep terms that matter for |x| <= 2 (|u| <= 8) at the 1e-11 level
+    nf = int(np.max(np.nonzero(np.abs(f) * 8.0 ** np.arange(len(f)) > 1e-11)) + 1)
+    ng = int(np.max(np.nonzero(np.abs(g) * 2 * 8.0 ** np.arange(len(g)) > 1e-11)) + 1)
+    emit("kAiryF", f[:nf], "Ai(0) * f(x), f of A&S 10.4.2, in powers of u = x^3 (exact series)")
+    emit("kAiryG", g[:ng], "-Ai'(0) * g(x)/x, g of A&S 10.4.3, in powers of u = x^3 (exact series)")
+    print(f"// airy Maclaurin: {nf} f-terms, {ng} g-terms", file=sys.stderr)
+
+    # Airy, x > 1: h(t), t = 1/zeta.  Two pieces: x in (1, 2]
+    # (t in [0.53, 1.5], polynomial in t - 1) and x > 2 (t in (0, 0.53]);
+    # a single polynomial on (0, 1.5] would cancel badly in float.
+    t_two = 1.0 / (2.0 / 3.0 * 2.0 ** 1.5)
+    # 1/(2 sqrt(pi)) is folded into the tables (one rounding less).
+    k_pos = 0.5 / math.sqrt(math.pi)
+    table("kAiryPosNear", lambda u: k_pos * airy_h(u + 1.0), t_two - 1.0, 0.5, 8,
+          "x^(1/4) e^zeta Ai(x) = P(1/zeta - 1), 1 < x <= 2")
+    table("kAiryPosFar", lambda t: k_pos * airy_h(t), 0.0, t_two, 8,
+          "x^(1/4) e^zeta Ai(x) = P(1/zeta), x > 2")
+
+    # Airy, x <= -2: P(t), Q(t)/t, t = 1/zeta in (0, 1/zeta(2)]
+    t_neg = t_two
+    # 1/sqrt(pi) is folded into both tables.
+    k_neg = 1.0 / math.sqrt(math.pi)
+    table("kAiryNegP", lambda t: k_neg * airy_PQ(t)[0], 0.0, t_neg, 9,
+          "P(t)/sqrt(pi), P of A&S 10.4.60, x <= -2, t = 1/zeta")
+    table("kAiryNegQ", lambda t: k_neg * airy_PQ(np.maximum(t, 1e-12))[1] / np.maximum(t, 1e-12),
+          0.0, t_neg, 10,
+          "Q(t)/(t sqrt(pi)), Q of A&S 10.4.60, x <= -2, t = 1/zeta")
+
+
+if __name__ == "__main__":
+    main()
