@@ -1,0 +1,65 @@
+"""Shared by the op tests: where tensors live, how results are compared, and
+how a call is run on our kernels with proof that they ran."""
+
+from __future__ import annotations
+
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+from torch.utils._pytree import tree_map
+
+import mps_ops
+from mps_ops.testing import device, emulate
+
+# Per-dtype tolerances against the CPU reference. float32 special functions
+# are computed by different algorithms than the CPU's (no double on Metal), so
+# a few float32 ulps apart; half and bfloat16 results are rounded once from
+# float, as the CPU does.
+TOLERANCES = {
+    torch.float32: dict(rtol=2e-5, atol=2e-6),
+    torch.float16: dict(rtol=1e-3, atol=1e-3),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2),
+}
+
+
+def tolerance(dtype):
+    return TOLERANCES.get(dtype, dict(rtol=0, atol=0))
+
+
+def to_device(tree):
+    target = device()
+    return tree_map(lambda t: t.to(target) if isinstance(t, torch.Tensor) else t, tree)
+
+
+def to_cpu(tree):
+    return tree_map(lambda t: t.cpu() if isinstance(t, torch.Tensor) else t, tree)
+
+
+def run_on_kernels(fn, *args, **kwargs):
+    """fn on our kernels; returns (result on the CPU, dispatches seen)."""
+    args, kwargs = to_device((args, kwargs))
+    with mps_ops.profile() as prof, emulate():
+        result = fn(*args, **kwargs)
+    return to_cpu(result), prof.dispatches
+
+
+def assert_matches(actual, expected, msg=""):
+    if isinstance(expected, (tuple, list)):
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            assert_matches(a, e, msg)
+        return
+    assert actual.dtype == expected.dtype, f"{msg}: dtype {actual.dtype} != {expected.dtype}"
+    torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"{msg}: {m}",
+                               **tolerance(expected.dtype))
+
+
+def numel_of(result) -> int:
+    if isinstance(result, (tuple, list)):
+        return sum(numel_of(r) for r in result)
+    return result.numel()
+
+
+def opinfos_for(record):
+    found = [op for op in op_db if op.name in record.opinfo]
+    assert {op.name for op in found} == set(record.opinfo), f"{record.name}: unknown OpInfo names"
+    return found

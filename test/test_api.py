@@ -1,0 +1,87 @@
+"""The Python surface: mps_ops.ops(), policies, profile(), backend, and the
+generated files staying in step with the registry."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import torch
+
+import mps_ops
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIRST_OPS = {
+    "aten::special_ndtri", "aten::special_log_ndtr", "aten::special_airy_ai",
+    "aten::special_laguerre_polynomial_l", "aten::special_legendre_polynomial_p",
+    "aten::heaviside", "aten::frexp",
+}
+
+
+def test_backend_is_named():
+    expected = "metal" if torch.backends.mps.is_available() else "emulator"
+    assert mps_ops.backend == expected
+
+
+def test_ops_lists_the_registry_with_its_fields():
+    records = mps_ops.ops()
+    assert FIRST_OPS <= {r.name for r in records}
+    for r in records:
+        assert r.policy in ("fill", "override")
+        assert r.opinfo and all(isinstance(n, str) for n in r.opinfo)
+        assert r.dtypes and all(isinstance(d, torch.dtype) for d in r.dtypes)
+        assert torch.float64 not in r.dtypes
+        assert isinstance(r.active, bool)
+
+
+def test_fill_ops_are_active_where_torch_lacks_an_mps_kernel():
+    # This torch (a CPU wheel here) has no MPS kernel for any of them, so all
+    # fill ops must be registered now, and the dispatcher must see them.
+    for r in mps_ops.ops():
+        if r.policy == "fill":
+            assert r.active, r.name
+            for overload in r.overloads:
+                assert torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{overload}", "MPS")
+
+
+def test_profile_records_each_dispatch():
+    from mps_ops.testing import device, emulate
+
+    x = torch.rand(10, device=device())
+    with mps_ops.profile() as prof, emulate():
+        torch.special.ndtri(x)
+    (d,) = prof.dispatches
+    assert d.kernel == "ndtri_dense_float_float"
+    assert d.threads == (10, 1, 1)
+    assert d.group_size[0] >= 1
+    assert d.buffers == (40, 40)
+
+
+def test_profile_is_off_outside_the_block():
+    from mps_ops.testing import device, emulate
+
+    with mps_ops.profile() as prof:
+        pass
+    with emulate():
+        torch.special.ndtri(torch.rand(3, device=device()))
+    assert prof.dispatches == []
+
+
+def test_docs_ops_table_is_generated_from_the_registry():
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tools", "codegen.py"), "--check-docs",
+         os.path.join(ROOT, "docs", "ops.md")],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_every_kernel_file_dtype_has_a_kernel():
+    """The registry's dtypes and the instantiated kernels agree (emulator only:
+    the Metal backend lists its library's functions differently)."""
+    if mps_ops.backend != "emulator":
+        return
+    names = set(mps_ops._C.kernel_names())
+    assert names, "no kernels registered"
+    assert all(n.count("_") >= 3 for n in names)

@@ -1,0 +1,171 @@
+"""Our own samples for what OpInfo misses: transposed, strided, broadcast,
+0-dim, empty, CPU-scalar operands, Python-number operands, float64 refusal,
+and a > 2**31-element stride-0 expanded input (the 32-bit split path)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import mps_ops
+from helpers import assert_matches, run_on_kernels
+
+UNARY = {
+    "special_ndtri": (torch.special.ndtri, lambda shape: torch.rand(shape)),
+    "special_log_ndtr": (torch.special.log_ndtr, lambda shape: torch.randn(shape) * 5),
+    "special_airy_ai": (torch.special.airy_ai, lambda shape: torch.randn(shape) * 4),
+    "frexp": (torch.frexp, lambda shape: torch.randn(shape) * 100),
+}
+BINARY = {
+    "special_laguerre_polynomial_l": (
+        torch.special.laguerre_polynomial_l,
+        lambda shape: torch.rand(shape) * 4,
+        lambda shape: torch.randint(0, 8, shape).float(),
+    ),
+    "special_legendre_polynomial_p": (
+        torch.special.legendre_polynomial_p,
+        lambda shape: torch.rand(shape) * 2 - 1,
+        lambda shape: torch.randint(0, 8, shape).float(),
+    ),
+    "heaviside": (
+        torch.heaviside,
+        lambda shape: torch.randint(-1, 2, shape).float(),
+        lambda shape: torch.rand(shape),
+    ),
+}
+
+
+def test_every_registry_op_has_layout_samples():
+    names = {r.name.split("::")[1] for r in mps_ops.ops()}
+    assert names == set(UNARY) | set(BINARY)
+
+
+def _check(fn, *args, expect_dispatch=True, variant=None):
+    expected = fn(*args)
+    actual, dispatches = run_on_kernels(fn, *args)
+    assert_matches(actual, expected, fn.__name__)
+    if expect_dispatch:
+        assert dispatches, f"{fn.__name__}: no kernel dispatched"
+    if variant is not None:
+        assert all(f"_{variant}_" in d.kernel for d in dispatches), [d.kernel for d in dispatches]
+    return dispatches
+
+
+UNARY_LAYOUTS = {
+    "transposed": (lambda make: make((6, 9)).t(), "dense"),
+    "strided": (lambda make: make((6, 18))[:, ::2], "strided"),
+    "expanded": (lambda make: make((6, 1)).expand(6, 7), "strided"),
+    "zero_dim": (lambda make: make(()), None),
+    "offset_view": (lambda make: make((40,))[3:29], "dense"),
+}
+
+
+@pytest.mark.parametrize("layout", list(UNARY_LAYOUTS))
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_layouts(name, layout):
+    fn, make = UNARY[name]
+    build, variant = UNARY_LAYOUTS[layout]
+    _check(fn, build(make), variant=variant)
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_empty_dispatches_nothing(name):
+    fn, make = UNARY[name]
+    assert not _check(fn, make((0, 3)), expect_dispatch=False)
+
+
+BINARY_LAYOUTS = {
+    "same_shape": (lambda a, b: (a((5, 7)), b((5, 7))), "dense"),
+    "both_transposed": (lambda a, b: (a((7, 5)).t(), b((7, 5)).t()), "dense"),
+    "broadcast": (lambda a, b: (a((5, 1)), b((1, 7))), "strided"),
+    "strided": (lambda a, b: (a((5, 14))[:, ::2], b((5, 7))), "strided"),
+    "rhs_cpu_scalar": (lambda a, b: (a((5, 7)), b(())), "dense_rhs_scalar"),
+    "lhs_cpu_scalar": (lambda a, b: (a(()), b((5, 7))), "dense_lhs_scalar"),
+    "transposed_with_scalar": (lambda a, b: (a((7, 5)).t(), b(())), "dense_rhs_scalar"),
+    "zero_dim": (lambda a, b: (a(()), b(())), None),
+}
+
+
+@pytest.mark.parametrize("layout", list(BINARY_LAYOUTS))
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_layouts(name, layout):
+    fn, make_a, make_b = BINARY[name]
+    build, variant = BINARY_LAYOUTS[layout]
+    _check(fn, *build(make_a, make_b), variant=variant)
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_empty_dispatches_nothing(name):
+    fn, make_a, make_b = BINARY[name]
+    assert not _check(fn, make_a((0, 4)), make_b((0, 4)), expect_dispatch=False)
+
+
+@pytest.mark.parametrize(
+    "fn", [torch.special.laguerre_polynomial_l, torch.special.legendre_polynomial_p]
+)
+def test_python_number_operands(fn):
+    x = torch.rand(6) * 2 - 1
+    n = torch.arange(6.0)
+    _check(lambda x_, n_: fn(0.25, n_), x, n, variant="dense_lhs_scalar")
+    _check(lambda x_, n_: fn(x_, 3), x, n, variant="dense_rhs_scalar")
+
+
+def test_integer_inputs_compute_in_float():
+    x = torch.arange(-3, 4, dtype=torch.int32)
+    dispatches = _check(torch.special.log_ndtr, x)
+    assert dispatches[0].kernel == "log_ndtr_dense_float_int"
+
+
+def test_out_of_another_float_dtype_is_cast():
+    x = torch.rand(9)
+    expected = torch.special.ndtri(x).half()
+    out = torch.empty(0, dtype=torch.half)
+    actual, dispatches = run_on_kernels(lambda x_, o: torch.special.ndtri(x_, out=o), x, out)
+    assert_matches(actual, expected)
+    assert dispatches
+
+
+def test_out_of_integer_dtype_is_refused_like_cpu():
+    x = torch.rand(4)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        torch.special.ndtri(x, out=torch.empty(4, dtype=torch.int32))
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        run_on_kernels(lambda x_, o: torch.special.ndtri(x_, out=o), x,
+                       torch.empty(4, dtype=torch.int32))
+
+
+def test_inplace_cannot_broadcast_self():
+    a, b = torch.zeros(1, 3), torch.ones(2, 3)
+    with pytest.raises(RuntimeError):
+        a.clone().heaviside_(b)
+    with pytest.raises(RuntimeError):
+        run_on_kernels(lambda x, y: x.heaviside_(y), a.clone(), b)
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+def test_float64_raises_type_error_naming_op_and_device(name):
+    fn, make = UNARY[name]
+    with pytest.raises(TypeError, match=r"float64.*Metal has no double"):
+        run_on_kernels(fn, make((3,)).double())
+
+
+def test_complex_raises_not_implemented():
+    with pytest.raises(NotImplementedError, match="special_ndtri"):
+        run_on_kernels(torch.special.ndtri, torch.rand(3, dtype=torch.complex64))
+
+
+def test_unsupported_dtype_names_op_dtype_and_device():
+    # ndtri has no half kernel, as on the CPU.
+    with pytest.raises(NotImplementedError, match=r"ndtri.*Half.*emulator|ndtri.*Half.*mps"):
+        run_on_kernels(torch.special.ndtri, torch.rand(3, dtype=torch.half))
+
+
+def test_more_than_2_31_elements_through_expanded_input():
+    n = 2**31 + 8
+    x = torch.tensor([0, 1, -1], dtype=torch.bool)[1:2].expand(n)
+    values = torch.tensor(False)
+    actual, dispatches = run_on_kernels(torch.heaviside, x, values)
+    assert actual.shape == (n,)
+    assert len(dispatches) >= 2, "a > 2**31 element iteration must be split for 32-bit indexing"
+    assert bool(actual.all())
+    assert sum(d.threads[0] * d.threads[1] for d in dispatches) == n

@@ -1,0 +1,98 @@
+"""Every registry op against torch on the CPU, over PyTorch's own OpInfo
+samples and their non-contiguous versions, for every dtype both support.
+A test also asserts that our kernels dispatched, so a silent fallback to the
+CPU op fails."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import mps_ops
+from helpers import assert_matches, numel_of, opinfos_for, run_on_kernels, to_device
+from mps_ops.testing import emulate
+
+CASES = [
+    pytest.param(record, opinfo, dtype, id=f"{opinfo.name}-{str(dtype)[6:]}")
+    for record in mps_ops.ops()
+    for opinfo in opinfos_for(record)
+    for dtype in record.dtypes
+    if dtype in opinfo.supported_dtypes("cpu")
+]
+OUT_CASES = [case for case in CASES if case.values[1].supports_out]
+INPLACE_CASES = [case for case in CASES if case.values[1].inplace_variant is not None]
+ERROR_CASES = [
+    pytest.param(record, opinfo, id=opinfo.name)
+    for record in mps_ops.ops()
+    for opinfo in opinfos_for(record)
+    if opinfo.error_inputs_func is not None
+]
+
+
+def _samples(opinfo, dtype):
+    for sample in opinfo.sample_inputs("cpu", dtype, requires_grad=False):
+        yield "contiguous", sample
+        yield "noncontiguous", sample.noncontiguous()
+
+
+@pytest.mark.parametrize("record, opinfo, dtype", CASES)
+def test_output_match(record, opinfo, dtype):
+    assert record.active, f"{record.name} is not registered for MPS"
+    n_samples = 0
+    for layout, sample in _samples(opinfo, dtype):
+        expected = opinfo(sample.input, *sample.args, **sample.kwargs)
+        actual, dispatches = run_on_kernels(opinfo, sample.input, *sample.args, **sample.kwargs)
+        where = f"{opinfo.name} {dtype} {layout} sample {sample.summary() if hasattr(sample, 'summary') else sample}"
+        assert_matches(actual, expected, where)
+        if numel_of(expected) > 0:
+            assert dispatches, f"{where}: no kernel dispatched"
+        n_samples += 1
+    assert n_samples > 0
+
+
+@pytest.mark.parametrize("record, opinfo, dtype", OUT_CASES)
+def test_out_variant(record, opinfo, dtype):
+    for _, sample in _samples(opinfo, dtype):
+        expected = opinfo(sample.input, *sample.args, **sample.kwargs)
+        outs = (
+            tuple(torch.empty(0, dtype=e.dtype) for e in expected)
+            if isinstance(expected, tuple)
+            else torch.empty(0, dtype=expected.dtype)
+        )
+        outs = to_device(outs)
+        inputs = to_device((sample.input, sample.args, sample.kwargs))
+        with mps_ops.profile() as prof, emulate():
+            returned = opinfo(inputs[0], *inputs[1], out=outs, **inputs[2])
+        assert_matches(tuple(o.cpu() for o in returned) if isinstance(returned, tuple) else returned.cpu(),
+                       expected, f"{opinfo.name} out=")
+        if numel_of(expected) > 0:
+            assert prof.dispatches
+
+
+@pytest.mark.parametrize("record, opinfo, dtype", INPLACE_CASES)
+def test_inplace_variant(record, opinfo, dtype):
+    for _, sample in _samples(opinfo, dtype):
+        expected = opinfo(sample.input, *sample.args, **sample.kwargs)
+        if expected.shape != sample.input.shape:
+            continue  # in-place cannot broadcast self; the error test covers it
+        target, args, kwargs = to_device((sample.input.clone(), sample.args, sample.kwargs))
+        with mps_ops.profile() as prof, emulate():
+            returned = opinfo.inplace_variant(target, *args, **kwargs)
+        assert returned is target
+        assert_matches(target.cpu(), expected, f"{opinfo.name} in-place")
+        if expected.numel() > 0:
+            assert prof.dispatches
+
+
+@pytest.mark.parametrize("record, opinfo", ERROR_CASES)
+def test_error_inputs_raise_what_cpu_raises(record, opinfo):
+    n = 0
+    for error_input in opinfo.error_inputs("cpu"):
+        sample = error_input.sample_input
+        with pytest.raises(Exception) as cpu_error:
+            opinfo(sample.input, *sample.args, **sample.kwargs)
+        inputs = to_device((sample.input, sample.args, sample.kwargs))
+        with pytest.raises(type(cpu_error.value)), emulate():
+            opinfo(inputs[0], *inputs[1], **inputs[2])
+        n += 1
+    assert n > 0

@@ -1,0 +1,54 @@
+"""float32 accuracy of the special functions on dense grids, against torch's
+float64 CPU result as truth (OpInfo samples are few and narrow)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import run_on_kernels
+
+
+def _relative_error(actual, truth, floor):
+    return ((actual.double() - truth).abs() / truth.abs().clamp_min(floor)).max().item()
+
+
+def _grid(lo, hi, n=20001):
+    return torch.linspace(lo, hi, n, dtype=torch.float64).float()
+
+
+CASES = {
+    "ndtri_center": (torch.special.ndtri, _grid(1e-3, 1 - 1e-3), 1e-30, 2e-6),
+    "ndtri_lower_tail": (torch.special.ndtri, torch.logspace(-44, -3, 4001).float(), 1e-30, 2e-6),
+    "ndtri_upper_tail": (torch.special.ndtri, 1 - torch.logspace(-7, -1, 2001).float(), 1e-30, 2e-6),
+    "log_ndtr": (torch.special.log_ndtr, _grid(-100, 10), 1e-30, 2e-6),
+    "log_ndtr_far_tail": (torch.special.log_ndtr, _grid(-1e4, -100), 1e-30, 2e-6),
+    "airy_ai_positive": (torch.special.airy_ai, _grid(0, 30), 1e-37, 5e-6),
+    "airy_ai_negative": (torch.special.airy_ai, _grid(-30, 0), 1e-3, 5e-6),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_float32_accuracy_against_float64_truth(case):
+    fn, x, floor, bound = CASES[case]
+    truth = fn(x.double())
+    actual, dispatches = run_on_kernels(fn, x)
+    assert dispatches
+    finite = truth.isfinite()
+    assert torch.equal(actual.isfinite(), finite), "special values differ"
+    err = _relative_error(actual[finite], truth[finite], floor)
+    assert err <= bound, f"{case}: max relative error {err:.3g} > {bound:.3g}"
+
+
+@pytest.mark.parametrize(
+    "fn, inputs",
+    [
+        (torch.special.ndtri, [0.0, 1.0, -0.5, 1.5, float("nan"), 0.5]),
+        (torch.special.log_ndtr, [float("-inf"), float("inf"), float("nan"), 0.0]),
+        (torch.special.airy_ai, [float("-inf"), float("inf"), float("nan"), 0.0]),
+    ],
+)
+def test_special_values_match_cpu(fn, inputs):
+    x = torch.tensor(inputs)
+    actual, _ = run_on_kernels(fn, x)
+    torch.testing.assert_close(actual, fn(x), equal_nan=True, rtol=0, atol=0)

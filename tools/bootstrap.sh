@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Prepare a fresh machine and install mps_ops in editable mode.
+#  - Linux: clang >= 15 for the emulator (_Float16 on x86); Debian's clang-16.
+#  - torch: kept if already installed (2.9 or newer), else torch==2.13.0.
+#  - the extension is built against that torch (--no-build-isolation: an
+#    isolated build would fetch another torch).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+have_clang() {
+  for c in clang++-16 clang++-17 clang++-18 clang++-15; do
+    command -v "$c" >/dev/null 2>&1 && return 0
+  done
+  return 1
+}
+
+if [ "$(uname -s)" = "Linux" ] && ! have_clang; then
+  echo "bootstrap: installing clang-16 for the emulator"
+  if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq clang-16 >/dev/null
+fi
+
+PY="${PYTHON:-python3}"
+if ! "$PY" -c "import torch" >/dev/null 2>&1; then
+  "$PY" -m pip install -q "torch==2.13.0"
+fi
+"$PY" -m pip install -q numpy pyyaml ninja pytest expecttest hypothesis
+MAX_JOBS="${MAX_JOBS:-2}" "$PY" -m pip install -q --no-build-isolation -e .
+echo "bootstrap: mps_ops installed"
