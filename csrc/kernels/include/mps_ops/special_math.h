@@ -267,10 +267,13 @@ inline float erfcx_core(float z) {
 
 // Upper tail of the standard normal, Q(y) = P(N > y) = erfc(y/sqrt2)/2,
 // for y >= 0, with small relative error all the way to its underflow at
-// y ~ 14.17.  (Computing erfc(y * (1/sqrt2)) instead would turn the
-// rounding of y/sqrt2 into a relative error of ~y^2 ulp.)
+// y ~ 14.17.  The exponent uses the exact square of y itself (computing
+// erfc(y * (1/sqrt2)) would turn the rounding of y/sqrt2 into a relative
+// error of ~y^2 ulp), and erfcx is corrected to first order for the
+// rounding dz of z = y/sqrt2, using erfcx'(z) = 2 z erfcx(z) - 2/sqrt(pi).
 inline float ndtr_upper(float y) {
   const float kInvSqrt2 = 7.071067691e-01f;
+  const float kInvSqrt2Lo = 1.210161749e-08f;  // 1/sqrt2 - kInvSqrt2
   const float z = y * kInvSqrt2;
   if (z < 0.5f) {
     return 0.5f - 0.5f * erf_small(z);
@@ -278,7 +281,10 @@ inline float ndtr_upper(float y) {
   if (y > 14.5f) {
     return 0.0f;  // below half the smallest subnormal
   }
-  return exp_neg_square(y, 0.5f, 0.5f * erfcx_core(z));
+  const float dz = metal::fma(y, kInvSqrt2, -z) + y * kInvSqrt2Lo;
+  float r = erfcx_core(z);
+  r = metal::fma(dz, 2.0f * z * r - 1.128379226e+00f, r);
+  return exp_neg_square(y, 0.5f, 0.5f * r);
 }
 
 // log Q(y) for y >= 1/sqrt2 computed without forming Q, so it does not
@@ -436,7 +442,7 @@ inline float ndtri(float p) {
   const bool upper = p > 0.5f;
   const float pm = upper ? 1.0f - p : p;
   float y;
-  if (pm > 0.2f) {
+  if (pm > 0.1f) {
     const float d = 0.5f - pm;
     if (d < 0.05f) {
       const float kSqrt2Pi = 2.506628275e+00f;

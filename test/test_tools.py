@@ -1,0 +1,85 @@
+"""The build tools: the emulator prepass, the MSL checks, the registry loader."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+import check_msl  # noqa: E402
+import codegen  # noqa: E402
+import msl_prepass  # noqa: E402
+
+KERNEL = """
+#include <metal_stdlib>
+using namespace metal;
+template <typename T>
+kernel void scale(device T* out [[buffer(0)]], constant T& k [[buffer(1)]],
+                  uint2 pos [[thread_position_in_grid]]) {
+  out[pos.x] *= k;
+}
+template [[host_name("scale_float")]] [[kernel]] decltype(scale<float>) scale<float>;
+"""
+
+
+def test_prepass_reads_roles_and_host_names():
+    result = msl_prepass.scan(KERNEL)
+    assert result.kernels["scale"].roles == [
+        "::mps_ops_emu::buffer_role<0>",
+        "::mps_ops_emu::buffer_role<1>",
+        "::mps_ops_emu::thread_position_in_grid_role",
+    ]
+    (inst,) = result.instantiations
+    assert (inst.host_name, inst.base_name) == ("scale_float", "scale")
+    generated = msl_prepass.generate(KERNEL, "test.metal")
+    assert "host_name" not in generated
+    assert 'kernel_entry{"scale_float", "test.metal"' in generated
+
+
+def test_prepass_refuses_unattributed_kernel_parameters():
+    bad = KERNEL.replace(" [[buffer(1)]]", "")
+    with pytest.raises(msl_prepass.PrepassError, match="every parameter needs an attribute"):
+        msl_prepass.scan(bad)
+
+
+def test_prepass_refuses_what_the_emulator_cannot_run_yet():
+    bad = KERNEL.replace("[[thread_position_in_grid]]", "[[simdgroup_index_in_threadgroup]]")
+    with pytest.raises(msl_prepass.PrepassError, match="not supported by the emulator"):
+        msl_prepass.scan(bad)
+
+
+def test_msl_lint_flags_what_metal_rejects(tmp_path):
+    planted = tmp_path / "bad.metal"
+    planted.write_text("// double in a comment is fine\n"
+                       "inline float f(float x) { double y = x; return std::exp(y); }\n")
+    problems = check_msl.lint(str(planted))
+    assert any("double" in p for p in problems) and any("std::" in p for p in problems)
+    assert all(":2:" in p for p in problems)
+
+
+def test_repository_kernels_pass_the_msl_checks():
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "check_msl.py")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_registry_loads_and_names_existing_stub_files():
+    entries = codegen.load_registry()
+    assert len({e.name for e in entries}) == len(entries)
+    for e in entries:
+        assert os.path.exists(os.path.join(ROOT, "csrc", "operations", f"{e.file}.mm"))
+
+
+def test_host_stubs_contain_no_objective_c():
+    """Objective-C++ lives only in csrc/runtime/metal/; stubs compile as C++ everywhere."""
+    import glob
+
+    for path in glob.glob(os.path.join(ROOT, "csrc", "operations", "*.mm")):
+        text = open(path).read()
+        for marker in ("#import", "@interface", "@implementation", "@autoreleasepool", "id<"):
+            assert marker not in text, f"{path}: {marker}"

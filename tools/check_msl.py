@@ -1,0 +1,105 @@
+"""Strict checks over every kernel source that C++ would accept and Apple's
+Metal compiler would not.
+
+    python tools/check_msl.py            # all csrc/kernels/*.metal and their headers
+
+1. A token lint for what MSL forbids: double, the C++ standard library,
+   exceptions, new/delete, virtual, goto, RTTI, C++17 `if constexpr`.
+2. Each .metal file's emulator translation, compiled with -std=c++14
+   -fsyntax-only: MSL before Metal 4 is C++14, so C++17 features that the
+   emulator build (-std=c++20, torch's) would accept fail here.
+
+The address-space check (clang's C++ for OpenCL mode) is part of the
+emulator issue and not here yet.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import msl_prepass  # noqa: E402
+
+FORBIDDEN = [
+    (re.compile(r"\bdouble\b"), "double (Metal has no double)"),
+    (re.compile(r"\bstd\s*::"), "std:: (no C++ standard library in MSL)"),
+    (re.compile(r"\b(throw|try|catch)\b"), "exceptions"),
+    (re.compile(r"\b(new|delete)\b"), "new/delete"),
+    (re.compile(r"\bvirtual\b"), "virtual functions"),
+    (re.compile(r"\bgoto\b"), "goto"),
+    (re.compile(r"\b(dynamic_cast|typeid)\b"), "RTTI"),
+    (re.compile(r"\bif\s+constexpr\b"), "if constexpr (C++17; MSL 3 is C++14)"),
+    (re.compile(r"#\s*include\s*<(?!metal_)[^>]*>(?<!\.h>)"), "standard library headers"),
+]
+
+
+def _strip_comments_and_strings(text: str) -> str:
+    def blank(m):
+        return re.sub(r"[^\n]", " ", m.group())
+
+    return re.sub(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"', blank, text, flags=re.S)
+
+
+def lint(path: str) -> list[str]:
+    with open(path) as f:
+        text = _strip_comments_and_strings(f.read())
+    problems = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        for pattern, what in FORBIDDEN:
+            if pattern.search(line):
+                problems.append(f"{os.path.relpath(path, ROOT)}:{lineno}: {what}")
+    return problems
+
+
+def compile_cpp14(metal: str, cxx: str) -> list[str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "kernel.cpp")
+        try:
+            msl_prepass.translate(metal, out, cxx)
+        except msl_prepass.PrepassError as e:
+            return [f"{os.path.relpath(metal, ROOT)}: prepass: {e}"]
+        proc = subprocess.run(
+            [cxx, "-std=c++14", "-fsyntax-only", "-Wno-unknown-attributes",
+             "-I", os.path.join(ROOT, "csrc", "emulator", "include"), out],
+            capture_output=True, text=True,
+        )
+        if proc.returncode != 0:
+            return [f"{os.path.relpath(metal, ROOT)}: not valid C++14:\n{proc.stderr[:4000]}"]
+    return []
+
+
+def kernel_files() -> tuple[list[str], list[str]]:
+    metal = sorted(glob.glob(os.path.join(ROOT, "csrc", "kernels", "*.metal")))
+    headers = sorted(glob.glob(os.path.join(ROOT, "csrc", "kernels", "include", "**", "*.h"),
+                           recursive=True))
+    return metal, headers
+
+
+def main() -> int:
+    cxx = os.environ.get("CXX") or next(
+        (c for c in ("clang++-16", "clang++-17", "clang++-18", "clang++-15", "clang++")
+         if subprocess.run(["which", c], capture_output=True).returncode == 0),
+        "clang++",
+    )
+    metal, headers = kernel_files()
+    problems = []
+    for path in metal + headers:
+        problems += lint(path)
+    for path in metal:
+        problems += compile_cpp14(path, cxx)
+    for p in problems:
+        print(p, file=sys.stderr)
+    print(f"check_msl: {len(metal)} .metal files, {len(headers)} headers, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
