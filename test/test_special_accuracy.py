@@ -1,8 +1,11 @@
-"""float32 accuracy of the special functions on dense grids, against torch's
-float64 CPU result as truth (OpInfo samples are few and narrow)."""
+"""float32 accuracy of the special functions on dense grids (OpInfo samples
+are few and narrow). Truth: torch's float64 CPU result, except for airy_ai,
+where torch's float64 is itself off by up to 2.8e-6 on [-2.5, -2.09]; there
+mpmath (installed with torch) gives the truth."""
 
 from __future__ import annotations
 
+import mpmath
 import pytest
 import torch
 
@@ -17,21 +20,27 @@ def _grid(lo, hi, n=20001):
     return torch.linspace(lo, hi, n, dtype=torch.float64).float()
 
 
+def _airy_truth(x):
+    return torch.tensor([float(mpmath.airyai(float(v))) for v in x], dtype=torch.float64)
+
+
 CASES = {
-    "ndtri_center": (torch.special.ndtri, _grid(1e-3, 1 - 1e-3), 1e-30, 2e-6),
-    "ndtri_lower_tail": (torch.special.ndtri, torch.logspace(-44, -3, 4001).float(), 1e-30, 2e-6),
-    "ndtri_upper_tail": (torch.special.ndtri, 1 - torch.logspace(-7, -1, 2001).float(), 1e-30, 2e-6),
-    "log_ndtr": (torch.special.log_ndtr, _grid(-100, 10), 1e-30, 2e-6),
-    "log_ndtr_far_tail": (torch.special.log_ndtr, _grid(-1e4, -100), 1e-30, 2e-6),
-    "airy_ai_positive": (torch.special.airy_ai, _grid(0, 30), 1e-37, 5e-6),
-    "airy_ai_negative": (torch.special.airy_ai, _grid(-30, 0), 1e-3, 5e-6),
+    "ndtri_center": (torch.special.ndtri, _grid(1e-3, 1 - 1e-3), 1e-30, 6e-7),
+    "ndtri_lower_tail": (torch.special.ndtri, torch.logspace(-44, -3, 4001).float(), 1e-30, 6e-7),
+    "ndtri_upper_tail": (torch.special.ndtri, 1 - torch.logspace(-7, -1, 2001).float(), 1e-30, 6e-7),
+    "log_ndtr": (torch.special.log_ndtr, _grid(-100, 10), 1e-30, 6e-7),
+    "log_ndtr_far_tail": (torch.special.log_ndtr, _grid(-1e4, -100), 1e-30, 6e-7),
+    # (fn, x, floor, bound, truth): relative error against max(|truth|, floor).
+    "airy_ai_positive": (torch.special.airy_ai, _grid(0, 30, 2001), 1e-36, 1e-6, _airy_truth),
+    # Oscillating: absolute error (floor 1) of at most 2e-7.
+    "airy_ai_negative": (torch.special.airy_ai, _grid(-30, 0, 2001), 1.0, 2e-7, _airy_truth),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_float32_accuracy_against_float64_truth(case):
-    fn, x, floor, bound = CASES[case]
-    truth = fn(x.double())
+    fn, x, floor, bound, *truth_fn = CASES[case]
+    truth = truth_fn[0](x) if truth_fn else fn(x.double())
     actual, dispatches = run_on_kernels(fn, x)
     assert dispatches
     finite = truth.isfinite()
