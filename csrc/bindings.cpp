@@ -3,10 +3,12 @@
 // file only carries them out.
 #include "registry.h"
 #include "runtime/backend.h"
+#include "runtime/kernel_function.h"
 #include "runtime/profile.h"
 
 #if !defined(MPS_OPS_WITH_METAL)
 #include "emulator/backend.h"
+#include "emulator/options.h"
 #endif
 
 #include <ATen/ScalarOps.h>
@@ -92,6 +94,67 @@ at::Tensor wrapped_number(py::handle value) {
   return tensor;
 }
 
+// compile_shader's libraries. A library handle is the backend's pointer,
+// carried through Python as an integer; libraries are never unloaded.
+uintptr_t library_load(const std::string& path_or_source) {
+  return reinterpret_cast<uintptr_t>(backend().load_library(path_or_source));
+}
+
+std::vector<std::string> library_kernels(uintptr_t library) {
+  return backend().library_kernel_names(reinterpret_cast<void*>(library));
+}
+
+// torch.mps.compile_shader's calling convention: tensors bind as buffers at
+// their storage offset, Python ints as int64, floats as float32, lists as
+// arrays of int64 (all ints) or float32.
+void library_dispatch(uintptr_t library, const std::string& name, const py::list& args,
+                      const std::vector<uint32_t>& threads, const std::vector<uint32_t>& group,
+                      const std::vector<uint32_t>& threadgroup_memory) {
+  KernelHandle* kernel = backend().find_library_kernel(reinterpret_cast<void*>(library), name);
+  TORCH_CHECK_VALUE(kernel != nullptr, "mps_ops: the library has no kernel named ", name);
+  KernelFunction function(kernel);
+  std::vector<at::Tensor> keep_alive;
+  for (size_t i = 0; i < args.size(); ++i) {
+    py::handle arg = args[i];
+    const int index = static_cast<int>(i);
+    if (THPVariable_Check(arg.ptr())) {
+      at::Tensor t = THPVariable_Unpack(arg.ptr());
+      TORCH_CHECK(t.device().type() == backend().device_type(), "mps_ops: ", name, ": argument ", i,
+                  " is on ", t.device(), ", but the ", backend().name(), " backend runs kernels on ",
+                  c10::DeviceTypeName(backend().device_type(), true));
+      const size_t offset = t.storage_offset() * t.element_size();
+      function.set_buffer(index, t, t.const_data_ptr(), t.storage().nbytes() - offset);
+      keep_alive.push_back(std::move(t));
+    } else if (PyBool_Check(arg.ptr()) || PyLong_Check(arg.ptr())) {
+      function.set_value(index, arg.cast<int64_t>());
+    } else if (PyFloat_Check(arg.ptr())) {
+      function.set_value(index, arg.cast<float>());
+    } else if (py::isinstance<py::list>(arg) || py::isinstance<py::tuple>(arg)) {
+      auto items = py::reinterpret_borrow<py::sequence>(arg);
+      bool all_ints = true;
+      for (auto item : items) all_ints &= PyLong_Check(item.ptr()) != 0;
+      if (all_ints) {
+        auto values = items.cast<std::vector<int64_t>>();
+        function.set_bytes(index, values.data(), values.size() * sizeof(int64_t));
+      } else {
+        auto values = items.cast<std::vector<float>>();
+        function.set_bytes(index, values.data(), values.size() * sizeof(float));
+      }
+    } else {
+      TORCH_CHECK_TYPE(false, "mps_ops: ", name, ": argument ", i, " of type ",
+                       py::str(arg.get_type()).cast<std::string>(),
+                       " cannot be bound (tensors, ints, floats and lists of them can)");
+    }
+  }
+  for (size_t i = 0; i < threadgroup_memory.size(); ++i) {
+    if (threadgroup_memory[i]) function.set_threadgroup_memory(static_cast<int>(i), threadgroup_memory[i]);
+  }
+  auto dims = [](const std::vector<uint32_t>& v) {
+    return Dim3{v.size() > 0 ? v[0] : 1, v.size() > 1 ? v[1] : 1, v.size() > 2 ? v[2] : 1};
+  };
+  function.dispatch(dims(threads), group.empty() ? Dim3{0, 0, 0} : dims(group));
+}
+
 std::vector<std::string> kernel_names() {
 #if defined(MPS_OPS_WITH_METAL)
   return {};
@@ -112,4 +175,12 @@ PYBIND11_MODULE(_C, m) {
   m.def("profile_stop", &mps_ops::profile_stop);
   m.def("kernel_names", &mps_ops::kernel_names);
   m.def("wrapped_number", &mps_ops::wrapped_number);
+  m.def("library_load", &mps_ops::library_load);
+  m.def("library_kernels", &mps_ops::library_kernels);
+  m.def("library_dispatch", &mps_ops::library_dispatch);
+#if !defined(MPS_OPS_WITH_METAL)
+  m.def("set_checked", [](bool on) { return mps_ops::emulator::options().checked.exchange(on); });
+  m.def("set_reverse_group_order",
+        [](bool on) { return mps_ops::emulator::options().reverse_group_order.exchange(on); });
+#endif
 }

@@ -11,9 +11,13 @@ On Linux the same kernels run through the CPU emulator (``mps_ops.backend ==
 import torch  # noqa: F401  (loads libtorch before the extension)
 
 from . import _C
-from ._registry import OpRecord, enable_overrides, ops
-from .profiling import Dispatch, Profile, profile
 
 backend: str = _C.backend()
 
-__all__ = ["backend", "ops", "OpRecord", "enable_overrides", "profile", "Profile", "Dispatch"]
+from . import emulator  # noqa: E402
+from ._registry import OpRecord, enable_overrides, ops  # noqa: E402
+from .profiling import Dispatch, Profile, profile  # noqa: E402
+from .shaders import ShaderLibrary, compile_shader  # noqa: E402
+
+__all__ = ["backend", "ops", "OpRecord", "enable_overrides", "profile", "Profile", "Dispatch",
+           "compile_shader", "ShaderLibrary", "emulator"]

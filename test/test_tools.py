@@ -48,7 +48,7 @@ def test_prepass_refuses_unattributed_kernel_parameters():
 
 
 def test_prepass_refuses_what_the_emulator_cannot_run_yet():
-    bad = KERNEL.replace("[[thread_position_in_grid]]", "[[simdgroup_index_in_threadgroup]]")
+    bad = KERNEL.replace("[[thread_position_in_grid]]", "[[stage_in]]")
     with pytest.raises(msl_prepass.PrepassError, match="not supported by the emulator"):
         msl_prepass.scan(bad)
 

@@ -1,39 +1,14 @@
 #include "backend.h"
 
-#include <mps_ops_emulator/kernel_abi.h>
+#include "checked_memory.h"
+#include "fiber_pool.h"
+#include "kernel_table.h"
+#include "options.h"
 
 #include <c10/util/Exception.h>
 
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
-#include <map>
 #include <mutex>
-
-namespace mps_ops_emu {
-
-namespace {
-// Filled by static registrars of the kernel translation units before main;
-// read-only afterwards.
-std::map<std::string, kernel_entry>& table() {
-  static std::map<std::string, kernel_entry> kernels;
-  return kernels;
-}
-}  // namespace
-
-void register_kernel(const kernel_entry& entry) {
-  auto inserted = table().emplace(entry.host_name, entry);
-  if (!inserted.second) {
-    // Two kernels under one host name: Apple's linker would reject the
-    // library too. Fail at load, loudly, rather than run the wrong one.
-    fprintf(stderr, "mps_ops emulator: host name %s defined in both %s and %s\n", entry.host_name,
-            inserted.first->second.source_file, entry.source_file);
-    abort();
-  }
-}
-
-}  // namespace mps_ops_emu
 
 namespace mps_ops {
 
@@ -46,25 +21,37 @@ namespace {
 // Metal's limit on a compute pipeline's threads per threadgroup on Apple GPUs.
 constexpr uint32_t max_group_threads = 1024;
 
+struct LaunchCall {
+  mps_ops_emu::launch_fn launch;
+  const mps_ops_emu::dispatch_args* args;
+};
+
+void run_launch(const void* raw) {
+  const auto* call = static_cast<const LaunchCall*>(raw);
+  call->launch(*call->args);
+}
+
 class EmulatorBackend final : public Backend {
  public:
   const char* name() const override { return "emulator"; }
   c10::DeviceType device_type() const override { return c10::DeviceType::CPU; }
 
   KernelHandle* find_kernel(const std::string& host_name) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto cached = handles_.find(host_name);
-    if (cached != handles_.end()) {
-      return cached->second.get();
-    }
-    auto it = mps_ops_emu::table().find(host_name);
-    if (it == mps_ops_emu::table().end()) {
-      return nullptr;
-    }
-    auto handle = std::make_unique<KernelHandle>(KernelHandle{it->second});
-    KernelHandle* raw = handle.get();
-    handles_.emplace(host_name, std::move(handle));
-    return raw;
+    return handle_for(emulator::builtin_kernels(), host_name);
+  }
+
+  void* load_library(const std::string& path) override {
+    return const_cast<emulator::KernelMap*>(&emulator::load_library_file(path));
+  }
+
+  std::vector<std::string> library_kernel_names(void* library) override {
+    std::vector<std::string> names;
+    for (const auto& kv : *static_cast<emulator::KernelMap*>(library)) names.push_back(kv.first);
+    return names;
+  }
+
+  KernelHandle* find_library_kernel(void* library, const std::string& name) override {
+    return handle_for(*static_cast<emulator::KernelMap*>(library), name);
   }
 
   const char* kernel_name(const KernelHandle* kernel) const override {
@@ -73,39 +60,94 @@ class EmulatorBackend final : public Backend {
 
   uint32_t max_threads_per_group(const KernelHandle*) const override { return max_group_threads; }
 
-  void dispatch(const KernelHandle* kernel, const ArgSlot* args, int count, Dim3 threads,
-                Dim3 group) override {
-    const auto& entry = kernel->entry;
-    TORCH_CHECK(group.x >= 1 && group.y >= 1 && group.z >= 1 &&
-                    uint64_t(group.x) * group.y * group.z <= max_group_threads,
-                "mps_ops: ", entry.host_name, ": threadgroup size (", group.x, ", ", group.y, ", ",
-                group.z, ") must be between 1 and ", max_group_threads, " threads");
-    if (threads.x == 0 || threads.y == 0 || threads.z == 0) {
-      return;
-    }
-    mps_ops_emu::dispatch_args d{};
-    for (int i = 0; i < count; ++i) {
-      if (!args[i].bound) {
-        continue;
-      }
-      d.buffers[i] = args[i].inline_data
-                         ? const_cast<void*>(args[i].inline_data)
-                         : static_cast<char*>(const_cast<void*>(args[i].storage)) + args[i].offset;
-    }
-    for (int i = 0; i < mps_ops_emu::max_buffers; ++i) {
-      const bool declared = entry.buffer_mask & (1u << i);
-      TORCH_CHECK(!declared || (i < count && args[i].bound), "mps_ops: ", entry.host_name,
-                  ": buffer(", i, ") is declared by the kernel but nothing is bound to it");
-    }
-    d.threads = mps_ops_emu::grid3{threads.x, threads.y, threads.z};
-    d.group = mps_ops_emu::grid3{group.x, group.y, group.z};
-    entry.launch(d);
-  }
+  void dispatch(const KernelHandle* kernel, const ArgSlot* args, int count,
+                const uint32_t* threadgroup_lengths, Dim3 threads, Dim3 group) override;
 
  private:
+  KernelHandle* handle_for(const emulator::KernelMap& kernels, const std::string& name) {
+    auto it = kernels.find(name);
+    if (it == kernels.end()) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& handle = handles_[&it->second];
+    if (!handle) handle = std::make_unique<KernelHandle>(KernelHandle{it->second});
+    return handle.get();
+  }
+
   std::mutex mutex_;
-  std::map<std::string, std::unique_ptr<KernelHandle>> handles_;
+  std::map<const mps_ops_emu::kernel_entry*, std::unique_ptr<KernelHandle>> handles_;
 };
+
+void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, int count,
+                               const uint32_t* threadgroup_lengths, Dim3 threads, Dim3 group) {
+  const auto& entry = kernel->entry;
+  TORCH_CHECK(group.x >= 1 && group.y >= 1 && group.z >= 1 &&
+                  uint64_t(group.x) * group.y * group.z <= max_group_threads,
+              "mps_ops: ", entry.host_name, ": threadgroup size (", group.x, ", ", group.y, ", ",
+              group.z, ") must be between 1 and ", max_group_threads, " threads");
+  if (threads.x == 0 || threads.y == 0 || threads.z == 0) {
+    return;
+  }
+  for (int i = 0; i < mps_ops_emu::max_buffers; ++i) {
+    const bool declared = entry.buffer_mask & (1u << i);
+    TORCH_CHECK(!declared || (i < count && args[i].bound), "mps_ops: ", entry.host_name,
+                ": buffer(", i, ") is declared by the kernel but nothing is bound to it");
+  }
+  auto d = std::make_unique<mps_ops_emu::dispatch_args>();
+  const bool checked = emulator::options().checked.load(std::memory_order_relaxed);
+  emulator::CheckedBuffers shadows;
+  for (int i = 0; i < count; ++i) {
+    if (!args[i].bound) continue;
+    void* address = args[i].inline_data
+                        ? const_cast<void*>(args[i].inline_data)
+                        : static_cast<char*>(const_cast<void*>(args[i].storage)) + args[i].offset;
+    d->buffers[i] = checked ? shadows.add(i, address, args[i].bytes) : address;
+  }
+  // Threadgroup memory of [[threadgroup(N)]] arguments, one arena per dispatch.
+  std::vector<unsigned char> arena;
+  uint64_t arena_bytes = 0;
+  for (int i = 0; i < mps_ops_emu::max_buffers; ++i) {
+    const uint32_t length = threadgroup_lengths ? threadgroup_lengths[i] : 0;
+    TORCH_CHECK(!(entry.threadgroup_mask & (1u << i)) || length > 0, "mps_ops: ", entry.host_name,
+                ": threadgroup(", i, ") is declared by the kernel but has no memory length set");
+    d->threadgroup_lengths[i] = length;
+    arena_bytes += (uint64_t(length) + 15) & ~uint64_t(15);
+  }
+  TORCH_CHECK(arena_bytes <= 32768, "mps_ops: ", entry.host_name, ": ", arena_bytes,
+              " bytes of threadgroup memory exceed Metal's 32 KiB");
+  if (arena_bytes) {
+    arena.resize(arena_bytes);
+    d->threadgroup_arena = arena.data();
+    d->threadgroup_arena_size = arena_bytes;
+  }
+  d->threads = mps_ops_emu::grid3{threads.x, threads.y, threads.z};
+  d->group = mps_ops_emu::grid3{group.x, group.y, group.z};
+  if (emulator::options().reverse_group_order.load(std::memory_order_relaxed)) {
+    d->flags |= mps_ops_emu::reverse_group_order;
+  }
+  static thread_local emulator::FiberPool fibers;
+  if (entry.collective) {
+    const uint32_t per_group = group.x * group.y * group.z;
+    TORCH_CHECK(fibers.reserve(per_group), "mps_ops: cannot map stacks for ", per_group, " fibers");
+    d->fiber_stacks = fibers.stacks();
+    d->fiber_stack_size = emulator::FiberPool::stack_bytes;
+    d->fiber_stack_stride = fibers.stride();
+    d->fiber_records = fibers.records();
+    d->fiber_count = fibers.capacity();
+  }
+  if (checked) {
+    LaunchCall call{entry.launch, d.get()};
+    const std::string fault = emulator::run_checked(&run_launch, &call, shadows, entry.collective ? &fibers : nullptr);
+    TORCH_CHECK_INDEX(fault.empty(), "mps_ops emulator (checked mode): kernel ", entry.host_name, ": ",
+                      fault);
+    const std::string underflow = shadows.underflow_report();
+    TORCH_CHECK_INDEX(underflow.empty(), "mps_ops emulator (checked mode): kernel ", entry.host_name,
+                      ": ", underflow);
+  } else {
+    entry.launch(*d);
+  }
+  TORCH_CHECK(d->error[0] == 0, "mps_ops emulator: kernel ", entry.host_name, ": ", d->error);
+  if (checked) shadows.copy_back();
+}
 
 }  // namespace
 
@@ -116,9 +158,7 @@ Backend& emulator_backend() {
 
 std::vector<std::string> emulator_kernel_names() {
   std::vector<std::string> names;
-  for (const auto& kv : mps_ops_emu::table()) {
-    names.push_back(kv.first);
-  }
+  for (const auto& kv : emulator::builtin_kernels()) names.push_back(kv.first);
   return names;
 }
 

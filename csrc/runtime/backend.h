@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mps_ops {
 
@@ -40,8 +41,16 @@ class Backend {
   virtual KernelHandle* find_kernel(const std::string& host_name) = 0;
   virtual const char* kernel_name(const KernelHandle* kernel) const = 0;
   virtual uint32_t max_threads_per_group(const KernelHandle* kernel) const = 0;
-  virtual void dispatch(const KernelHandle* kernel, const ArgSlot* args, int count, Dim3 threads,
-                        Dim3 group) = 0;
+  // threadgroup_lengths: bytes of each [[threadgroup(N)]] argument
+  // (setThreadgroupMemoryLength), max_kernel_args entries, or nullptr.
+  virtual void dispatch(const KernelHandle* kernel, const ArgSlot* args, int count,
+                        const uint32_t* threadgroup_lengths, Dim3 threads, Dim3 group) = 0;
+
+  // Libraries compiled at run time (compile_shader): a library is looked up
+  // by the handle the backend returned; kernels of it as above.
+  virtual void* load_library(const std::string& path_or_source) = 0;
+  virtual std::vector<std::string> library_kernel_names(void* library) = 0;
+  virtual KernelHandle* find_library_kernel(void* library, const std::string& name) = 0;
 };
 
 // The live backend, created on first use.

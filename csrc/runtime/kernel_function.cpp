@@ -53,6 +53,13 @@ void KernelFunction::set_bytes(int index, const void* data, size_t size) {
   arena_used_ = aligned + size;
 }
 
+void KernelFunction::set_threadgroup_memory(int index, uint32_t bytes) {
+  TORCH_CHECK(index >= 0 && index < max_kernel_args, "mps_ops: threadgroup argument index ", index,
+              " is outside [0, ", max_kernel_args, ")");
+  threadgroup_lengths_[index] = bytes;
+  has_threadgroup_memory_ = true;
+}
+
 void KernelFunction::dispatch(Dim3 threads, Dim3 group) {
   Backend& b = backend();
   if (group.x == 0) {
@@ -68,7 +75,8 @@ void KernelFunction::dispatch(Dim3 threads, Dim3 group) {
     }
     profile::record(std::move(r));
   }
-  b.dispatch(kernel_, args_, count_, threads, group);
+  b.dispatch(kernel_, args_, count_, has_threadgroup_memory_ ? threadgroup_lengths_ : nullptr, threads,
+             group);
 }
 
 }  // namespace mps_ops

@@ -27,6 +27,9 @@ class KernelFunction {
     set_bytes(index, &value, sizeof(T));
   }
 
+  // setThreadgroupMemoryLength for a [[threadgroup(index)]] argument.
+  void set_threadgroup_memory(int index, uint32_t bytes);
+
   // group: threads per threadgroup; zero means min(threads, the kernel's limit).
   void dispatch(Dim3 threads, Dim3 group = Dim3{0, 0, 0});
 
@@ -36,6 +39,8 @@ class KernelFunction {
   const KernelHandle* kernel_;
   ArgSlot args_[max_kernel_args];
   int count_ = 0;
+  uint32_t threadgroup_lengths_[max_kernel_args] = {};
+  bool has_threadgroup_memory_ = false;
   // setBytes payloads live here until dispatch copies them.
   alignas(16) unsigned char arena_[1024];
   size_t arena_used_ = 0;

@@ -17,9 +17,30 @@ constexpr int max_buffers = 31;
 
 struct dispatch_args {
   void* buffers[max_buffers];
+  // [[threadgroup(N)]] parameters: bytes per threadgroup (setThreadgroupMemoryLength).
+  uint32_t threadgroup_lengths[max_buffers];
   grid3 threads;  // dispatchThreads: the whole grid
   grid3 group;    // threads per threadgroup
+  // Prepared by the core for collective kernels: one stack and one fiber
+  // record per thread of a threadgroup.
+  unsigned char* fiber_stacks;  // stack i: [fiber_stacks + i * stride, + size)
+  uint64_t fiber_stack_size;
+  uint64_t fiber_stack_stride;
+  unsigned char* fiber_records;
+  uint32_t fiber_count;
+  // Threadgroup memory of the running group; poisoned at each group's start.
+  unsigned char* threadgroup_arena;
+  uint64_t threadgroup_arena_size;
+  uint32_t flags;
+  char error[256];  // set by the kernel side; the core raises it
 };
+
+// dispatch_args.flags
+constexpr uint32_t reverse_group_order = 1u;  // run threadgroups last to first
+
+// Bytes the core must provide per fiber record (static_assert'ed where the
+// record type is defined).
+constexpr uint64_t fiber_record_bytes = 512;
 
 using launch_fn = void (*)(const dispatch_args&);
 
@@ -27,14 +48,44 @@ struct kernel_entry {
   const char* host_name;
   const char* source_file;
   launch_fn launch;
-  uint32_t buffer_mask;  // bit N set: the kernel declares [[buffer(N)]]
+  uint32_t buffer_mask;       // bit N set: the kernel declares [[buffer(N)]]
+  uint32_t threadgroup_mask;  // bit N set: the kernel declares [[threadgroup(N)]]
+  bool collective;            // uses barriers or SIMD-group functions: runs on fibers
 };
 
+#if defined(MPS_OPS_EMU_STANDALONE)
+// A library built by compile_shader: its kernels stay in a table of its own,
+// which the core reads through mps_ops_emu_library() after dlopen.
+constexpr int max_library_kernels = 4096;
+struct library_table {
+  kernel_entry entries[max_library_kernels];
+  int count;
+};
+inline library_table& local_library() {
+  static library_table table;
+  return table;
+}
+struct registrar {
+  explicit registrar(const kernel_entry& entry) {
+    library_table& t = local_library();
+    if (t.count < max_library_kernels) t.entries[t.count++] = entry;
+  }
+};
+#else
 // Defined by the emulator core; called by each kernel TU's static registrars.
 void register_kernel(const kernel_entry& entry);
 
 struct registrar {
   explicit registrar(const kernel_entry& entry) { register_kernel(entry); }
 };
+#endif
 
 }  // namespace mps_ops_emu
+
+#if defined(MPS_OPS_EMU_STANDALONE)
+extern "C" __attribute__((visibility("default"))) int mps_ops_emu_library(
+    const mps_ops_emu::kernel_entry** entries) {
+  *entries = mps_ops_emu::local_library().entries;
+  return mps_ops_emu::local_library().count;
+}
+#endif

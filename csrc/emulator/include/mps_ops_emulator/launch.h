@@ -5,6 +5,9 @@
 #pragma once
 
 #include "kernel_abi.h"
+#include "launch_types.h"
+#include "metal_simd.h"
+#include "threadgroup_memory.h"
 
 namespace mps_ops_emu {
 
@@ -27,16 +30,6 @@ struct kernel_signature<void (*)(Params...)> {
   static constexpr unsigned arity = sizeof...(Params);
   template <unsigned I>
   using param = typename nth_type<I, Params...>::type;
-};
-
-// Where one thread stands, as the built-in attributes describe it.
-struct thread_place {
-  grid3 in_grid;
-  grid3 in_group;
-  grid3 group_in_grid;
-  grid3 grid_size;
-  grid3 group_size;  // of this (possibly clipped) threadgroup
-  grid3 groups;
 };
 
 template <class T>
@@ -94,10 +87,27 @@ MPS_OPS_EMU_BUILTIN_ROLE(threadgroup_position_in_grid, t.group_in_grid)
 MPS_OPS_EMU_BUILTIN_ROLE(threads_per_grid, t.grid_size)
 MPS_OPS_EMU_BUILTIN_ROLE(threads_per_threadgroup, t.group_size)
 MPS_OPS_EMU_BUILTIN_ROLE(threadgroups_per_grid, t.groups)
+MPS_OPS_EMU_BUILTIN_ROLE(thread_index_in_threadgroup, (grid3{t.index_in_group, 0, 0}))
+MPS_OPS_EMU_BUILTIN_ROLE(thread_index_in_simdgroup, (grid3{t.index_in_group % simd_width, 0, 0}))
+MPS_OPS_EMU_BUILTIN_ROLE(simdgroup_index_in_threadgroup, (grid3{t.index_in_group / simd_width, 0, 0}))
 MPS_OPS_EMU_BUILTIN_ROLE(
-    thread_index_in_threadgroup,
-    (grid3{t.in_group.x + t.group_size.x * (t.in_group.y + t.group_size.y * t.in_group.z), 0, 0}))
+    simdgroups_per_threadgroup,
+    (grid3{(t.group_size.x * t.group_size.y * t.group_size.z + simd_width - 1) / simd_width, 0, 0}))
+MPS_OPS_EMU_BUILTIN_ROLE(threads_per_simdgroup, (grid3{simd_width, 0, 0}))
+MPS_OPS_EMU_BUILTIN_ROLE(thread_execution_width, (grid3{simd_width, 0, 0}))
 #undef MPS_OPS_EMU_BUILTIN_ROLE
+
+// [[threadgroup(N)]]: the group's slice of the arena the core sized from
+// setThreadgroupMemoryLength; slices are laid out in index order, 16-aligned.
+template <int N>
+struct threadgroup_role {
+  template <class P>
+  static P get(const dispatch_args& args, const thread_place&) {
+    uint64_t offset = 0;
+    for (int i = 0; i < N; ++i) offset += (uint64_t(args.threadgroup_lengths[i]) + 15) & ~uint64_t(15);
+    return reinterpret_cast<P>(args.threadgroup_arena + offset);
+  }
+};
 
 inline uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -121,39 +131,68 @@ struct make_indices<0, I...> {
   using call = typename launcher<Fn, Kernel, Roles...>::template with_indices<I...>;
 };
 
-// dispatchThreads semantics, barrier-free kernels: threadgroups one after
-// another, threads of a group in x-fastest order, edge groups clipped to the
-// grid. Kernels with barriers need fibers (the emulator issue); the prepass
-// refuses them until then.
+// Threadgroups one after another (last to first with reverse_group_order),
+// edge groups clipped to the grid; a fresh, poisoned threadgroup memory for
+// each. `run_group` runs the threads of one group.
+template <class RunGroup>
+void for_each_group(const dispatch_args& args, RunGroup run_group) {
+  thread_place t;
+  t.grid_size = args.threads;
+  t.groups = grid3{ceil_div(args.threads.x, args.group.x), ceil_div(args.threads.y, args.group.y),
+                   ceil_div(args.threads.z, args.group.z)};
+  const uint64_t n_groups = uint64_t(t.groups.x) * t.groups.y * t.groups.z;
+  const bool reverse = args.flags & reverse_group_order;
+  for (uint64_t k = 0; k < n_groups; ++k) {
+    const uint64_t g = reverse ? n_groups - 1 - k : k;
+    const uint32_t gx = uint32_t(g % t.groups.x);
+    const uint32_t gy = uint32_t((g / t.groups.x) % t.groups.y);
+    const uint32_t gz = uint32_t(g / (uint64_t(t.groups.x) * t.groups.y));
+    t.group_in_grid = grid3{gx, gy, gz};
+    t.in_grid = grid3{gx * args.group.x, gy * args.group.y, gz * args.group.z};  // the origin
+    t.group_size = grid3{min_u32(args.group.x, args.threads.x - t.in_grid.x),
+                         min_u32(args.group.y, args.threads.y - t.in_grid.y),
+                         min_u32(args.group.z, args.threads.z - t.in_grid.z)};
+    begin_threadgroup(args);
+    if (!run_group(t) || args.error[0]) return;
+  }
+}
+
+// Barrier-free kernels: a plain loop with the kernel inlined.
 template <class Fn, Fn Kernel, class... Roles>
 void launch(const dispatch_args& args) {
   static_assert(kernel_signature<Fn>::arity == sizeof...(Roles),
                 "every kernel parameter needs exactly one role");
   using invoke = typename make_indices<sizeof...(Roles)>::template call<Fn, Kernel, Roles...>;
-  thread_place t;
-  t.grid_size = args.threads;
-  t.groups = grid3{ceil_div(args.threads.x, args.group.x), ceil_div(args.threads.y, args.group.y),
-                   ceil_div(args.threads.z, args.group.z)};
-  for (uint32_t gz = 0; gz < t.groups.z; ++gz) {
-    for (uint32_t gy = 0; gy < t.groups.y; ++gy) {
-      for (uint32_t gx = 0; gx < t.groups.x; ++gx) {
-        t.group_in_grid = grid3{gx, gy, gz};
-        const grid3 origin{gx * args.group.x, gy * args.group.y, gz * args.group.z};
-        t.group_size = grid3{min_u32(args.group.x, args.threads.x - origin.x),
-                             min_u32(args.group.y, args.threads.y - origin.y),
-                             min_u32(args.group.z, args.threads.z - origin.z)};
-        for (uint32_t tz = 0; tz < t.group_size.z; ++tz) {
-          for (uint32_t ty = 0; ty < t.group_size.y; ++ty) {
-            for (uint32_t tx = 0; tx < t.group_size.x; ++tx) {
-              t.in_group = grid3{tx, ty, tz};
-              t.in_grid = grid3{origin.x + tx, origin.y + ty, origin.z + tz};
-              invoke::call(args, t);
-            }
-          }
+  plain_loop_args() = &args;
+  for_each_group(args, [&](thread_place t) {
+    const grid3 origin = t.in_grid;
+    uint32_t index = 0;
+    for (uint32_t tz = 0; tz < t.group_size.z; ++tz) {
+      for (uint32_t ty = 0; ty < t.group_size.y; ++ty) {
+        for (uint32_t tx = 0; tx < t.group_size.x; ++tx) {
+          t.in_group = grid3{tx, ty, tz};
+          t.in_grid = grid3{origin.x + tx, origin.y + ty, origin.z + tz};
+          t.index_in_group = index++;
+          invoke::call(args, t);
         }
       }
     }
-  }
+    return true;
+  });
+  plain_loop_args() = nullptr;
+}
+
+// Kernels with barriers or SIMD-group functions: each thread of a group is a
+// fiber (fibers.h).
+template <class Fn, Fn Kernel, class... Roles>
+void launch_collective(const dispatch_args& args) {
+  static_assert(kernel_signature<Fn>::arity == sizeof...(Roles),
+                "every kernel parameter needs exactly one role");
+  static_assert(sizeof(fiber) <= fiber_record_bytes, "fiber record larger than the host reserves");
+  using invoke = typename make_indices<sizeof...(Roles)>::template call<Fn, Kernel, Roles...>;
+  for_each_group(args, [&](const thread_place& t) {
+    return run_group_fibers(args, t, &invoke::call);
+  });
 }
 
 }  // namespace mps_ops_emu

@@ -46,3 +46,5 @@ MPS_OPS_EMU_VECTOR_TYPES(float)
 
 #include "metal_traits.h"
 #include "metal_math.h"
+#include "metal_simd.h"
+#include "metal_atomic.h"

@@ -1,0 +1,152 @@
+#include "checked_memory.h"
+
+#include "fiber_pool.h"
+
+#include <csetjmp>
+#include <csignal>
+#include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace mps_ops::emulator {
+
+namespace {
+
+constexpr unsigned char gap_poison = 0xa5;
+
+size_t page_size() {
+  static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+}  // namespace
+
+CheckedBuffers::~CheckedBuffers() {
+  for (auto& s : shadows_) munmap(s.region, s.region_bytes);
+}
+
+void* CheckedBuffers::add(int index, void* data, size_t bytes) {
+  const size_t page = page_size();
+  const size_t body = round_up(bytes == 0 ? 1 : bytes, page);
+  const size_t region_bytes = page + body + page;
+  void* mem = mmap(nullptr, region_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return data;  // no room to check this one: run it unchecked
+  auto* region = static_cast<unsigned char*>(mem);
+  mprotect(region, page, PROT_NONE);
+  mprotect(region + page + body, page, PROT_NONE);
+  unsigned char* start = region + page + body - bytes;
+  std::memset(region + page, gap_poison, body - bytes);
+  if (bytes) std::memcpy(start, data, bytes);
+  shadows_.push_back(Shadow{index, data, bytes, region, region_bytes, start});
+  return start;
+}
+
+void CheckedBuffers::copy_back() {
+  // Only what the kernel changed goes back, decided before any copy: two
+  // slots bound to one storage (an in-place op) have two copies, and the
+  // unchanged input's copy must not overwrite the result.
+  std::vector<bool> changed(shadows_.size());
+  for (size_t i = 0; i < shadows_.size(); ++i) {
+    changed[i] = shadows_[i].bytes && std::memcmp(shadows_[i].original, shadows_[i].data, shadows_[i].bytes) != 0;
+  }
+  for (size_t i = 0; i < shadows_.size(); ++i) {
+    if (changed[i]) std::memcpy(shadows_[i].original, shadows_[i].data, shadows_[i].bytes);
+  }
+}
+
+std::string CheckedBuffers::underflow_report() const {
+  const size_t page = page_size();
+  for (const auto& s : shadows_) {
+    for (const unsigned char* p = s.region + page; p < s.data; ++p) {
+      if (*p != gap_poison) {
+        return "wrote buffer(" + std::to_string(s.index) + ") at byte offset " +
+               std::to_string(p - s.data) + " (before its start)";
+      }
+    }
+  }
+  return "";
+}
+
+std::string CheckedBuffers::describe(const void* addr) const {
+  const auto* p = static_cast<const unsigned char*>(addr);
+  for (const auto& s : shadows_) {
+    if (p >= s.region && p < s.region + s.region_bytes) {
+      return "buffer(" + std::to_string(s.index) + ") accessed at byte offset " +
+             std::to_string(p - s.data) + ", outside its " + std::to_string(s.bytes) + " bound bytes";
+    }
+  }
+  return "";
+}
+
+namespace {
+
+struct FaultContext {
+  sigjmp_buf jump;
+  const CheckedBuffers* buffers;
+  const FiberPool* fibers;
+  std::string message;
+  struct sigaction previous_segv, previous_bus;
+};
+
+thread_local FaultContext* active = nullptr;
+
+void on_fault(int sig, siginfo_t* info, void*) {
+  FaultContext* ctx = active;
+  if (ctx != nullptr) {
+    std::string what = ctx->buffers->describe(info->si_addr);
+    if (what.empty() && ctx->fibers && ctx->fibers->is_guard(info->si_addr)) {
+      what = "a thread overflowed its stack (deep recursion or large local arrays)";
+    }
+    if (!what.empty()) {
+      ctx->message = what;
+      siglongjmp(ctx->jump, 1);
+    }
+  }
+  // Not ours: put the previous handler back and let the fault happen again.
+  struct sigaction* previous = sig == SIGBUS && ctx ? &ctx->previous_bus : ctx ? &ctx->previous_segv : nullptr;
+  if (previous) {
+    sigaction(sig, previous, nullptr);
+  } else {
+    signal(sig, SIG_DFL);
+  }
+}
+
+void ensure_alternate_stack() {
+  static thread_local bool done = false;
+  if (done) return;
+  static thread_local unsigned char stack[64 * 1024];
+  stack_t ss{};
+  ss.ss_sp = stack;
+  ss.ss_size = sizeof(stack);
+  sigaltstack(&ss, nullptr);
+  done = true;
+}
+
+}  // namespace
+
+std::string run_checked(void (*launch)(const void*), const void* argument, const CheckedBuffers& buffers,
+                        const FiberPool* fibers) {
+  ensure_alternate_stack();
+  FaultContext ctx;
+  ctx.buffers = &buffers;
+  ctx.fibers = fibers;
+  struct sigaction action {};
+  action.sa_sigaction = &on_fault;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, &ctx.previous_segv);
+  sigaction(SIGBUS, &action, &ctx.previous_bus);
+  FaultContext* outer = active;
+  active = &ctx;
+  if (sigsetjmp(ctx.jump, 1) == 0) {
+    launch(argument);
+  }
+  active = outer;
+  sigaction(SIGSEGV, &ctx.previous_segv, nullptr);
+  sigaction(SIGBUS, &ctx.previous_bus, nullptr);
+  return ctx.message;
+}
+
+}  // namespace mps_ops::emulator

@@ -1,0 +1,93 @@
+// MSL atomics. The emulator runs one threadgroup at a time on one OS thread
+// (threads as a loop or as fibers that switch only at barriers and SIMD
+// collectives), so every read-modify-write is already indivisible; the types
+// exist to keep MSL's rules: which types and operations are allowed.
+#pragma once
+
+namespace metal {
+
+enum memory_order { memory_order_relaxed, memory_order_seq_cst };
+
+template <class T>
+struct atomic {
+  static_assert(is_same_v<T, int> || is_same_v<T, uint> || is_same_v<T, bool> ||
+                    is_same_v<T, float> || is_same_v<T, ulong> || is_same_v<T, long>,
+                "MSL atomics exist for int, uint, bool, float (and 64-bit min/max)");
+  T value;
+};
+using atomic_int = atomic<int>;
+using atomic_uint = atomic<uint>;
+using atomic_bool = atomic<bool>;
+using atomic_float = atomic<float>;
+using atomic_ulong = atomic<ulong>;
+using atomic_long = atomic<long>;
+
+namespace atomic_detail {
+template <class T>
+constexpr bool is_32bit_integer = is_same_v<T, int> || is_same_v<T, uint>;
+template <class T>
+constexpr bool is_64bit = is_same_v<T, ulong> || is_same_v<T, long>;
+}  // namespace atomic_detail
+
+template <class T>
+T atomic_load_explicit(const volatile atomic<T>* object, memory_order) {
+  static_assert(!atomic_detail::is_64bit<T>, "MSL has no 64-bit atomic load");
+  return object->value;
+}
+
+template <class T, class U>
+void atomic_store_explicit(volatile atomic<T>* object, U desired, memory_order) {
+  static_assert(!atomic_detail::is_64bit<T>, "MSL has no 64-bit atomic store");
+  object->value = T(desired);
+}
+
+template <class T, class U>
+T atomic_exchange_explicit(volatile atomic<T>* object, U desired, memory_order) {
+  static_assert(!atomic_detail::is_64bit<T>, "MSL has no 64-bit atomic exchange");
+  T old = object->value;
+  object->value = T(desired);
+  return old;
+}
+
+template <class T, class U>
+bool atomic_compare_exchange_weak_explicit(volatile atomic<T>* object, thread T* expected, U desired,
+                                           memory_order, memory_order) {
+  static_assert(!atomic_detail::is_64bit<T>, "MSL has no 64-bit compare-exchange");
+  if (object->value == *expected) {
+    object->value = T(desired);
+    return true;
+  }
+  *expected = object->value;
+  return false;
+}
+
+#define MPS_OPS_EMU_ATOMIC_FETCH(NAME, EXPR, ALLOWED, WHY)                        \
+  template <class T, class U>                                                    \
+  T atomic_fetch_##NAME##_explicit(volatile atomic<T>* object, U operand, memory_order) { \
+    static_assert(ALLOWED, WHY);                                                 \
+    const T old = object->value;                                                 \
+    const T b = T(operand);                                                      \
+    object->value = EXPR;                                                        \
+    return old;                                                                  \
+  }
+MPS_OPS_EMU_ATOMIC_FETCH(add, T(old + b),
+                         (atomic_detail::is_32bit_integer<T> || is_same_v<T, float>),
+                         "atomic_fetch_add exists for int, uint and float only")
+MPS_OPS_EMU_ATOMIC_FETCH(sub, T(old - b),
+                         (atomic_detail::is_32bit_integer<T> || is_same_v<T, float>),
+                         "atomic_fetch_sub exists for int, uint and float only")
+MPS_OPS_EMU_ATOMIC_FETCH(and, T(old & b), atomic_detail::is_32bit_integer<T>,
+                         "atomic_fetch_and exists for int and uint only")
+MPS_OPS_EMU_ATOMIC_FETCH(or, T(old | b), atomic_detail::is_32bit_integer<T>,
+                         "atomic_fetch_or exists for int and uint only")
+MPS_OPS_EMU_ATOMIC_FETCH(xor, T(old ^ b), atomic_detail::is_32bit_integer<T>,
+                         "atomic_fetch_xor exists for int and uint only")
+MPS_OPS_EMU_ATOMIC_FETCH(min, (b < old ? b : old),
+                         (atomic_detail::is_32bit_integer<T> || atomic_detail::is_64bit<T>),
+                         "atomic_fetch_min exists for integers only (no float min/max)")
+MPS_OPS_EMU_ATOMIC_FETCH(max, (old < b ? b : old),
+                         (atomic_detail::is_32bit_integer<T> || atomic_detail::is_64bit<T>),
+                         "atomic_fetch_max exists for integers only (no float min/max)")
+#undef MPS_OPS_EMU_ATOMIC_FETCH
+
+}  // namespace metal

@@ -1,0 +1,19 @@
+// Switches of the emulator that users and the test suite flip at run time
+// (mps_ops.emulator.checked(), MPS_OPS_CHECKED=1, reverse group order).
+#pragma once
+
+#include <atomic>
+
+namespace mps_ops::emulator {
+
+struct Options {
+  // Bounds-checked buffers (checked_memory.h); on by default where
+  // MPS_OPS_CHECKED=1 is set.
+  std::atomic<bool> checked{false};
+  // Threadgroups run last to first, to shake out ordering assumptions.
+  std::atomic<bool> reverse_group_order{false};
+};
+
+Options& options();
+
+}  // namespace mps_ops::emulator

@@ -1,0 +1,122 @@
+// Everything the Metal backend takes from PyTorch's internal MPS headers, in
+// one place. Objective-C++ only (included by metal_backend.mm alone).
+//
+// What we use, and how it reads across torch releases (compared header by
+// header: 2.9.0's macOS wheel against 2.13.0):
+//
+//   at::mps::getCurrentMPSStream()          same in 2.9 and 2.13
+//   MPSStream::queue()                      same (dispatch_queue_t)
+//   MPSStream::commandEncoder()             same (MTLComputeCommandEncoder_t,
+//                                           a typedef of id<MTLComputeCommandEncoder>)
+//   at::mps::MPSDevice::getInstance()->device()   same
+//   storage data pointer == id<MTLBuffer>   same (torch's getMTLBufferStorage)
+//
+// Where they differ, and why we do not depend on it:
+//   - dispatch_sync_with_rethrow is declared in at::native::mps
+//     (ATen/native/mps/OperationUtils.h) in 2.9 and in at::mps
+//     (ATen/mps/MPSStream.h) in 2.13, without TORCH_API in either. We use our
+//     own run_serially() below instead of either spelling.
+//   - 2.9's MPSStream.h imports Foundation itself; 2.13's relies on Metal.h.
+//     We import Foundation ourselves.
+//   - MPSStream::fill is gone after 2.9, getErrorBuffer/checkLastError are new
+//     in 2.13; none is used here.
+// Newer torch (main, after 2.13) makes the current stream per thread
+// (setCurrentMPSStream, a stream pool); calling getCurrentMPSStream() on every
+// dispatch follows that without change.
+#pragma once
+
+#if !defined(__OBJC__)
+#error "torch_mps_adapter.h is Objective-C++ (include it from metal_backend.mm only)"
+#endif
+
+#include <torch/version.h>
+
+#if !defined(TORCH_VERSION_MAJOR) || !defined(TORCH_VERSION_MINOR)
+#error "torch/version.h did not define TORCH_VERSION_MAJOR/MINOR"
+#endif
+#if TORCH_VERSION_MAJOR < 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 9)
+#error "mps_ops' Metal backend needs torch >= 2.9 (MPSStream::commandEncoder, macOS 14 SDK era headers)"
+#endif
+
+#import <Foundation/Foundation.h>
+#import <Metal/Metal.h>
+#include <dispatch/dispatch.h>
+
+#include <ATen/mps/MPSDevice.h>
+#include <ATen/mps/MPSStream.h>
+#include <c10/util/Exception.h>
+
+#include <exception>
+#include <optional>
+#include <string>
+
+namespace mps_ops::torch_mps {
+
+using Stream = at::mps::MPSStream;
+
+// The stream PyTorch's own MPS kernels encode on right now. Owned by PyTorch,
+// lives for the process.
+inline Stream* current_stream() {
+  return at::mps::getCurrentMPSStream();
+}
+
+// The device PyTorch allocates MPS tensors on; nil when MPS is unavailable.
+// Owned by PyTorch's MPSDevice singleton (we neither retain nor release it).
+inline id<MTLDevice> device() {
+  return at::mps::MPSDevice::getInstance()->device();
+}
+
+// The stream's serial queue: every encode on the stream happens inside it.
+inline dispatch_queue_t serial_queue(Stream* stream) {
+  return stream->queue();
+}
+
+// The stream's shared compute encoder, created by the stream on demand and
+// ended by it (endKernelCoalescing, commit). Owned by the stream: we use it
+// only inside serial_queue(stream) and never retain, end or release it.
+inline id<MTLComputeCommandEncoder> compute_encoder(Stream* stream) {
+  return stream->commandEncoder();
+}
+
+// An MPS storage's data pointer is its id<MTLBuffer> (PyTorch's MPS allocator
+// hands out buffers as data pointers). Borrowed: the tensor owns the buffer.
+inline id<MTLBuffer> storage_buffer(const void* storage_data) {
+  return __builtin_bit_cast(id<MTLBuffer>, storage_data);
+}
+
+// Runs body() synchronously inside queue, and rethrows here whatever it threw:
+// a C++ exception as itself, an NSException as c10::Error with its reason.
+// Nothing may unwind through dispatch_sync itself.
+template <class F>
+void run_serially(dispatch_queue_t queue, const F& body) {
+  std::exception_ptr cxx_failure;
+  std::optional<std::string> objc_failure;
+  // Blocks capture by value: hand the block pointers to our locals, which
+  // outlive it (dispatch_sync returns after the block ran).
+  const F* work = &body;
+  std::exception_ptr* cxx_slot = &cxx_failure;
+  std::optional<std::string>* objc_slot = &objc_failure;
+  dispatch_sync(queue, ^{
+    try {
+      @try {
+        (*work)();
+      } @catch (NSException* e) {
+        const char* reason = e.reason.UTF8String;
+        *objc_slot = std::string(e.name.UTF8String ? e.name.UTF8String : "NSException") + ": " +
+                     (reason ? reason : "");
+      }
+    } catch (...) {
+      *cxx_slot = std::current_exception();
+      if (!*cxx_slot) {
+        // A foreign exception that is not an NSException.
+        *objc_slot = std::string("an Objective-C exception that is not an NSException");
+      }
+    }
+  });
+  if (cxx_failure) {
+    std::rethrow_exception(cxx_failure);
+  }
+  TORCH_CHECK(!objc_failure, "mps_ops: Metal raised ", *objc_failure);
+}
+
+}  // namespace mps_ops::torch_mps

@@ -1,0 +1,497 @@
+"""Turn a .metal file into a C++ translation unit for the CPU emulator.
+
+What a header cannot do, this pass does over the preprocessed source (MSL
+keywords and attributes kept, since the real <metal_stdlib> stand-in is only
+included afterwards):
+
+* find every kernel (``kernel void f(...)`` or ``[[kernel]] void f(...)``) and
+  read each parameter's role from its attribute (``[[buffer(N)]]`` or a
+  thread-position built-in);
+* find every ``template [[host_name("...")]] ...;`` instantiation, strip the
+  attribute (clang rejects it after ``template``) and register a launcher
+  right behind it, in the same scope, whose parameter types the compiler takes
+  from the kernel through decltype;
+* keep line markers so that compiler errors point into the .metal source.
+
+Used by setup.py (the extension's kernels), by mps_ops.compile_shader (run
+time) and as a command:
+    python tools/msl_prepass.py KERNEL.metal OUT.cpp [--cxx clang++-16] [-I DIR]...
+This module imports nothing from mps_ops or torch, so setup.py can load it
+before the extension exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+STUB_INCLUDE = os.path.join(ROOT, "tools", "msl_stub_include")
+KERNEL_INCLUDE = os.path.join(ROOT, "csrc", "kernels", "include")
+EMULATOR_INCLUDE = os.path.join(ROOT, "csrc", "emulator", "include")
+
+BUILTIN_ROLES = {
+    "thread_position_in_grid",
+    "thread_position_in_threadgroup",
+    "threadgroup_position_in_grid",
+    "threads_per_grid",
+    "threads_per_threadgroup",
+    "threadgroups_per_grid",
+    "thread_index_in_threadgroup",
+    "thread_index_in_simdgroup",
+    "simdgroup_index_in_threadgroup",
+    "simdgroups_per_threadgroup",
+    "threads_per_simdgroup",
+    "thread_execution_width",
+}
+
+# Names whose use makes a kernel collective (fibers instead of the plain loop).
+COLLECTIVE_NAMES = {"threadgroup_barrier", "simdgroup_barrier"}
+COLLECTIVE_PREFIXES = ("simd_", "quad_")
+NOT_FUNCTIONS = {
+    "if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof",
+    "alignas", "static_assert", "defined",
+}
+
+TOKEN_RE = re.compile(
+    r"""
+    (?P<line>^\#[^\n]*)                              # line marker / pragma
+  | (?P<ws>\s+)
+  | (?P<string>"(?:[^"\\\n]|\\.)*")
+  | (?P<char>'(?:[^'\\\n]|\\.)*')
+  | (?P<number>\.?\d(?:[\w.]|[eEpP][+-])*)
+  | (?P<ident>[A-Za-z_]\w*)
+  | (?P<punct>\[\[|\]\]|::|->|<<=|>>=|[-+*/%&|^!=<>]=|&&|\|\||\+\+|--|<<|>>|[^\s\w])
+    """,
+    re.VERBOSE | re.MULTILINE,
+)
+
+
+@dataclass
+class Token:
+    kind: str
+    text: str
+    start: int
+    end: int
+
+
+def tokenize(source: str) -> list[Token]:
+    tokens = []
+    for m in TOKEN_RE.finditer(source):
+        kind = m.lastgroup
+        if kind in ("ws", "line"):
+            continue
+        tokens.append(Token(kind, m.group(), m.start(), m.end()))
+    return tokens
+
+
+class PrepassError(Exception):
+    pass
+
+
+@dataclass
+class Kernel:
+    name: str
+    roles: list[str]
+    body_names: set = field(default_factory=set)
+
+
+@dataclass
+class Instantiation:
+    host_name: str
+    entity: str  # e.g. "unary_dense<float, ndtri_functor>"
+    base_name: str
+    entity_names: set
+    attr_span: tuple[int, int] | None  # attributes to strip, None for plain kernels
+    end: int  # offset just past the closing ';'
+
+
+@dataclass
+class Scan:
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+    instantiations: list[Instantiation] = field(default_factory=list)
+    # function or struct name -> identifiers its body uses (overloads merged)
+    bodies: dict = field(default_factory=dict)
+    # (start, end, replacement) edits for threadgroup variable declarations
+    threadgroup_edits: list = field(default_factory=list)
+    # kernel parameter attributes, blanked in the output
+    attribute_spans: list = field(default_factory=list)
+
+    def is_collective(self, names: set) -> bool:
+        seen, todo = set(), list(names)
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in COLLECTIVE_NAMES or name.startswith(COLLECTIVE_PREFIXES):
+                return True
+            todo.extend(self.bodies.get(name, ()))
+        return False
+
+
+def _matching(tokens: list[Token], i: int, open_: str, close: str) -> int:
+    depth = 0
+    for j in range(i, len(tokens)):
+        if tokens[j].text == open_:
+            depth += 1
+        elif tokens[j].text == close:
+            depth -= 1
+            if depth == 0:
+                return j
+    raise PrepassError(f"unbalanced {open_!r}")
+
+
+def _split_params(tokens: list[Token]) -> list[list[Token]]:
+    params, current, depth = [], [], 0
+    for tok in tokens:
+        if tok.text in ("(", "[", "<", "[["):
+            depth += 1
+        elif tok.text in (")", "]", ">", "]]"):
+            depth -= 1
+        if tok.text == "," and depth == 0:
+            params.append(current)
+            current = []
+        else:
+            current.append(tok)
+    if current:
+        params.append(current)
+    return params
+
+
+def _param_role(param: list[Token], kernel: str) -> str | None:
+    texts = [t.text for t in param]
+    if "[[" not in texts:
+        return None
+    i = texts.index("[[")
+    attr = texts[i + 1]
+    if attr == "buffer":
+        return f"::mps_ops_emu::buffer_role<{texts[i + 3]}>"
+    if attr == "threadgroup":
+        return f"::mps_ops_emu::threadgroup_role<{texts[i + 3]}>"
+    if attr in BUILTIN_ROLES:
+        return f"::mps_ops_emu::{attr}_role"
+    raise PrepassError(
+        f"kernel {kernel}: parameter attribute [[{attr}]] is not supported by the emulator yet"
+    )
+
+
+def scan(source: str) -> Scan:
+    tokens = tokenize(source)
+    result = Scan()
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        # Kernel declarations: `kernel void NAME(` or `[[kernel]] void NAME(`.
+        is_kernel_kw = tok.text == "kernel" and tok.kind == "ident"
+        is_kernel_attr = (
+            tok.text == "[["
+            and i + 2 < len(tokens)
+            and tokens[i + 1].text == "kernel"
+            and tokens[i + 2].text == "]]"
+        )
+        if is_kernel_kw or is_kernel_attr:
+            j = i + (1 if is_kernel_kw else 3)
+            if j + 2 < len(tokens) and tokens[j].text == "void" and tokens[j + 1].kind == "ident":
+                name = tokens[j + 1].text
+                if tokens[j + 2].text == "(":
+                    close = _matching(tokens, j + 2, "(", ")")
+                    params = _split_params(tokens[j + 3 : close])
+                    roles = [_param_role(p, name) for p in params]
+                    if roles and all(r is not None for r in roles):
+                        result.kernels.setdefault(name, Kernel(name, roles))
+                        # Parameter attributes mean nothing to C++ (and
+                        # [[threadgroup(N)]] would meet the `threadgroup` macro).
+                        for k in range(j + 3, close):
+                            if tokens[k].text == "[[":
+                                attr_end = _matching(tokens, k, "[[", "]]")
+                                result.attribute_spans.append((tokens[k].start, tokens[attr_end].end))
+                        if close + 1 < len(tokens) and tokens[close + 1].text == "{":
+                            end = _matching(tokens, close + 1, "{", "}")
+                            result.kernels[name].body_names |= {
+                                t.text for t in tokens[close + 2 : end] if t.kind == "ident"}
+                            if not _is_template(tokens, i):
+                                # A plain kernel is its own instantiation, named as written.
+                                result.instantiations.append(Instantiation(
+                                    name, name, name, set(), None, tokens[end].end))
+                    elif any(r is not None for r in roles):
+                        raise PrepassError(f"kernel {name}: every parameter needs an attribute")
+        # Explicit instantiations with a host name.
+        if (
+            tok.text == "template"
+            and i + 6 < len(tokens)
+            and tokens[i + 1].text == "[["
+            and tokens[i + 2].text == "host_name"
+        ):
+            attr_end = _matching(tokens, i + 1, "[[", "]]")
+            host_attr_end = attr_end
+            # Any further attribute lists ([[kernel]]) go too: C++ rejects them there.
+            while attr_end + 1 < len(tokens) and tokens[attr_end + 1].text == "[[":
+                attr_end = _matching(tokens, attr_end + 1, "[[", "]]")
+            if tokens[i + 4].kind != "string":
+                raise PrepassError("host_name needs a string literal")
+            host_name = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', " ".join(
+                t.text for t in tokens[i + 4 : host_attr_end - 1])))
+            semi = attr_end
+            while tokens[semi].text != ";":
+                semi += 1
+            body = tokens[attr_end + 1 : semi]
+            entity = _instantiated_entity(body)
+            base_name = entity[0].text
+            for t in entity:
+                if t.text == "<":
+                    break
+                if t.kind == "ident":
+                    base_name = t.text
+            result.instantiations.append(
+                Instantiation(
+                    host_name,
+                    _join(entity),
+                    base_name,
+                    {t.text for t in entity if t.kind == "ident"},
+                    (tokens[i + 1].start, tokens[attr_end].end),
+                    tokens[semi].end,
+                )
+            )
+            i = semi
+        i += 1
+    _scan_bodies(tokens, result)
+    return result
+
+
+def _scan_bodies(tokens: list[Token], result: Scan) -> None:
+    """Record which names each function and struct body uses, and rewrite
+    threadgroup storage declared in function bodies."""
+    tg_id = 0
+    for i, tok in enumerate(tokens):
+        if tok.text != "{":
+            continue
+        owner = _body_owner(tokens, i)
+        if owner is None:
+            continue
+        end = _matching(tokens, i, "{", "}")
+        names = {t.text for t in tokens[i + 1 : end] if t.kind == "ident"}
+        result.bodies.setdefault(owner, set()).update(names)
+    # threadgroup storage: `threadgroup T name[dims];` at statement level.
+    for i, tok in enumerate(tokens):
+        if tok.text != "threadgroup" or i == 0 or tokens[i - 1].text not in ("{", ";", "}"):
+            continue
+        j = i + 1
+        while j < len(tokens) and tokens[j].text != ";":
+            j += 1
+        decl = tokens[i + 1 : j]
+        texts = [t.text for t in decl]
+        if "*" in texts or "&" in texts:
+            continue  # a pointer or reference into threadgroup memory, not storage
+        if "(" in texts or "=" in texts or "," in texts:
+            raise PrepassError(
+                "threadgroup variables are declared one per statement, without initializer")
+        first_dim = texts.index("[") if "[" in texts else len(texts)
+        name = texts[first_dim - 1]
+        type_text = _join(decl[: first_dim - 1]) + "".join(texts[first_dim:])
+        tg_id += 1
+        result.threadgroup_edits.append((
+            tok.start, tokens[j].end,
+            f"auto& {name} = ::mps_ops_emu::threadgroup_variable<{type_text}, {tg_id}>();"))
+
+
+def _body_owner(tokens: list[Token], brace: int) -> str | None:
+    """The function or struct whose body opens at tokens[brace], if any."""
+    k = brace - 1
+    while k >= 0 and tokens[k].text in ("const", "noexcept", "thread", "device", "constant"):
+        k -= 1
+    while k >= 0 and tokens[k].text == "]]":  # trailing attributes
+        depth = 0
+        while k >= 0:
+            if tokens[k].text == "]]":
+                depth += 1
+            elif tokens[k].text == "[[":
+                depth -= 1
+                if depth == 0:
+                    break
+            k -= 1
+        k -= 1
+    if k < 0:
+        return None
+    if tokens[k].text == ")":
+        depth = 0
+        while k >= 0:
+            if tokens[k].text == ")":
+                depth += 1
+            elif tokens[k].text == "(":
+                depth -= 1
+                if depth == 0:
+                    break
+            k -= 1
+        k -= 1
+        if k >= 1 and tokens[k].text == ")" and tokens[k - 1].text == "(" and tokens[k - 2].text == "operator":
+            return _enclosing_struct(tokens, k - 2)
+        if k >= 0 and tokens[k].kind == "ident" and tokens[k].text not in NOT_FUNCTIONS:
+            return tokens[k].text
+        return None
+    # struct NAME [: bases] {
+    j = k
+    while j >= 0 and tokens[j].text not in (";", "{", "}"):
+        if tokens[j].text in ("struct", "class") and j + 1 < len(tokens) and tokens[j + 1].kind == "ident":
+            return tokens[j + 1].text
+        j -= 1
+    return None
+
+
+def _enclosing_struct(tokens: list[Token], k: int) -> str | None:
+    depth = 0
+    while k >= 0:
+        if tokens[k].text == "}":
+            depth += 1
+        elif tokens[k].text == "{":
+            if depth == 0:
+                return _body_owner(tokens, k)
+            depth -= 1
+        k -= 1
+    return None
+
+
+def _is_template(tokens: list[Token], kernel_index: int) -> bool:
+    k = kernel_index - 1
+    if k < 0 or tokens[k].text != ">":
+        return False
+    depth = 0
+    while k >= 0:
+        if tokens[k].text == ">":
+            depth += 1
+        elif tokens[k].text == "<":
+            depth -= 1
+            if depth == 0:
+                return k > 0 and tokens[k - 1].text == "template"
+        k -= 1
+    return False
+
+
+def _instantiated_entity(body: list[Token]) -> list[Token]:
+    texts = [t.text for t in body]
+    if "decltype" in texts:
+        k = texts.index("decltype")
+        close = _matching(body, k + 1, "(", ")")
+        return body[close + 1 :]
+    # `kernel void NAME<ARGS>(PARAMS)` form: the entity ends at the parameter list.
+    if "void" not in texts:
+        raise PrepassError("cannot find the instantiated kernel")
+    k = texts.index("void") + 1
+    depth = 0
+    for j in range(k, len(body)):
+        if body[j].text == "<":
+            depth += 1
+        elif body[j].text == ">":
+            depth -= 1
+        elif body[j].text == "(" and depth == 0:
+            return body[k:j]
+    raise PrepassError("cannot find the instantiated kernel")
+
+
+def _join(tokens: list[Token]) -> str:
+    out = ""
+    for t in tokens:
+        if out and (t.kind in ("ident", "number") and out[-1].isalnum() or out[-1] == "_"):
+            out += " "
+        out += t.text
+    return out
+
+
+def generate(source: str, origin: str) -> str:
+    """Preprocessed MSL -> emulator C++."""
+    result = scan(source)
+    if not result.instantiations:
+        raise PrepassError(f"{origin}: no [[host_name]] instantiations found")
+    edits = list(result.threadgroup_edits)
+    edits += [(start, end, " " * (end - start)) for start, end in set(result.attribute_spans)]
+    for n, inst in enumerate(result.instantiations):
+        kernel = result.kernels.get(inst.base_name)
+        if kernel is None:
+            raise PrepassError(
+                f"{origin}: {inst.host_name} instantiates {inst.base_name}, which is not a kernel "
+                "with attributed parameters"
+            )
+        if inst.attr_span is not None:
+            start, end = inst.attr_span
+            edits.append((start, end, " " * (end - start)))  # keep columns and lines
+        masks = {"buffer": 0, "threadgroup": 0}
+        for role in kernel.roles:
+            m = re.match(r"::mps_ops_emu::(buffer|threadgroup)_role<(\d+)>", role)
+            if m:
+                masks[m.group(1)] |= 1 << int(m.group(2))
+        collective = result.is_collective(kernel.body_names | inst.entity_names - {inst.base_name})
+        launcher = "launch_collective" if collective else "launch"
+        fn = f"&{inst.entity}"
+        edits.append((inst.end, inst.end,
+            f" static const ::mps_ops_emu::registrar mps_ops_emu_kernel_{n}("
+            f"::mps_ops_emu::kernel_entry{{\"{inst.host_name}\", \"{origin}\", "
+            f"&::mps_ops_emu::{launcher}<decltype({fn}), {fn}, {', '.join(kernel.roles)}>, "
+            f"{masks['buffer']}u, {masks['threadgroup']}u, {'true' if collective else 'false'}}});"
+        ))
+    pieces, last = [], 0
+    for start, end, text in sorted(edits):
+        pieces.append(source[last:start])
+        pieces.append(text)
+        last = end
+    pieces.append(source[last:])
+    body = "".join(pieces)
+    return (
+        "// Generated by tools/msl_prepass.py from " + origin + ". Do not edit.\n"
+        "#include <mps_ops_emulator/metal_stdlib.h>\n"
+        "#include <mps_ops_emulator/launch.h>\n"
+        "namespace {\n" + body + "\n}  // namespace\n"
+    )
+
+
+def preprocess(path: str, cxx: str, include_dirs: list[str]) -> str:
+    cmd = [cxx, "-E", "-x", "c++", "-std=c++14", "-D__MPS_OPS_EMULATOR__", "-I", STUB_INCLUDE]
+    for d in include_dirs:
+        cmd += ["-I", d]
+    cmd.append(path)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise PrepassError(proc.stderr)
+    return proc.stdout
+
+
+def write_if_changed(path: str, text: str) -> bool:
+    if os.path.exists(path):
+        with open(path) as f:
+            if f.read() == text:
+                return False
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    return True
+
+
+def translate(metal_path: str, out_path: str, cxx: str, include_dirs: list[str] = (),
+              origin: str | None = None) -> bool:
+    dirs = [KERNEL_INCLUDE, *include_dirs]
+    origin = origin or os.path.relpath(metal_path, ROOT)
+    text = generate(preprocess(metal_path, cxx, dirs), origin)
+    return write_if_changed(out_path, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("metal")
+    parser.add_argument("out")
+    parser.add_argument("--cxx", default=os.environ.get("CXX", "clang++-16"))
+    parser.add_argument("-I", dest="include", action="append", default=[])
+    args = parser.parse_args(argv)
+    try:
+        translate(args.metal, args.out, args.cxx, args.include)
+    except PrepassError as e:
+        print(f"msl_prepass: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""The macOS build, checked on any platform: the metallib plan, the embedded
+bytes and sources, and the Objective-C++ type check (tools/check_objc.sh).
+
+Nothing here runs Metal. The checks need clang-16 and fail (never skip)
+without it.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+import macos_build  # noqa: E402
+
+CLANG = "clang++-16"
+MM = os.path.join(ROOT, "csrc", "runtime", "metal", "metal_backend.mm")
+CHECK_OBJC = os.path.join(ROOT, "tools", "check_objc.sh")
+KERNELS = [os.path.relpath(f, ROOT) for f in macos_build.kernel_files()]
+INCLUDES = [os.path.relpath(d, ROOT) for d in macos_build.include_dirs()]
+
+
+def _skip_blank(cpp: str, pos: int) -> int:
+    while True:
+        match = re.compile(r"\s+|//[^\n]*").match(cpp, pos)
+        if not match or match.end() == pos:
+            return pos
+        pos = match.end()
+
+
+def literal_at(cpp: str, pos: int) -> tuple[bytes, int]:
+    """Decodes the adjacent C string literals starting at pos (blanks and //
+    comments between them allowed); returns the bytes and the position after."""
+    token = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+    data = b""
+    pos = _skip_blank(cpp, pos)
+    while (match := token.match(cpp, pos)):
+        data += ast.literal_eval('b"' + match.group(1) + '"')
+        pos = _skip_blank(cpp, match.end())
+    return data, pos
+
+
+def literal_bytes(cpp: str, marker: str) -> bytes:
+    """The bytes of the literal right after marker."""
+    return literal_at(cpp, cpp.index(marker) + len(marker))[0]
+
+
+def literal_array(cpp: str, marker: str) -> list[bytes]:
+    """The elements of a braced array of string literals right after marker."""
+    pos = _skip_blank(cpp, cpp.index(marker) + len(marker))
+    assert cpp[pos] == "{"
+    items = []
+    pos += 1
+    while True:
+        data, pos = literal_at(cpp, pos)
+        items.append(data)
+        if cpp[pos] == ",":
+            pos = _skip_blank(cpp, pos + 1)
+        if cpp[pos] == "}":
+            return items
+        assert cpp[pos] == '"', f"unexpected {cpp[pos:pos + 20]!r} in a string array"
+
+
+def test_plan_compiles_each_metal_file_once_then_links_them():
+    assert KERNELS, "no csrc/kernels/*.metal in this checkout"
+    plan = macos_build.metal_build_plan(KERNELS, INCLUDES, "build/metal/air")
+    compiles, link = plan[:-1], plan[-1]
+    assert len(compiles) == len(KERNELS)
+    airs = []
+    for source, command in zip(KERNELS, compiles):
+        assert command[:4] == ["xcrun", "-sdk", "macosx", "metal"]
+        assert "-std=metal3.1" in command
+        assert not any(c.startswith("-std=") and c != "-std=metal3.1" for c in command)
+        assert "-fno-fast-math" in command and "-ffast-math" not in command
+        assert "-mmacosx-version-min=14.0" in command
+        for include in INCLUDES:
+            assert command[command.index("-I") + 1] == include
+        assert command[command.index("-c") + 1] == source
+        air = command[command.index("-o") + 1]
+        stem = os.path.splitext(os.path.basename(source))[0]
+        assert air == os.path.join("build/metal/air", stem + ".air")
+        airs.append(air)
+    assert len(set(airs)) == len(airs)
+    assert link[:4] == ["xcrun", "-sdk", "macosx", "metallib"]
+    assert link[4:-2] == airs
+    assert link[-2:] == ["-o", "build/metal/air/mps_ops.metallib"]
+
+
+def test_plan_debug_keeps_sources_and_refuses_bad_inputs():
+    debug = macos_build.metal_build_plan(KERNELS[:1], INCLUDES, "b", debug=True)[0]
+    assert "-gline-tables-only" in debug and "-frecord-sources" in debug
+    with pytest.raises(ValueError, match="both build"):
+        macos_build.metal_build_plan(["a/x.metal", "b/x.metal"], [], "b")
+    with pytest.raises(ValueError, match="not a .metal"):
+        macos_build.metal_build_plan(["x.cpp"], [], "b")
+    with pytest.raises(ValueError):
+        macos_build.metal_build_plan([], [], "b")
+
+
+def test_dry_run_prints_the_plan():
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "macos_build.py"), "--dry-run"],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    lines = [l for l in out.splitlines() if not l.startswith("#")]
+    assert len(lines) == len(KERNELS) + 1
+    assert all(l.startswith("xcrun -sdk macosx metal -std=metal3.1 ") for l in lines[:-1])
+    assert lines[-1].startswith("xcrun -sdk macosx metallib ")
+
+
+def test_metallib_bytes_round_trip():
+    rng = random.Random(0)
+    # Every byte value, the characters the encoder escapes, and octal escapes
+    # followed by digits (which a \x escape would swallow).
+    data = bytes(range(256)) + b'"\\??=\n\x00123\x07\x0089' + bytes(rng.randrange(256) for _ in range(5000))
+    cpp = macos_build.embed_metallib_cpp(data)
+    assert literal_bytes(cpp, "const unsigned char mps_ops_metallib[] =") == data
+    assert f"const size_t mps_ops_metallib_size = {len(data)};" in cpp
+    assert "const size_t mps_ops_kernel_source_count = 0;" in cpp
+    assert cpp.isascii()
+
+
+def test_source_fallback_round_trips_and_inlines_our_headers():
+    sources = [(k, macos_build.expand_includes(os.path.join(ROOT, k), macos_build.include_dirs()))
+               for k in KERNELS]
+    cpp = macos_build.embed_sources_cpp(sources)
+    assert "const size_t mps_ops_metallib_size = 0;" in cpp
+    assert f"const size_t mps_ops_kernel_source_count = {len(KERNELS)};" in cpp
+    texts = literal_array(cpp, "const char* const mps_ops_kernel_sources[] =")
+    assert len(texts) == len(KERNELS)
+    for (name, text), embedded in zip(sources, texts):
+        assert embedded == text.encode()
+        # Nothing of ours is left to #include; Metal's own headers stay.
+        assert not re.search(r"#\s*include\s*[<\"]mps_ops/", text), name
+        assert "#include <metal_stdlib>" in text
+        assert not re.search(r"^\s*#\s*pragma\s+once", text, re.M), name
+        assert text.count('#line 1 "csrc/kernels/include/mps_ops/types.h"') == 1
+        assert text.startswith(f'#line 1 "{name}"')
+    names = literal_array(cpp, "const char* const mps_ops_kernel_source_names[] =")
+    assert names == [k.encode() for k in KERNELS]
+
+
+def test_source_fallback_preprocesses_like_the_original(tmp_path):
+    """Header expansion changes nothing the preprocessor sees."""
+    stub = os.path.join(ROOT, "tools", "msl_stub_include")
+
+    def preprocess(path, *extra):
+        out = subprocess.run([CLANG, "-E", "-P", "-x", "c++", "-nostdinc", "-isystem", stub, *extra, path],
+                             capture_output=True, text=True, check=True).stdout
+        return " ".join(out.split())
+
+    for kernel in KERNELS:
+        expanded = tmp_path / os.path.basename(kernel)
+        expanded.write_text(macos_build.expand_includes(os.path.join(ROOT, kernel),
+                                                        macos_build.include_dirs()))
+        original = preprocess(os.path.join(ROOT, kernel), "-I", os.path.join(ROOT, INCLUDES[0]))
+        assert preprocess(str(expanded)) == original, kernel
+
+
+def test_generated_cpp_compiles(tmp_path):
+    metallib = tmp_path / "metallib.cpp"
+    metallib.write_text(macos_build.embed_metallib_cpp(bytes(range(256)) * 4))
+    source = tmp_path / "source.cpp"
+    source.write_text(macos_build.embed_sources_cpp([("a.metal", "kernel void f() {}\n"),
+                                                     ("b.metal", '"quoted" ??= \\ \n')]))
+    for path in (metallib, source):
+        subprocess.run([CLANG, "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", str(path)],
+                       check=True)
+
+
+def test_generated_symbols_match_what_the_backend_reads():
+    with open(MM) as f:
+        mm = f.read()
+    declared = re.search(r'extern "C" \{(.*?)\n\}', mm, re.S).group(1)
+    names = re.findall(r"\b(mps_ops_\w+)\b", declared)
+    assert tuple(names) == macos_build.SYMBOLS
+    for cpp in (macos_build.embed_metallib_cpp(b"x"), macos_build.embed_sources_cpp([("a", "b")])):
+        for name in names:
+            assert re.search(rf"^const [^=]*\b{name}\b(\[\])? =", cpp, re.M), name
+            assert cpp.count(f"extern const") == len(names)
+
+
+def test_build_falls_back_to_source_without_a_toolchain(tmp_path, capsys):
+    calls = []
+
+    def no_metal(command, **kwargs):
+        calls.append(command)
+        return subprocess.CompletedProcess(command, 1)
+
+    mode, generated = macos_build.build(str(tmp_path), run=no_metal)
+    assert mode == "source"
+    assert calls == [["xcrun", "-sdk", "macosx", "-f", "metal"]]
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and "xcodebuild -downloadComponent MetalToolchain" in out[0]
+    with open(generated) as f:
+        assert f"mps_ops_kernel_source_count = {len(KERNELS)};" in f.read()
+
+
+def test_build_treats_a_shim_without_compiler_as_no_toolchain(tmp_path, capsys):
+    # Xcode 26 without the MetalToolchain component: `xcrun -f metal` finds the
+    # shim, running it fails.
+    def shim_only(command, **kwargs):
+        return subprocess.CompletedProcess(command, 0 if "-f" in command else 1)
+
+    assert macos_build.build(str(tmp_path), run=shim_only)[0] == "source"
+    capsys.readouterr()
+
+
+def test_build_runs_the_plan_with_a_toolchain(tmp_path):
+    ran = []
+
+    def fake_xcrun(command, **kwargs):
+        ran.append(command)
+        if command[3] == "metallib":
+            out = os.path.join(kwargs["cwd"], command[command.index("-o") + 1])
+            with open(out, "wb") as f:
+                f.write(b"MTLB fake")
+        return subprocess.CompletedProcess(command, 0)
+
+    mode, generated = macos_build.build(str(tmp_path), run=fake_xcrun)
+    assert mode == "metallib"
+    assert ran[2:] == macos_build.metal_build_plan(
+        KERNELS, INCLUDES, os.path.relpath(os.path.join(str(tmp_path), "air"), ROOT))
+    with open(generated) as f:
+        assert literal_bytes(f.read(), "const unsigned char mps_ops_metallib[] =") == b"MTLB fake"
+
+
+def test_check_objc_passes():
+    assert shutil.which(CLANG), f"{CLANG} is required (apt-get install -y clang-16)"
+    result = subprocess.run(["bash", CHECK_OBJC], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_check_objc_rejects_a_misspelled_selector(tmp_path):
+    with open(MM) as f:
+        text = f.read()
+    assert "[encoder setBuffer:" in text
+    planted = tmp_path / "planted.mm"
+    planted.write_text(text.replace("[encoder setBuffer:", "[encoder setBufer:"))
+    result = subprocess.run(["bash", CHECK_OBJC, str(planted)], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "setBufer:offset:atIndex:" in result.stderr
