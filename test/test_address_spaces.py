@@ -72,13 +72,16 @@ PLANTED = {
         r"cannot bind reference in address space 'device' to object in address space 'thread'",
     ),
     "mistake_inside_an_instantiated_template": (
-        "struct set_one { template <typename T> void operator()(thread T* p) const { *p = T(1); } };\n"
+        "struct set_one {\n"
+        "  template <typename T> void operator()(thread T* p) const { *p = T(1); }\n"
+        "};\n"
         "template <typename F, typename T>\n"
         "kernel void k(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
         "  F()(out + i);\n"
         "}\n"
-        'template [[host_name("k_float")]] [[kernel]] decltype(k<set_one, float>) k<set_one, float>;\n',
-        6,
+        'template [[host_name("k_float")]] [[kernel]]\n'
+        "decltype(k<set_one, float>) k<set_one, float>;\n",
+        8,
         r"no matching function for call to object of type",
     ),
     "program_scope_variable_not_constant": (
@@ -106,12 +109,22 @@ PLANTED = {
         r"device, constant or threadgroup address space",
     ),
     "atomic_in_thread_memory": (
-        "kernel void k(device atomic_uint* counter [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+        "kernel void k(device atomic_uint* counter [[buffer(0)]],\n"
+        "              uint i [[thread_position_in_grid]]) {\n"
         "  atomic_uint mine;\n"
         "  atomic_fetch_add_explicit(&mine, 1u, memory_order_relaxed);\n"
         "}\n",
-        5,
+        6,
         r"cannot pass pointer to address space 'thread' as a pointer to address space 'device'",
+    ),
+    "device_method_on_a_temporary": (
+        "struct acc { float v; float get() const device { return v; } };\n"
+        "inline acc make(float v) { return acc{v}; }\n"
+        "kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+        "  out[i] = make(1.0f).get();\n"
+        "}\n",
+        6,
+        r"object parameter of type 'const device acc' with an expression of type 'acc'",
     ),
     "unqualified_method_on_device_object": (
         "struct acc { float v; float get() const { return v; } };\n"
@@ -127,7 +140,9 @@ PLANTED = {
 # Valid MSL that a naive OpenCL C++ translation would reject: must pass.
 VALID = PRELUDE + """\
 struct Params { uint n; float scale; };
-inline float twice(float x) { return 2.0f * x; }
+struct Pair { float a, b; float sum() const { return a + b; } };
+inline Pair make_pair(float a) { return Pair{a, 1.0f}; }
+inline float twice(const thread float& x) { return 2.0f * x; }  // binds temporaries too
 inline void store(device float* p, float v) { *p = v; }
 inline float first(constant float* c) { return c[0]; }
 kernel void k(device float* out [[buffer(0)]],
@@ -149,12 +164,14 @@ kernel void k(device float* out [[buffer(0)]],
   half h = half(v.y) + 1.0h;
   bfloat b = bfloat(v.z);
   int e;
-  float m = frexp(v.x, e);
+  float m = frexp(v.x, e) + make_pair(v.y).sum() + twice(v.z + 1.0f);
+  ulong lanes = ulong(simd_ballot(m > 0.0f));
   atomic_fetch_add_explicit(counter, 1u, memory_order_relaxed);
   atomic_fetch_add_explicit(&hits, 1u, memory_order_relaxed);
   if (pos.x < p.n && !isnan(m)) {
-    store(out + pos.x, twice(m) + float(e) + float(h) + float(b) + metal::fma(v.w, 2.0f, 1.0f) +
-                       simd_sum(v.w) + metal::numeric_limits<float>::epsilon());
+    store(out + pos.x, twice(m) + float(e) + float(h) + float(b) + float(lanes) +
+                       metal::fma(v.w, 2.0f, 1.0f) + simd_sum(v.w) +
+                       metal::numeric_limits<float>::epsilon());
   }
 }
 """
@@ -210,12 +227,13 @@ def test_errors_in_included_headers_point_into_the_header(tmp_path):
         "}\n")
     metal = tmp_path / "uses_header.metal"
     metal.write_text(PRELUDE + "#include <planted/helpers.h>\n"
-                     "kernel void k(device float* out [[buffer(0)]], constant float* in [[buffer(1)]],\n"
+                     "kernel void k(device float* out [[buffer(0)]],\n"
+                     "              constant float* in [[buffer(1)]],\n"
                      "              uint i [[thread_position_in_grid]]) {\n"
                      "  put(out + i, in + i);\n"
                      "}\n")
     problems = check_address_spaces.check_file(str(metal), CLANG, [str(tmp_path / "inc")])
     text = "\n".join(problems)
     assert re.search(rf"{re.escape(str(inc / 'helpers.h'))}:5:\d+: error: ", text), text
-    assert f"{metal}:6:" in text, text  # the instantiation note names the kernel's line
+    assert f"{metal}:7:" in text, text  # the instantiation note names the kernel's line
 

@@ -45,13 +45,14 @@ second time, as C++ for OpenCL 2021 (clang -x clcpp -cl-std=clc++2021
    functions): a pointer or reference argument must be device, constant or
    threadgroup, `[[buffer(n)]]` needs a device/constant pointer or reference,
    `[[threadgroup(n)]]` a threadgroup one, built-ins are values.
+6. clang gives temporaries (a function's result, a value bound to a const
+   reference) no address space, so they cannot bind a thread reference or
+   call a thread member function; in MSL they are thread objects. Errors
+   whose only cause is that are dropped (see _is_temporary_quirk).
 Diagnostics are printed with MSL's spellings (device, constant,
 threadgroup, thread) and repository-relative paths.
 
 Known false positives (valid MSL that fails here; write around them):
-* a `const T&` / `const thread T&` parameter bound to a temporary of scalar
-  or vector type: clang puts temporaries in no address space, which a
-  thread reference cannot bind. Take scalars and vectors by value.
 * copying across address spaces an object of a class that declares its own
   constructor or assignment (those classes get no defaulted copies).
 * boolN from vector comparisons (`bool4 m = a < b;`): clang has no bool
@@ -432,8 +433,8 @@ def rewrite(source: str) -> tuple[str, list[str]]:
         type_text = source[decl[0].start : name.start] + (
             source[decl[first_dim].start : decl[-1].end] if first_dim < len(decl) else "")
         type_text = " ".join(type_text.split())
-        edits.append((tok.start, tokens[j].end,
-                      f"auto& {name.text} = ::metal::cl_detail::threadgroup_storage<{type_text}>();"))
+        storage = f"::metal::cl_detail::threadgroup_storage<{type_text}>()"
+        edits.append((tok.start, tokens[j].end, f"auto& {name.text} = {storage};"))
 
     # 3. Vector constructors: OpenCL C++ has only (float4)(...) literals.
     for i, tok in enumerate(tokens):
@@ -472,6 +473,56 @@ _SPELLINGS = [
 ]
 
 
+_NAMED_SPACE_RE = re.compile(r"__(?:global|constant|local|private)\b")
+_OBJECT_PARAMETER_RE = re.compile(
+    r"cannot initialize object parameter of type '([^']*)' with an expression of type '([^']*)'")
+_BIND_VALUE_RE = re.compile(
+    r"binding reference of type '([^']*)' to value of type '([^']*)' changes address space")
+_DEFAULT_TO_PRIVATE = (
+    "'this' object is in default address space, but method expects object in address space "
+    "'__private'",
+    "cannot bind reference in default address space to object in address space '__private'",
+)
+
+
+def _is_temporary_quirk(line: str) -> bool:
+    """clang gives temporaries (prvalues materialized from a function's result
+    or bound to a const reference) no address space at all, so they cannot be
+    bound to a thread reference or be the object of a thread member function.
+    In MSL they are thread objects: such a diagnostic is not a Metal error."""
+    if any(text in line for text in _DEFAULT_TO_PRIVATE):
+        return True
+    for pattern in (_OBJECT_PARAMETER_RE, _BIND_VALUE_RE):
+        m = pattern.search(line)
+        if m and "__private" in m.group(1) and not _NAMED_SPACE_RE.search(m.group(2)):
+            return True
+    return False
+
+
+def error_blocks(stderr: str) -> tuple[list[str], int]:
+    """clang's output, one entry per error with its notes and include stack,
+    leaving out the errors that only come from the temporary quirk; and how
+    many errors there were in all."""
+    blocks, prefix = [], []
+    for line in stderr.splitlines():
+        m = _DIAGNOSTIC_RE.match(line)
+        if m and m.group(4) in ("error", "fatal error"):
+            blocks.append(prefix + [line])
+            prefix = []
+        elif line.startswith("In file included from ") or line.startswith("                 from "):
+            prefix.append(line)
+        elif re.match(r"^\d+ errors? generated\.$", line):
+            continue
+        elif blocks:
+            blocks[-1].append(line)
+        else:
+            prefix.append(line)
+    kept = [b for b in blocks if not any(_is_temporary_quirk(line) for line in b)]
+    if all("too many errors emitted" in "".join(b) for b in kept):
+        kept = []
+    return ["\n".join(b) for b in kept], len(blocks)
+
+
 def translate_diagnostics(stderr: str) -> str:
     """clang's OpenCL spellings -> MSL's, and repository-relative paths."""
     out = []
@@ -483,8 +534,8 @@ def translate_diagnostics(stderr: str) -> str:
                 rest = pattern.sub(repl, rest)
             line = f"{display_path(m.group(1))}:{m.group(2)}:{m.group(3)}: {m.group(4)}: {rest}"
         elif line.startswith("In file included from "):
-            line = re.sub(r"from (.*?):(\d+)", lambda x: f"from {display_path(x.group(1))}:{x.group(2)}",
-                          line)
+            line = re.sub(r"from (.*?):(\d+)",
+                          lambda x: f"from {display_path(x.group(1))}:{x.group(2)}", line)
         out.append(line)
     return "\n".join(out)
 
@@ -512,8 +563,11 @@ def check_file(path: str, clang: str, include_dirs: list[str] | None = None) -> 
         input=text, capture_output=True, text=True,
     )
     if proc.returncode != 0:
-        problems.append(translate_diagnostics(proc.stderr).rstrip()
-                        or f"{display_path(path)}: clang failed with status {proc.returncode}")
+        kept, total = error_blocks(proc.stderr)
+        problems += [translate_diagnostics(b).rstrip() for b in kept]
+        if total == 0:  # no diagnostics to show: clang itself failed
+            problems.append(f"{display_path(path)}: clang failed with status "
+                            f"{proc.returncode}:\n{proc.stderr}")
     return problems
 
 
@@ -542,13 +596,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     problems = 0
     for path in files:
-        start = time.perf_counter()
         if args.dump:
             os.makedirs(args.dump, exist_ok=True)
             text, _ = rewrite(msl_prepass.preprocess(path, clang, [*args.include, KERNEL_INCLUDE]))
             out = os.path.join(args.dump, os.path.basename(path) + ".clcpp")
             with open(out, "w") as f:
                 f.write(text)
+        start = time.perf_counter()
         found = check_file(path, clang, args.include)
         if args.timing:
             print(f"{display_path(path)}: {time.perf_counter() - start:.2f} s", file=sys.stderr)

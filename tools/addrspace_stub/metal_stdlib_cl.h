@@ -9,7 +9,7 @@
 // signature. Declarations only where a body is not needed: nothing here is
 // ever run, it only has to type-check.
 //
-// Things that needed care (see the report in the tool's docstring too):
+// Things that needed care (the tool's docstring lists the resulting limits):
 // * bfloat is `long double`: a built-in arithmetic type distinct from float
 //   and half, as MSL's bfloat is. A class would not do: a class object in the
 //   constant address space cannot be copied through an implicitly declared
@@ -18,7 +18,12 @@
 //   address space). Their MSL constructors `float4(a, b, c, d)` are
 //   rewritten by the tool into calls of metal::cl_detail::make_vector<float4>
 //   because OpenCL C++ has no such constructors. clang has no bool ext vectors:
-//   boolN are `signed char` vectors here (distinct from charN).
+//   boolN are `signed char` vectors here (distinct from charN), so a vector
+//   comparison (intN in OpenCL) does not convert to boolN.
+// * static constexpr members and variable templates are `__constant`, as in
+//   Apple's headers: a program-scope variable must be constant.
+// * kernels' own structs get defaulted copies between address spaces from the
+//   tool, not from here.
 // * every function takes scalars and vectors by value, never `const T&`:
 //   clang materializes temporaries in no address space, and a thread (private)
 //   reference cannot bind them.
@@ -545,11 +550,23 @@ template <class T> T simd_shuffle_down(T x, ushort delta);
 template <class T> T simd_shuffle_xor(T x, ushort mask);
 template <class T> T simd_shuffle_rotate_up(T x, ushort delta);
 template <class T> T simd_shuffle_rotate_down(T x, ushort delta);
+template <class T> T simd_shuffle_and_fill_up(T x, T fill, ushort delta);
+template <class T> T simd_shuffle_and_fill_up(T x, T fill, ushort delta, ushort modulo);
+template <class T> T simd_shuffle_and_fill_down(T x, T fill, ushort delta);
+template <class T> T simd_shuffle_and_fill_down(T x, T fill, ushort delta, ushort modulo);
 template <class T> T simd_broadcast_first(T x);
 bool simd_is_first();
 bool simd_all(bool x);
 bool simd_any(bool x);
-ulong simd_ballot(bool x);
+struct simd_vote {
+  typedef ulong vote_t;
+  vote_t bits;
+  bool all() const;
+  bool any() const;
+  explicit operator vote_t() const;
+};
+simd_vote simd_ballot(bool x);
+simd_vote simd_active_threads_mask();
 
 // ---- atomics: objects live in device or threadgroup memory ------------------
 enum memory_order { memory_order_relaxed, memory_order_seq_cst };
