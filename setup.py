@@ -1,10 +1,15 @@
 """Build mps_ops._C.
 
-Linux (and any machine without the Metal backend): every csrc/kernels/*.metal
-goes through the emulator prepass (tools/msl_prepass.py) and is compiled as
-C++ with clang (_Float16 needs clang 15 or newer; clang-16 is what .ci/run
-installs). macOS: the Metal backend (csrc/runtime/metal/) is a separate issue;
-until its sources exist, a Mac builds the emulator backend too, and says so.
+Linux: every csrc/kernels/*.metal goes through the emulator prepass
+(mps_ops/_prepass.py) and is compiled as C++ with clang (_Float16 needs clang
+15 or newer; clang-16 is what .ci/run installs).
+
+macOS with an MPS build of torch: the Metal backend (csrc/runtime/metal/, the
+only Objective-C++). tools/macos_build.py compiles the kernels to one
+.metallib embedded in the extension, or, without a Metal toolchain, embeds
+their header-expanded source to compile at first use. This branch has not
+been run on a Mac yet (docs/macos.md). MPS_OPS_PRINT_METAL_PLAN=1 prints the
+Metal commands on any machine.
 
 Install with `pip install --no-build-isolation -e .` after torch: an isolated
 build would fetch another torch.
@@ -21,6 +26,7 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import codegen  # noqa: E402
+import macos_build  # noqa: E402
 import msl_prepass  # noqa: E402
 from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
 
@@ -46,7 +52,11 @@ def find_clang():
 
 
 def use_metal_backend():
-    return sys.platform == "darwin" and os.path.exists(METAL_BACKEND)
+    if sys.platform != "darwin" or os.environ.get("MPS_OPS_BACKEND") == "emulator":
+        return False
+    import torch
+
+    return torch.backends.mps.is_built() and os.path.exists(METAL_BACKEND)
 
 
 def kernel_sources(cxx):
@@ -63,21 +73,48 @@ def kernel_sources(cxx):
     return out
 
 
-def extension():
-    cxx = find_clang()
-    os.environ["CXX"] = cxx
-    os.environ.setdefault("CC", cxx.replace("clang++", "clang"))
+def common_sources():
     generated = codegen.generate_cpp(os.path.join(BUILD, "generated"), codegen.load_registry())
-    sources = (
+    return (
         [os.path.join(ROOT, "csrc", "bindings.cpp")]
         + sorted(glob.glob(os.path.join(ROOT, "csrc", "runtime", "*.cpp")))
         + generated
     )
-    define_macros = []
+
+
+def metal_extension():
+    """The Metal backend: Apple's compiler for host code, the embedded kernels."""
+    mode, embedded = macos_build.build(os.path.join(BUILD, "metal"))
+    print(f"mps_ops: Metal backend, kernels embedded as {mode}")
+    sources = common_sources() + [METAL_BACKEND, embedded]
+    return CppExtension(
+        name="mps_ops._C",
+        sources=[rel(s) for s in sources],
+        include_dirs=[os.path.join(ROOT, "csrc")],
+        define_macros=[("MPS_OPS_WITH_METAL", "1")],
+        # PyTorch's MPS code manages Objective-C objects by hand; so do we.
+        extra_compile_args={"cxx": ["-O2", "-fno-objc-arc"]},
+        extra_link_args=["-framework", "Metal", "-framework", "Foundation"],
+    )
+
+
+def extension():
+    if os.environ.get("MPS_OPS_PRINT_METAL_PLAN") == "1":
+        for command in macos_build.metal_build_plan(
+            [rel(f) for f in macos_build.kernel_files(ROOT)],
+            [rel(i) for i in macos_build.include_dirs(ROOT)],
+            "build/metal/air",
+        ):
+            print(" ".join(command))
     if use_metal_backend():
-        sys.exit("mps_ops: the Metal backend build is not written yet (see docs/design.md)")
+        return metal_extension()
     if sys.platform == "darwin":
-        print("mps_ops: no Metal backend in this checkout yet; building the CPU emulator backend")
+        print("mps_ops: torch without MPS or MPS_OPS_BACKEND=emulator: building the CPU emulator backend")
+    cxx = find_clang()
+    os.environ["CXX"] = cxx
+    os.environ.setdefault("CC", cxx.replace("clang++", "clang"))
+    sources = common_sources()
+    define_macros = []
     sources += sorted(glob.glob(os.path.join(ROOT, "csrc", "emulator", "*.cpp")))
     sources += kernel_sources(cxx)
     flags = [
