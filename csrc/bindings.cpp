@@ -182,5 +182,6 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_checked", [](bool on) { return mps_ops::emulator::options().checked.exchange(on); });
   m.def("set_reverse_group_order",
         [](bool on) { return mps_ops::emulator::options().reverse_group_order.exchange(on); });
+  m.def("set_dry_run", [](bool on) { return mps_ops::emulator::options().dry_run.exchange(on); });
 #endif
 }

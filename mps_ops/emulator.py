@@ -41,3 +41,15 @@ def reverse_group_order(enabled: bool = True):
         yield
     finally:
         _C.set_reverse_group_order(previous)
+
+
+@contextlib.contextmanager
+def dry_run(enabled: bool = True):
+    """Host path only: kernels are looked up and bound, not run (outputs stay
+    unwritten). For measuring host overhead (benchmarks/bench_host.py)."""
+    _require_emulator("dry_run")
+    previous = _C.set_dry_run(enabled)
+    try:
+        yield
+    finally:
+        _C.set_dry_run(previous)

@@ -92,6 +92,9 @@ void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, 
     TORCH_CHECK(!declared || (i < count && args[i].bound), "mps_ops: ", entry.host_name,
                 ": buffer(", i, ") is declared by the kernel but nothing is bound to it");
   }
+  if (emulator::options().dry_run.load(std::memory_order_relaxed)) {
+    return;
+  }
   auto d = std::make_unique<mps_ops_emu::dispatch_args>();
   const bool checked = emulator::options().checked.load(std::memory_order_relaxed);
   emulator::CheckedBuffers shadows;

@@ -12,6 +12,9 @@ struct Options {
   std::atomic<bool> checked{false};
   // Threadgroups run last to first, to shake out ordering assumptions.
   std::atomic<bool> reverse_group_order{false};
+  // Everything up to the kernel runs (lookup, binding, checks), the kernel
+  // does not: benchmarks/bench_host.py measures the host path with it.
+  std::atomic<bool> dry_run{false};
 };
 
 Options& options();
