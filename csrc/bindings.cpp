@@ -100,6 +100,11 @@ uintptr_t library_load(const std::string& path_or_source) {
   return reinterpret_cast<uintptr_t>(backend().load_library(path_or_source));
 }
 
+uintptr_t library_load_metallib(const py::bytes& image) {
+  const std::string data = image;
+  return reinterpret_cast<uintptr_t>(backend().load_metallib(data.data(), data.size()));
+}
+
 std::vector<std::string> library_kernels(uintptr_t library) {
   return backend().library_kernel_names(reinterpret_cast<void*>(library));
 }
@@ -176,6 +181,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("kernel_names", &mps_ops::kernel_names);
   m.def("wrapped_number", &mps_ops::wrapped_number);
   m.def("library_load", &mps_ops::library_load);
+  m.def("library_load_metallib", &mps_ops::library_load_metallib);
   m.def("library_kernels", &mps_ops::library_kernels);
   m.def("library_dispatch", &mps_ops::library_dispatch);
 #if !defined(MPS_OPS_WITH_METAL)

@@ -76,3 +76,13 @@ def compile_shader(source: str) -> ShaderLibrary:
         handle = _C.library_load(source)
     library = _libraries[source] = ShaderLibrary(handle)
     return library
+
+
+def load_metallib(metallib) -> ShaderLibrary:
+    """A compiled .metallib (bytes, or a path to one) as a ShaderLibrary, like
+    torch.mps.load_metallib. Needs the Metal backend: the emulator cannot run
+    Apple GPU code and raises NotImplementedError (compile the source instead)."""
+    if isinstance(metallib, str) or hasattr(metallib, "__fspath__"):
+        with open(metallib, "rb") as f:
+            metallib = f.read()
+    return ShaderLibrary(_C.library_load_metallib(bytes(metallib)))

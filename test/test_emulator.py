@@ -363,3 +363,12 @@ kernel void last_writer(device int* out [[buffer(0)]], uint g [[threadgroup_posi
     with mps_ops.emulator.reverse_group_order():
         lib.last_writer(out, threads=64, group_size=16)
     assert out.item() == 0
+
+
+def test_load_metallib_explains_that_the_emulator_cannot_run_gpu_code(tmp_path):
+    with pytest.raises(NotImplementedError, match="compile_shader"):
+        mps_ops.load_metallib(b"MTLB\x00\x00")
+    path = tmp_path / "kernels.metallib"
+    path.write_bytes(b"MTLB")
+    with pytest.raises(NotImplementedError, match="emulator"):
+        mps_ops.load_metallib(path)

@@ -54,6 +54,14 @@ class EmulatorBackend final : public Backend {
     return handle_for(*static_cast<emulator::KernelMap*>(library), name);
   }
 
+  void* load_metallib(const void*, size_t) override {
+    TORCH_CHECK_NOT_IMPLEMENTED(false,
+                                "mps_ops: a .metallib holds compiled Apple GPU code, which the emulator "
+                                "backend cannot run; pass the Metal source to compile_shader instead");
+  }
+
+  void run_command_block(void (*fn)(void*), void* context) override { fn(context); }
+
   const char* kernel_name(const KernelHandle* kernel) const override {
     return kernel->entry.host_name;
   }

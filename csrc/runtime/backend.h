@@ -51,6 +51,12 @@ class Backend {
   virtual void* load_library(const std::string& path_or_source) = 0;
   virtual std::vector<std::string> library_kernel_names(void* library) = 0;
   virtual KernelHandle* find_library_kernel(void* library, const std::string& name) = 0;
+  // A .metallib image (Apple GPU code). The emulator cannot run one and raises.
+  virtual void* load_metallib(const void* data, size_t size) = 0;
+
+  // Runs fn(context) where kernels may be encoded: inside PyTorch's MPS
+  // stream queue on Metal, directly in the emulator.
+  virtual void run_command_block(void (*fn)(void*), void* context) = 0;
 };
 
 // The live backend, created on first use.

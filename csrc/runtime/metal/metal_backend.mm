@@ -339,6 +339,21 @@ class MetalBackend final : public Backend {
     return library.get();
   }
 
+  // load_metallib(bytes): the image is copied; the library lives for the process.
+  void* load_metallib(const void* data, size_t size) override {
+    auto library = MetalLibrary::from_metallib(data, size, "load_metallib");
+    std::lock_guard<std::mutex> lock(mutex_);
+    runtime_libraries_.push_back(library);
+    return library.get();
+  }
+
+  // The C ABI's run_command_block: fn runs inside the current stream's serial
+  // queue, where encoding on its shared encoder is safe.
+  void run_command_block(void (*fn)(void*), void* context) override {
+    torch_mps::Stream* stream = torch_mps::current_stream();
+    torch_mps::run_serially(torch_mps::serial_queue(stream), [&] { fn(context); });
+  }
+
   std::vector<std::string> library_kernel_names(void* library) override {
     TORCH_CHECK(library != nullptr, "mps_ops: no library");
     return static_cast<MetalLibrary*>(library)->function_names();

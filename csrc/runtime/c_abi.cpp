@@ -1,0 +1,233 @@
+// The C ABI (csrc/include/mps_ops_c_abi.h) over the backend interface.
+// Handles are checked against the set of live ones, so a stale or foreign
+// pointer is an error code, not a crash.
+#include "../include/mps_ops_c_abi.h"
+
+#include "backend.h"
+#include "kernel_function.h"
+
+#include <ATen/core/Tensor.h>
+#include <Python.h>
+#include <c10/util/Exception.h>
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+namespace mps_ops {
+namespace {
+
+thread_local std::string last_error;
+
+struct Library {
+  void* backend_library;
+};
+
+struct Kernel {
+  const KernelHandle* handle;
+  std::unique_ptr<KernelFunction> function;
+};
+
+std::mutex handles_mutex;
+std::set<const void*> live_handles;
+
+template <class T>
+T* checked_handle(const void* handle, const char* what) {
+  std::lock_guard<std::mutex> lock(handles_mutex);
+  TORCH_CHECK(handle != nullptr && live_handles.count(handle), "mps_ops: invalid ", what, " handle");
+  return static_cast<T*>(const_cast<void*>(handle));
+}
+
+void track(const void* handle) {
+  std::lock_guard<std::mutex> lock(handles_mutex);
+  live_handles.insert(handle);
+}
+
+void untrack(const void* handle) {
+  std::lock_guard<std::mutex> lock(handles_mutex);
+  live_handles.erase(handle);
+}
+
+template <class F>
+mps_ops_status guarded(F&& body) {
+  try {
+    body();
+    last_error.clear();
+    return MPS_OPS_OK;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+  } catch (...) {
+    last_error = "mps_ops: unknown error";
+  }
+  return MPS_OPS_ERROR;
+}
+
+// The emulator compiles MSL through mps_ops._shader_build (prepass + clang),
+// which runs in the Python interpreter of this process.
+std::string build_emulator_library(const char* source) {
+  TORCH_CHECK(Py_IsInitialized(), "mps_ops: compiling a shader on the emulator needs the Python "
+              "interpreter that loaded mps_ops");
+  PyGILState_STATE gil = PyGILState_Ensure();
+  std::string path, error;
+  PyObject* module = PyImport_ImportModule("mps_ops._shader_build");
+  PyObject* result = module ? PyObject_CallMethod(module, "build", "s", source) : nullptr;
+  if (result && PyUnicode_Check(result)) {
+    path = PyUnicode_AsUTF8(result);
+  } else {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject* text = value ? PyObject_Str(value) : nullptr;
+    error = text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : "shader build failed";
+    Py_XDECREF(text);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+  }
+  Py_XDECREF(result);
+  Py_XDECREF(module);
+  PyGILState_Release(gil);
+  TORCH_CHECK(error.empty(), "mps_ops: ", error);
+  return path;
+}
+
+KernelFunction& function_of(mps_ops_kernel kernel) {
+  Kernel* k = checked_handle<Kernel>(kernel, "kernel");
+  TORCH_CHECK(k->function, "mps_ops: call mps_ops_start_encoding before binding arguments");
+  return *k->function;
+}
+
+Dim3 dims_of(const uint64_t* values, size_t n, const char* what) {
+  TORCH_CHECK(values != nullptr && n >= 1 && n <= 3, "mps_ops: ", what, " needs 1 to 3 sizes, got ", n);
+  uint32_t v[3] = {1, 1, 1};
+  for (size_t i = 0; i < n; ++i) {
+    TORCH_CHECK(values[i] <= UINT32_MAX, "mps_ops: ", what, " size ", values[i], " exceeds 2**32 - 1");
+    v[i] = static_cast<uint32_t>(values[i]);
+  }
+  return Dim3{v[0], v[1], v[2]};
+}
+
+}  // namespace
+}  // namespace mps_ops
+
+using namespace mps_ops;
+
+#define MPS_OPS_EXPORT extern "C" __attribute__((visibility("default")))
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_create_shader_library(const char* source, mps_ops_library* out) {
+  return guarded([&] {
+    TORCH_CHECK(source != nullptr && out != nullptr, "mps_ops: null argument");
+    const std::string input =
+        std::string(backend().name()) == "emulator" ? build_emulator_library(source) : std::string(source);
+    auto* library = new Library{backend().load_library(input)};
+    track(library);
+    *out = reinterpret_cast<mps_ops_library>(library);
+  });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_load_metallib(const void* data, size_t size, mps_ops_library* out) {
+  return guarded([&] {
+    TORCH_CHECK(data != nullptr && out != nullptr, "mps_ops: null argument");
+    auto* library = new Library{backend().load_metallib(data, size)};
+    track(library);
+    *out = reinterpret_cast<mps_ops_library>(library);
+  });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_delete_shader_library(mps_ops_library library) {
+  return guarded([&] {
+    Library* l = checked_handle<Library>(library, "library");
+    untrack(l);
+    delete l;  // the backend's library itself lives for the process
+  });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_get_kernel_function(mps_ops_library library, const char* name,
+                                                          mps_ops_kernel* out) {
+  return guarded([&] {
+    TORCH_CHECK(name != nullptr && out != nullptr, "mps_ops: null argument");
+    Library* l = checked_handle<Library>(library, "library");
+    const KernelHandle* handle = backend().find_library_kernel(l->backend_library, name);
+    TORCH_CHECK(handle != nullptr, "mps_ops: the library has no kernel named ", name);
+    auto* kernel = new Kernel{handle, nullptr};
+    track(kernel);
+    *out = reinterpret_cast<mps_ops_kernel>(kernel);
+  });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_delete_kernel_function(mps_ops_kernel kernel) {
+  return guarded([&] {
+    Kernel* k = checked_handle<Kernel>(kernel, "kernel");
+    untrack(k);
+    delete k;
+  });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_start_encoding(mps_ops_kernel kernel) {
+  return guarded([&] {
+    Kernel* k = checked_handle<Kernel>(kernel, "kernel");
+    k->function = std::make_unique<KernelFunction>(k->handle);
+  });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_tensor(mps_ops_kernel kernel, unsigned index,
+                                                     mps_ops_tensor tensor) {
+  return guarded([&] {
+    TORCH_CHECK(tensor != nullptr, "mps_ops: null tensor");
+    const at::Tensor& t = *static_cast<const at::Tensor*>(tensor);
+    TORCH_CHECK(t.device().type() == backend().device_type(), "mps_ops: tensor on ", t.device(),
+                ", but the ", backend().name(), " backend runs kernels on ",
+                c10::DeviceTypeName(backend().device_type(), true));
+    const size_t offset = t.storage_offset() * t.element_size();
+    function_of(kernel).set_buffer(static_cast<int>(index), t, t.const_data_ptr(), t.storage().nbytes() - offset);
+  });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_int(mps_ops_kernel kernel, unsigned index, int64_t value) {
+  return guarded([&] { function_of(kernel).set_value(static_cast<int>(index), value); });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_float(mps_ops_kernel kernel, unsigned index, float value) {
+  return guarded([&] { function_of(kernel).set_value(static_cast<int>(index), value); });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_bytes(mps_ops_kernel kernel, unsigned index, const void* data,
+                                                    size_t size) {
+  return guarded([&] {
+    TORCH_CHECK(data != nullptr || size == 0, "mps_ops: null bytes");
+    function_of(kernel).set_bytes(static_cast<int>(index), data, size);
+  });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_dispatch_single(mps_ops_kernel kernel, uint64_t length) {
+  return guarded([&] { function_of(kernel).dispatch(dims_of(&length, 1, "threads")); });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_dispatch_single_with_group_size(mps_ops_kernel kernel, uint64_t length,
+                                                                      uint64_t group_size) {
+  return guarded([&] {
+    function_of(kernel).dispatch(dims_of(&length, 1, "threads"), dims_of(&group_size, 1, "group_size"));
+  });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_dispatch_array(mps_ops_kernel kernel, const uint64_t* lengths, size_t n) {
+  return guarded([&] { function_of(kernel).dispatch(dims_of(lengths, n, "threads")); });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_dispatch_array_with_group_size(mps_ops_kernel kernel,
+                                                                     const uint64_t* lengths, size_t n,
+                                                                     const uint64_t* group_sizes,
+                                                                     size_t group_n) {
+  return guarded([&] {
+    function_of(kernel).dispatch(dims_of(lengths, n, "threads"), dims_of(group_sizes, group_n, "group_size"));
+  });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_run_command_block(void (*fn)(void* context), void* context) {
+  return guarded([&] {
+    TORCH_CHECK(fn != nullptr, "mps_ops: null command block");
+    backend().run_command_block(fn, context);
+  });
+}
+
+MPS_OPS_EXPORT const char* mps_ops_last_error(void) { return last_error.c_str(); }

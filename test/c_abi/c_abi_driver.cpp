@@ -1,0 +1,86 @@
+// Drives a kernel through mps_ops' C ABI, as AOTInductor-style C++ would:
+// library from source, kernel by name, arguments by index, dispatch; then
+// the error paths. Built and run by test/test_c_abi.py; on Linux the kernel
+// runs on the emulator. Prints "N passed, M failed".
+#include <Python.h>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/ones.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "mps_ops_c_abi.h"
+
+static int passed = 0, failed = 0;
+
+static void expect(bool ok, const char* what) {
+  if (ok) {
+    ++passed;
+  } else {
+    ++failed;
+    std::printf("FAILED: %s (last error: %s)\n", what, mps_ops_last_error());
+  }
+}
+
+static void count_call(void* context) { ++*static_cast<int*>(context); }
+
+int main() {
+  Py_Initialize();
+  if (PyRun_SimpleString("import torch, mps_ops") != 0) return 2;
+
+  const char* source =
+      "#include <metal_stdlib>\n"
+      "using namespace metal;\n"
+      "kernel void axpy(device float* y [[buffer(0)]], device const float* x [[buffer(1)]],\n"
+      "                 constant float& a [[buffer(2)]], constant long& offset [[buffer(3)]],\n"
+      "                 uint i [[thread_position_in_grid]]) {\n"
+      "  y[i] += a * x[i] + float(offset);\n"
+      "}\n";
+  mps_ops_library library = nullptr;
+  expect(mps_ops_create_shader_library(source, &library) == MPS_OPS_OK, "create_shader_library");
+  mps_ops_kernel kernel = nullptr;
+  expect(mps_ops_get_kernel_function(library, "axpy", &kernel) == MPS_OPS_OK, "get_kernel_function");
+
+  at::Tensor x = at::arange(10, at::kFloat);
+  at::Tensor y = at::ones({10}, at::kFloat);
+  expect(mps_ops_start_encoding(kernel) == MPS_OPS_OK, "start_encoding");
+  expect(mps_ops_set_arg_tensor(kernel, 0, &y) == MPS_OPS_OK, "set_arg_tensor y");
+  expect(mps_ops_set_arg_tensor(kernel, 1, &x) == MPS_OPS_OK, "set_arg_tensor x");
+  expect(mps_ops_set_arg_float(kernel, 2, 2.0f) == MPS_OPS_OK, "set_arg_float");
+  expect(mps_ops_set_arg_int(kernel, 3, 100) == MPS_OPS_OK, "set_arg_int");
+  expect(mps_ops_dispatch_single_with_group_size(kernel, 10, 4) == MPS_OPS_OK, "dispatch");
+  bool right = true;
+  for (int i = 0; i < 10; ++i) right &= y[i].item<float>() == 1.0f + 2.0f * i + 100.0f;
+  expect(right, "y == 1 + 2x + 100");
+
+  // 2-D dispatch over the same kernel: threads (5, 2) cover 10 elements again.
+  const uint64_t grid[2] = {10, 1}, group[2] = {5, 1};
+  expect(mps_ops_dispatch_array_with_group_size(kernel, grid, 2, group, 2) == MPS_OPS_OK, "dispatch_array");
+  expect(y[9].item<float>() == 1.0f + 2 * (2.0f * 9 + 100.0f), "second dispatch accumulated");
+
+  int calls = 0;
+  expect(mps_ops_run_command_block(&count_call, &calls) == MPS_OPS_OK && calls == 1, "run_command_block");
+
+  // Errors: codes, never exceptions or crashes, and a message.
+  mps_ops_kernel missing = nullptr;
+  expect(mps_ops_get_kernel_function(library, "nope", &missing) == MPS_OPS_ERROR &&
+             std::strstr(mps_ops_last_error(), "nope") != nullptr,
+         "unknown kernel name is an error");
+  expect(mps_ops_set_arg_int(kernel, 40, 1) == MPS_OPS_ERROR &&
+             std::strstr(mps_ops_last_error(), "index 40") != nullptr,
+         "out-of-range argument index is an error");
+  expect(mps_ops_set_arg_int(reinterpret_cast<mps_ops_kernel>(&calls), 0, 1) == MPS_OPS_ERROR &&
+             std::strstr(mps_ops_last_error(), "invalid kernel handle") != nullptr,
+         "a foreign pointer is an invalid handle");
+  expect(mps_ops_create_shader_library("kernel void broken( {", &library) == MPS_OPS_ERROR &&
+             std::strlen(mps_ops_last_error()) > 0,
+         "a source that does not compile is an error");
+  expect(mps_ops_delete_kernel_function(kernel) == MPS_OPS_OK, "delete_kernel_function");
+  expect(mps_ops_dispatch_single(kernel, 1) == MPS_OPS_ERROR, "a deleted kernel is an invalid handle");
+  expect(mps_ops_delete_shader_library(library) == MPS_OPS_OK, "delete_shader_library");
+
+  std::printf("c_abi: %d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
