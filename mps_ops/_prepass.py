@@ -121,6 +121,8 @@ class Scan:
     threadgroup_edits: list = field(default_factory=list)
     # kernel parameter attributes, blanked in the output
     attribute_spans: list = field(default_factory=list)
+    # function or struct name -> names it calls unqualified (`f(`, not `a::f(`)
+    unqualified_calls: dict = field(default_factory=dict)
 
     def is_collective(self, names: set) -> bool:
         seen, todo = set(), list(names)
@@ -277,6 +279,10 @@ def _scan_bodies(tokens: list[Token], result: Scan) -> None:
         end = _matching(tokens, i, "{", "}")
         names = {t.text for t in tokens[i + 1 : end] if t.kind == "ident"}
         result.bodies.setdefault(owner, set()).update(names)
+        calls = {tokens[k].text for k in range(i + 1, end - 1)
+                 if tokens[k].kind == "ident" and tokens[k + 1].text == "("
+                 and tokens[k - 1].text not in ("::", ".", "->")}
+        result.unqualified_calls.setdefault(owner, set()).update(calls)
     # threadgroup storage: `threadgroup T name[dims];` at statement level.
     for i, tok in enumerate(tokens):
         if tok.text != "threadgroup" or i == 0 or tokens[i - 1].text not in ("{", ";", "}"):
@@ -298,6 +304,20 @@ def _scan_bodies(tokens: list[Token], result: Scan) -> None:
         result.threadgroup_edits.append((
             tok.start, tokens[j].end,
             f"auto& {name} = ::mps_ops_emu::threadgroup_variable<{type_text}, {tg_id}>();"))
+
+
+SWIZZLE_RE = re.compile(r"^(?:[xyzw]{2,4}|[rgba]{2,4})$")
+SWIZZLE_INDEX = {c: i for i, c in enumerate("xyzw")} | {c: i for i, c in enumerate("rgba")}
+
+
+def swizzle_edits(tokens: list[Token]) -> list:
+    """`v.xy` -> `v.template swz<0, 1>()` (emulator/vector.h): C++ has no swizzles."""
+    edits = []
+    for i in range(1, len(tokens)):
+        if tokens[i - 1].text == "." and tokens[i].kind == "ident" and SWIZZLE_RE.match(tokens[i].text):
+            indices = ", ".join(str(SWIZZLE_INDEX[c]) for c in tokens[i].text)
+            edits.append((tokens[i].start, tokens[i].end, f"template swz<{indices}>()"))
+    return edits
 
 
 def _body_owner(tokens: list[Token], brace: int) -> str | None:
@@ -407,7 +427,7 @@ def generate(source: str, origin: str) -> str:
     result = scan(source)
     if not result.instantiations:
         raise PrepassError(f"{origin}: no [[host_name]] instantiations found")
-    edits = list(result.threadgroup_edits)
+    edits = list(result.threadgroup_edits) + swizzle_edits(tokenize(source))
     edits += [(start, end, " " * (end - start)) for start, end in set(result.attribute_spans)]
     for n, inst in enumerate(result.instantiations):
         kernel = result.kernels.get(inst.base_name)

@@ -372,3 +372,39 @@ def test_load_metallib_explains_that_the_emulator_cannot_run_gpu_code(tmp_path):
     path.write_bytes(b"MTLB")
     with pytest.raises(NotImplementedError, match="emulator"):
         mps_ops.load_metallib(path)
+
+
+def test_vectors_swizzles_packed_types_and_vector_math():
+    lib = compile("""
+kernel void vectors(device const float4* in [[buffer(0)]], device float* out [[buffer(1)]],
+                    device packed_float3* packed [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  float4 v = in[i];
+  float2 w = v.yx;                 // swizzle read
+  v.xy = v.wz;                     // swizzle write
+  v.zw += float2(10.0f, 20.0f);    // compound swizzle write
+  float3 p = packed[i];            // packed -> aligned
+  packed[i] = p * 2.0f;            // aligned -> packed
+  device float* o = out + 8 * i;
+  o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
+  o[4] = w.x + w.y;
+  o[5] = dot(v, float4(1.0f));
+  o[6] = float(all(v > float4(-1000.0f))) + 2.0f * float(any(isnan(v)));
+  o[7] = float(popcount(uint(i) + 7u)) + 100.0f * float(clz(uint(1)));
+}
+""")
+    x = torch.randn(5, 4)
+    out = torch.empty(5, 8)
+    packed = torch.randn(5, 3)
+    packed_in = packed.clone()
+    lib.vectors(x, out, packed, threads=5)
+    assert 4 * 4 == 16 and torch.equal(packed, packed_in * 2), "packed_float3 is 12 bytes, no padding"
+    v = x.clone()
+    v[:, 0], v[:, 1] = x[:, 3], x[:, 2]
+    v[:, 2] += 10
+    v[:, 3] += 20
+    torch.testing.assert_close(out[:, :4], v)
+    torch.testing.assert_close(out[:, 4], x[:, 0] + x[:, 1])
+    torch.testing.assert_close(out[:, 5], v.sum(1))
+    assert (out[:, 6] == 1).all()
+    expected = torch.tensor([bin(i + 7).count("1") + 100 * 31 for i in range(5)], dtype=torch.float32)
+    assert torch.equal(out[:, 7], expected)

@@ -4,7 +4,9 @@ Metal compiler would not.
     python tools/check_msl.py            # all csrc/kernels/*.metal and their headers
 
 1. A token lint for what MSL forbids: double, the C++ standard library,
-   exceptions, new/delete, virtual, goto, RTTI, C++17 `if constexpr`.
+   exceptions, new/delete, virtual, goto, RTTI, C++17 `if constexpr`, static
+   variables (MSL has no static storage but `constant` at namespace scope),
+   textures and samplers (not emulated, so untested), and direct recursion.
 2. Each .metal file's emulator translation, compiled with -std=c++14
    -fsyntax-only: MSL before Metal 4 is C++14, so C++17 features that the
    emulator build (-std=c++20, torch's) would accept fail here.
@@ -38,6 +40,9 @@ FORBIDDEN = [
     (re.compile(r"\b(dynamic_cast|typeid)\b"), "RTTI"),
     (re.compile(r"\bif\s+constexpr\b"), "if constexpr (C++17; MSL 3 is C++14)"),
     (re.compile(r"#\s*include\s*<(?!metal_)[^>]*>(?<!\.h>)"), "standard library headers"),
+    (re.compile(r"\bstatic\b(?!\s*(_assert|_cast|constexpr\s+\w+\s*\w*\s*\())"),
+     "static variables (no static storage in MSL)"),
+    (re.compile(r"\b(texture[123]d\w*|depth2d\w*|sampler)\b"), "textures/samplers (not emulated)"),
 ]
 
 
@@ -57,6 +62,16 @@ def lint(path: str) -> list[str]:
             if pattern.search(line):
                 problems.append(f"{os.path.relpath(path, ROOT)}:{lineno}: {what}")
     return problems
+
+
+def recursion(metal: str, cxx: str) -> list[str]:
+    """Functions that call themselves directly (MSL forbids recursion)."""
+    try:
+        scan = msl_prepass.scan(msl_prepass.preprocess(metal, cxx, [msl_prepass.KERNEL_INCLUDE]))
+    except msl_prepass.PrepassError as e:
+        return [f"{os.path.relpath(metal, ROOT)}: prepass: {e}"]
+    return [f"{os.path.relpath(metal, ROOT)}: {name} calls itself (MSL forbids recursion)"
+            for name, names in scan.unqualified_calls.items() if name in names]
 
 
 def compile_cpp14(metal: str, cxx: str) -> list[str]:
@@ -94,6 +109,7 @@ def main() -> int:
     for path in metal + headers:
         problems += lint(path)
     for path in metal:
+        problems += recursion(path, cxx)
         problems += compile_cpp14(path, cxx)
     for p in problems:
         print(p, file=sys.stderr)

@@ -18,6 +18,7 @@ generate = _module.generate
 preprocess = _module.preprocess
 translate = _module.translate
 write_if_changed = _module.write_if_changed
+KERNEL_INCLUDE = _module.KERNEL_INCLUDE
 
 if __name__ == "__main__":
     sys.exit(_module.main())

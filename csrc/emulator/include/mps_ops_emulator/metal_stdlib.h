@@ -44,7 +44,23 @@ MPS_OPS_EMU_VECTOR_TYPES(bfloat)
 MPS_OPS_EMU_VECTOR_TYPES(float)
 #undef MPS_OPS_EMU_VECTOR_TYPES
 
+#define MPS_OPS_EMU_PACKED_TYPES(T) \
+  typedef ::mps_ops_emu::packed_vec<T, 2> packed_##T##2; \
+  typedef ::mps_ops_emu::packed_vec<T, 3> packed_##T##3; \
+  typedef ::mps_ops_emu::packed_vec<T, 4> packed_##T##4;
+MPS_OPS_EMU_PACKED_TYPES(char)
+MPS_OPS_EMU_PACKED_TYPES(uchar)
+MPS_OPS_EMU_PACKED_TYPES(short)
+MPS_OPS_EMU_PACKED_TYPES(ushort)
+MPS_OPS_EMU_PACKED_TYPES(int)
+MPS_OPS_EMU_PACKED_TYPES(uint)
+MPS_OPS_EMU_PACKED_TYPES(half)
+MPS_OPS_EMU_PACKED_TYPES(bfloat)
+MPS_OPS_EMU_PACKED_TYPES(float)
+#undef MPS_OPS_EMU_PACKED_TYPES
+
 #include "metal_traits.h"
 #include "metal_math.h"
+#include "metal_vector_math.h"
 #include "metal_simd.h"
 #include "metal_atomic.h"

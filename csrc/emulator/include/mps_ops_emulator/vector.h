@@ -50,6 +50,60 @@ struct vec : vec_storage<T, N> {
 
   T& operator[](int i) { return (&this->x)[i]; }
   const T& operator[](int i) const { return (&this->x)[i]; }
+
+  // Swizzles: the prepass rewrites `v.xy` to `v.template swz<0, 1>()`.
+  template <int... I>
+  struct swizzle;
+  template <int... I>
+  swizzle<I...> swz() {
+    return swizzle<I...>(*this);
+  }
+  template <int... I>
+  vec<T, int(sizeof...(I))> swz() const {
+    return vec<T, int(sizeof...(I))>((*this)[I]...);
+  }
+};
+
+// A swizzle of an lvalue vector: a value of the swizzled type (so it works
+// wherever a vector does) that writes assignments back to its components.
+template <class T, int N>
+template <int... I>
+struct vec<T, N>::swizzle : vec<T, int(sizeof...(I))> {
+  using base = vec<T, int(sizeof...(I))>;
+  explicit swizzle(vec<T, N>& source) : base(source[I]...), source_(&source) {}
+  swizzle(const swizzle&) = default;
+  swizzle& operator=(const base& value) {
+    const int index[] = {I...};
+    for (int k = 0; k < int(sizeof...(I)); ++k) (*source_)[index[k]] = value[k];
+    static_cast<base&>(*this) = value;
+    return *this;
+  }
+  swizzle& operator=(const swizzle& other) { return *this = static_cast<const base&>(other); }
+  swizzle& operator+=(const base& v) { return *this = static_cast<const base&>(*this) + v; }
+  swizzle& operator-=(const base& v) { return *this = static_cast<const base&>(*this) - v; }
+  swizzle& operator*=(const base& v) { return *this = static_cast<const base&>(*this) * v; }
+  swizzle& operator/=(const base& v) { return *this = static_cast<const base&>(*this) / v; }
+
+ private:
+  vec<T, N>* source_;
+};
+
+// packed_T3 and friends: no padding, alignment of T; convert to and from the
+// aligned vectors implicitly.
+template <class T, int N>
+struct packed_vec {
+  T components[N];
+  packed_vec() = default;
+  packed_vec(const vec<T, N>& v) {
+    for (int i = 0; i < N; ++i) components[i] = v[i];
+  }
+  operator vec<T, N>() const {
+    vec<T, N> v;
+    for (int i = 0; i < N; ++i) v[i] = components[i];
+    return v;
+  }
+  T& operator[](int i) { return components[i]; }
+  const T& operator[](int i) const { return components[i]; }
 };
 
 #define MPS_OPS_EMU_VEC_BINARY(OP)                                         \
@@ -78,10 +132,26 @@ MPS_OPS_EMU_VEC_BINARY(/)
 #undef MPS_OPS_EMU_VEC_BINARY
 
 template <class T, int N>
-bool all_equal(const vec<T, N>& a, const vec<T, N>& b) {
-  for (int i = 0; i < N; ++i)
-    if (!(a[i] == b[i])) return false;
-  return true;
+vec<T, N> operator-(const vec<T, N>& a) {
+  vec<T, N> r;
+  for (int i = 0; i < N; ++i) r[i] = -a[i];
+  return r;
 }
+
+// Comparisons are element-wise and give bool vectors, as in MSL.
+#define MPS_OPS_EMU_VEC_COMPARE(OP)                                       \
+  template <class T, int N>                                               \
+  vec<bool, N> operator OP(const vec<T, N>& a, const vec<T, N>& b) {      \
+    vec<bool, N> r;                                                       \
+    for (int i = 0; i < N; ++i) r[i] = a[i] OP b[i];                      \
+    return r;                                                             \
+  }
+MPS_OPS_EMU_VEC_COMPARE(==)
+MPS_OPS_EMU_VEC_COMPARE(!=)
+MPS_OPS_EMU_VEC_COMPARE(<)
+MPS_OPS_EMU_VEC_COMPARE(>)
+MPS_OPS_EMU_VEC_COMPARE(<=)
+MPS_OPS_EMU_VEC_COMPARE(>=)
+#undef MPS_OPS_EMU_VEC_COMPARE
 
 }  // namespace mps_ops_emu
