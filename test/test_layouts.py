@@ -35,9 +35,13 @@ BINARY = {
 }
 
 
+# Ops that are not element-wise have their own tests below.
+INDEXING = {"take"}
+
+
 def test_every_registry_op_has_layout_samples():
     names = {r.name.split("::")[1] for r in mps_ops.ops()}
-    assert names == set(UNARY) | set(BINARY)
+    assert names == set(UNARY) | set(BINARY) | INDEXING
 
 
 def _check(fn, *args, expect_dispatch=True, variant=None):
@@ -169,3 +173,29 @@ def test_more_than_2_31_elements_through_expanded_input():
     assert len(dispatches) >= 2, "a > 2**31 element iteration must be split for 32-bit indexing"
     assert bool(actual.all())
     assert sum(d.threads[0] * d.threads[1] for d in dispatches) == n
+
+
+@pytest.mark.parametrize(
+    "make_self",
+    [lambda: torch.randn(6, 9).t(), lambda: torch.randn(6, 18)[:, ::2], lambda: torch.tensor(3.5),
+     lambda: torch.randn(2, 1, 3).expand(2, 4, 3)],
+    ids=["transposed", "strided", "zero_dim", "expanded"],
+)
+def test_take_strided_self_and_negative_indices(make_self):
+    self_ = make_self()
+    n = self_.numel()
+    index = torch.randint(-n, n, (4, 5))
+    _check(torch.take, self_, index, variant="dense")
+    _check(torch.take, self_, index.t(), variant="dense")
+
+
+def test_take_checks_like_the_cpu():
+    x = torch.randn(4, 5)
+    for bad in (torch.tensor([20]), torch.tensor([-21])):
+        with pytest.raises(IndexError, match=r"out of range: tried to access index -?2\d on a tensor of 20"):
+            run_on_kernels(torch.take, x, bad)
+    with pytest.raises(IndexError, match="Expected a long tensor"):
+        run_on_kernels(torch.take, x, torch.tensor([1], dtype=torch.int32))
+    with pytest.raises(IndexError, match="empty tensor"):
+        run_on_kernels(torch.take, torch.randn(0), torch.tensor([0]))
+    assert not _check(torch.take, torch.randn(0), torch.zeros(0, dtype=torch.long), expect_dispatch=False)
