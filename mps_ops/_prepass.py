@@ -323,6 +323,12 @@ def swizzle_edits(tokens: list[Token]) -> list:
 def _body_owner(tokens: list[Token], brace: int) -> str | None:
     """The function or struct whose body opens at tokens[brace], if any."""
     k = brace - 1
+    # A trailing return type `-> T` sits between the parameters and the body.
+    j = k
+    while j >= 0 and tokens[j].text not in (")", "->", ";", "{", "}"):
+        j -= 1
+    if j >= 0 and tokens[j].text == "->":
+        k = j - 1
     while k >= 0 and tokens[k].text in ("const", "noexcept", "thread", "device", "constant"):
         k -= 1
     while k >= 0 and tokens[k].text == "]]":  # trailing attributes

@@ -33,6 +33,8 @@ class ShaderFunction:
         if math.prod(threads) == 0:
             return
         group = _dims(group_size, "group_size") if group_size is not None else []
+        if any(g == 0 for g in group):
+            raise ValueError(f"{self.name}: group_size sizes must be at least 1, got {group_size!r}")
         _C.library_dispatch(self._library, self.name, list(args), threads, group,
                             [int(b) for b in threadgroup_memory])
 

@@ -25,9 +25,30 @@ def tolerance(dtype):
     return TOLERANCES.get(dtype, dict(rtol=0, atol=0))
 
 
+class OnCpu:
+    """A 0-dim tensor that must stay on the CPU when the rest moves to the
+    device: the CPU-scalar operand users get from Python numbers."""
+
+    def __init__(self, tensor):
+        assert tensor.dim() == 0
+        self.tensor = tensor
+
+
 def to_device(tree):
     target = device()
-    return tree_map(lambda t: t.to(target) if isinstance(t, torch.Tensor) else t, tree)
+
+    def move(t):
+        if isinstance(t, OnCpu):
+            return t.tensor
+        return t.to(target) if isinstance(t, torch.Tensor) else t
+
+    return tree_map(move, tree, is_leaf=lambda t: isinstance(t, OnCpu))
+
+
+def on_cpu(tree):
+    """The reference's view of a tree: OnCpu unwrapped."""
+    return tree_map(lambda t: t.tensor if isinstance(t, OnCpu) else t, tree,
+                    is_leaf=lambda t: isinstance(t, OnCpu))
 
 
 def to_cpu(tree):

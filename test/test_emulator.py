@@ -408,3 +408,80 @@ kernel void vectors(device const float4* in [[buffer(0)]], device float* out [[b
     assert (out[:, 6] == 1).all()
     expected = torch.tensor([bin(i + 7).count("1") + 100 * 31 for i in range(5)], dtype=torch.float32)
     assert torch.equal(out[:, 7], expected)
+
+
+# Regressions found in review.
+
+def test_divergent_collectives_on_one_line_stay_separate():
+    lib = compile("""
+kernel void one_line(device const int* in [[buffer(0)]], device int* out [[buffer(1)]],
+                     uint i [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
+  out[i] = lane < 10 ? simd_sum(in[i]) : simd_max(in[i]);
+}
+""")
+    x = torch.arange(32, dtype=torch.int32)
+    out = torch.empty_like(x)
+    lib.one_line(x, out, group_size=32)
+    assert out[:10].tolist() == [45] * 10
+    assert out[10:].tolist() == [31] * 22
+
+
+def test_divergent_barriers_on_one_line_raise():
+    lib = compile("""
+kernel void one_line_barriers(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  if (i % 2 == 0) { threadgroup_barrier(mem_flags::mem_threadgroup); } else { threadgroup_barrier(mem_flags::mem_threadgroup); }
+  out[i] = 1.0f;
+}
+""")
+    with pytest.raises(RuntimeError, match="different threadgroup_barrier call sites"):
+        lib.one_line_barriers(torch.zeros(8), group_size=8)
+
+
+def test_checked_mode_keeps_writes_through_two_views_of_one_storage():
+    lib = compile("""
+kernel void two(device float* a [[buffer(0)]], device float* b [[buffer(1)]],
+                uint i [[thread_position_in_grid]]) {
+  a[i] = 1.0f;
+  b[i] = 2.0f;
+}
+""")
+    x = torch.zeros(16)
+    with mps_ops.emulator.checked():
+        lib.two(x[8:], x[:8], threads=8)
+    assert x.tolist() == [2.0] * 8 + [1.0] * 8
+
+
+def test_grids_near_2_32_threads_are_not_lost_to_overflow():
+    lib = compile("""
+kernel void last(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  if (i == 4294967294u) out[0] = 7u;
+}
+""")
+    out = torch.zeros(1, dtype=torch.int32)
+    with mps_ops.emulator.checked(False):
+        lib.last(out, threads=2**32 - 1, group_size=1024)
+    assert out.item() == 7
+
+
+def test_helpers_with_trailing_return_types_are_followed():
+    lib = compile("""
+inline auto lane_total(float x) -> float { return simd_sum(x); }
+kernel void trailing(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+  out[i] = lane_total(in[i]);
+}
+""")
+    x = torch.ones(32)
+    out = torch.empty(32)
+    lib.trailing(x, out, group_size=32)
+    assert (out == 32).all()
+
+
+def test_zero_group_size_is_refused_and_empty_grids_run_nothing():
+    lib = compile("""
+kernel void noop(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = 1.0f; }
+""")
+    with pytest.raises(ValueError, match="at least 1"):
+        lib.noop(torch.zeros(4), group_size=[0, 4])
+    empty = torch.zeros(0)
+    lib.noop(empty)

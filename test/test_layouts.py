@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import mps_ops
-from helpers import assert_matches, run_on_kernels
+from helpers import OnCpu, assert_matches, on_cpu, run_on_kernels
 
 UNARY = {
     "special_ndtri": (torch.special.ndtri, lambda shape: torch.rand(shape)),
@@ -45,7 +45,7 @@ def test_every_registry_op_has_layout_samples():
 
 
 def _check(fn, *args, expect_dispatch=True, variant=None):
-    expected = fn(*args)
+    expected = fn(*on_cpu(args))
     actual, dispatches = run_on_kernels(fn, *args)
     assert_matches(actual, expected, fn.__name__)
     if expect_dispatch:
@@ -83,9 +83,9 @@ BINARY_LAYOUTS = {
     "both_transposed": (lambda a, b: (a((7, 5)).t(), b((7, 5)).t()), "dense"),
     "broadcast": (lambda a, b: (a((5, 1)), b((1, 7))), "strided"),
     "strided": (lambda a, b: (a((5, 14))[:, ::2], b((5, 7))), "strided"),
-    "rhs_cpu_scalar": (lambda a, b: (a((5, 7)), b(())), "dense_rhs_scalar"),
-    "lhs_cpu_scalar": (lambda a, b: (a(()), b((5, 7))), "dense_lhs_scalar"),
-    "transposed_with_scalar": (lambda a, b: (a((7, 5)).t(), b(())), "dense_rhs_scalar"),
+    "rhs_cpu_scalar": (lambda a, b: (a((5, 7)), OnCpu(b(()))), "dense_rhs_scalar"),
+    "lhs_cpu_scalar": (lambda a, b: (OnCpu(a(())), b((5, 7))), "dense_lhs_scalar"),
+    "transposed_with_scalar": (lambda a, b: (a((7, 5)).t(), OnCpu(b(()))), "dense_rhs_scalar"),
     "zero_dim": (lambda a, b: (a(()), b(())), None),
 }
 

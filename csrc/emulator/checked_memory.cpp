@@ -4,6 +4,7 @@
 
 #include <csetjmp>
 #include <csignal>
+#include <mutex>
 #include <cstring>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -39,20 +40,21 @@ void* CheckedBuffers::add(int index, void* data, size_t bytes) {
   unsigned char* start = region + page + body - bytes;
   std::memset(region + page, gap_poison, body - bytes);
   if (bytes) std::memcpy(start, data, bytes);
-  shadows_.push_back(Shadow{index, data, bytes, region, region_bytes, start});
+  std::vector<unsigned char> before(static_cast<unsigned char*>(data), static_cast<unsigned char*>(data) + bytes);
+  shadows_.push_back(Shadow{index, data, bytes, region, region_bytes, start, std::move(before)});
   return start;
 }
 
 void CheckedBuffers::copy_back() {
-  // Only what the kernel changed goes back, decided before any copy: two
-  // slots bound to one storage (an in-place op) have two copies, and the
-  // unchanged input's copy must not overwrite the result.
-  std::vector<bool> changed(shadows_.size());
-  for (size_t i = 0; i < shadows_.size(); ++i) {
-    changed[i] = shadows_[i].bytes && std::memcmp(shadows_[i].original, shadows_[i].data, shadows_[i].bytes) != 0;
-  }
-  for (size_t i = 0; i < shadows_.size(); ++i) {
-    if (changed[i]) std::memcpy(shadows_[i].original, shadows_[i].data, shadows_[i].bytes);
+  // Only the bytes the kernel changed go back: two slots bound to one storage
+  // (an in-place op, or two views of one tensor) have two copies, and one
+  // copy's untouched bytes must not overwrite what the kernel wrote through
+  // the other.
+  for (auto& s : shadows_) {
+    auto* original = static_cast<unsigned char*>(s.original);
+    for (size_t i = 0; i < s.bytes; ++i) {
+      if (s.data[i] != s.before[i]) original[i] = s.data[i];
+    }
   }
 }
 
@@ -87,12 +89,29 @@ struct FaultContext {
   const CheckedBuffers* buffers;
   const FiberPool* fibers;
   std::string message;
-  struct sigaction previous_segv, previous_bus;
 };
 
 thread_local FaultContext* active = nullptr;
 
-void on_fault(int sig, siginfo_t* info, void*) {
+// The handler is process-wide; threads dispatching in checked mode share one
+// installation, counted, so one thread's restore never unprotects another.
+std::mutex handler_mutex;
+int handler_users = 0;
+struct sigaction previous_segv, previous_bus;
+
+void forward(int sig, siginfo_t* info, void* context) {
+  const struct sigaction& previous = sig == SIGBUS ? previous_bus : previous_segv;
+  if (previous.sa_flags & SA_SIGINFO) {
+    previous.sa_sigaction(sig, info, context);
+  } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+    previous.sa_handler(sig);
+  } else {
+    // Default action: put it back; returning re-executes the fault.
+    signal(sig, SIG_DFL);
+  }
+}
+
+void on_fault(int sig, siginfo_t* info, void* context) {
   FaultContext* ctx = active;
   if (ctx != nullptr) {
     std::string what = ctx->buffers->describe(info->si_addr);
@@ -104,13 +123,25 @@ void on_fault(int sig, siginfo_t* info, void*) {
       siglongjmp(ctx->jump, 1);
     }
   }
-  // Not ours: put the previous handler back and let the fault happen again.
-  struct sigaction* previous = sig == SIGBUS && ctx ? &ctx->previous_bus : ctx ? &ctx->previous_segv : nullptr;
-  if (previous) {
-    sigaction(sig, previous, nullptr);
-  } else {
-    signal(sig, SIG_DFL);
-  }
+  forward(sig, info, context);
+}
+
+void install_handler() {
+  std::lock_guard<std::mutex> lock(handler_mutex);
+  if (handler_users++ > 0) return;
+  struct sigaction action {};
+  action.sa_sigaction = &on_fault;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, &previous_segv);
+  sigaction(SIGBUS, &action, &previous_bus);
+}
+
+void uninstall_handler() {
+  std::lock_guard<std::mutex> lock(handler_mutex);
+  if (--handler_users > 0) return;
+  sigaction(SIGSEGV, &previous_segv, nullptr);
+  sigaction(SIGBUS, &previous_bus, nullptr);
 }
 
 void ensure_alternate_stack() {
@@ -132,20 +163,14 @@ std::string run_checked(void (*launch)(const void*), const void* argument, const
   FaultContext ctx;
   ctx.buffers = &buffers;
   ctx.fibers = fibers;
-  struct sigaction action {};
-  action.sa_sigaction = &on_fault;
-  action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGSEGV, &action, &ctx.previous_segv);
-  sigaction(SIGBUS, &action, &ctx.previous_bus);
+  install_handler();
   FaultContext* outer = active;
   active = &ctx;
   if (sigsetjmp(ctx.jump, 1) == 0) {
     launch(argument);
   }
   active = outer;
-  sigaction(SIGSEGV, &ctx.previous_segv, nullptr);
-  sigaction(SIGBUS, &ctx.previous_bus, nullptr);
+  uninstall_handler();
   return ctx.message;
 }
 

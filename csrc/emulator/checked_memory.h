@@ -4,9 +4,10 @@
 // jumps back to the dispatch, which raises an error naming the kernel, the
 // buffer index and the byte offset. Writes before the start land in a
 // poisoned gap checked after the kernel. Results are copied back only when
-// the kernel completed. Known difference from the GPU: slots bound to the same
-// memory get separate copies, so a kernel that writes through one binding
-// and reads the same bytes through another sees the old bytes here.
+// the kernel completed, byte by byte where they changed. Known difference
+// from the GPU: slots bound to the same memory get separate copies, so a
+// kernel that writes through one binding and reads the same bytes through
+// another sees the old bytes here.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +45,7 @@ class CheckedBuffers {
     unsigned char* region;
     size_t region_bytes;
     unsigned char* data;
+    std::vector<unsigned char> before;  // the bytes as the kernel found them
   };
   std::vector<Shadow> shadows_;
 };

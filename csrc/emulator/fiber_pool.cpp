@@ -8,8 +8,10 @@
 namespace mps_ops::emulator {
 
 namespace {
-size_t page_size() {
-  static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+// A guard wider than one page: a frame larger than a page could otherwise
+// step over it into the neighbouring stack.
+size_t guard_size() {
+  static const size_t size = 16 * static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return size;
 }
 }  // namespace
@@ -23,7 +25,7 @@ bool FiberPool::reserve(uint32_t count) {
   if (region_) munmap(region_, region_bytes_);
   region_ = nullptr;
   capacity_ = 0;
-  const size_t page = page_size();
+  const size_t page = guard_size();
   // Layout: [guard][stack] [guard][stack] ... : stacks grow down onto their guard.
   stride_ = stack_bytes + page;
   region_bytes_ = stride_ * count;
@@ -43,7 +45,7 @@ bool FiberPool::reserve(uint32_t count) {
 bool FiberPool::is_guard(const void* addr) const {
   const auto* p = static_cast<const unsigned char*>(addr);
   if (!region_ || p < region_ || p >= region_ + region_bytes_) return false;
-  return size_t(p - region_) % stride_ < page_size();
+  return size_t(p - region_) % stride_ < guard_size();
 }
 
 }  // namespace mps_ops::emulator

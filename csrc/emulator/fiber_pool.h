@@ -1,5 +1,5 @@
 // Stacks and records for the fibers of one threadgroup (collective kernels).
-// Each stack has a guard page below it, so a kernel that overflows its stack
+// Each stack has a guard area (16 pages) below it, so a kernel that overflows its stack
 // faults instead of writing into its neighbour's. Reused across dispatches.
 #pragma once
 

@@ -13,9 +13,11 @@ namespace mps_ops {
 
 at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor& out) {
   static KernelCache kernels("take");
+  // No CPU-scalar exception here: every operand is bound as a buffer.
+  TORCH_CHECK(self.device() == out.device() && index.device() == out.device(),
+              "take(): self, index and out expected to be in the same device, but got self.device = ",
+              self.device(), ", index.device = ", index.device(), ", and out.device = ", out.device());
   check_device("take", self);
-  check_device("take", index);
-  check_device("take", out);
   check_dtype("take", self);
   TORCH_CHECK_INDEX(index.scalar_type() == at::kLong, "take(): Expected a long tensor for index, but got ",
                     index.scalar_type());

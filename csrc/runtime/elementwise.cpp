@@ -10,7 +10,10 @@ namespace mps_ops {
 
 at::TensorIteratorConfig elementwise_config() {
   at::TensorIteratorConfig config;
-  config.check_all_same_dtype(false).resize_outputs(false).set_check_mem_overlap(true);
+  // 0-dim CPU inputs (Python numbers, wrapped) ride along with MPS tensors;
+  // exec_elementwise binds them as values.
+  config.check_all_same_dtype(false).resize_outputs(false).set_check_mem_overlap(true).allow_cpu_scalars(
+      true);
   return config;
 }
 

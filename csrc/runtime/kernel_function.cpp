@@ -62,7 +62,10 @@ void KernelFunction::set_threadgroup_memory(int index, uint32_t bytes) {
 
 void KernelFunction::dispatch(Dim3 threads, Dim3 group) {
   Backend& b = backend();
-  if (group.x == 0) {
+  if (threads.x == 0 || threads.y == 0 || threads.z == 0) {
+    return;  // an empty grid runs nothing (and has no group size to choose)
+  }
+  if (group.x == 0 && group.y == 0 && group.z == 0) {
     const uint32_t limit = b.max_threads_per_group(kernel_);
     group = Dim3{std::min(threads.x, limit), 1, 1};
     group.y = std::max<uint32_t>(1, std::min(threads.y, limit / group.x));

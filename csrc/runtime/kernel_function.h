@@ -30,7 +30,8 @@ class KernelFunction {
   // setThreadgroupMemoryLength for a [[threadgroup(index)]] argument.
   void set_threadgroup_memory(int index, uint32_t bytes);
 
-  // group: threads per threadgroup; zero means min(threads, the kernel's limit).
+  // group: threads per threadgroup; all zero means min(threads, the kernel's
+  // limit). An empty grid dispatches nothing.
   void dispatch(Dim3 threads, Dim3 group = Dim3{0, 0, 0});
 
  private:

@@ -87,8 +87,20 @@ inline id<MTLBuffer> storage_buffer(const void* storage_data) {
 // Runs body() synchronously inside queue, and rethrows here whatever it threw:
 // a C++ exception as itself, an NSException as c10::Error with its reason.
 // Nothing may unwind through dispatch_sync itself.
+// The queue this thread is running a run_serially body in, if any: a
+// dispatch from inside run_command_block must encode directly, since
+// dispatch_sync onto the serial queue that runs us would deadlock.
+inline dispatch_queue_t& queue_of_this_thread() {
+  static thread_local dispatch_queue_t queue = nullptr;
+  return queue;
+}
+
 template <class F>
 void run_serially(dispatch_queue_t queue, const F& body) {
+  if (queue_of_this_thread() == queue) {
+    body();
+    return;
+  }
   std::exception_ptr cxx_failure;
   std::optional<std::string> objc_failure;
   // Blocks capture by value: hand the block pointers to our locals, which
@@ -97,6 +109,9 @@ void run_serially(dispatch_queue_t queue, const F& body) {
   std::exception_ptr* cxx_slot = &cxx_failure;
   std::optional<std::string>* objc_slot = &objc_failure;
   dispatch_sync(queue, ^{
+    dispatch_queue_t& current = queue_of_this_thread();
+    dispatch_queue_t outer = current;
+    current = queue;
     try {
       @try {
         (*work)();
@@ -112,6 +127,7 @@ void run_serially(dispatch_queue_t queue, const F& body) {
         *objc_slot = std::string("an Objective-C exception that is not an NSException");
       }
     }
+    current = outer;
   });
   if (cxx_failure) {
     std::rethrow_exception(cxx_failure);

@@ -26,8 +26,7 @@ struct fiber {
   uint32_t lane;
   uint32_t simdgroup;
   enum state_t : uint8_t { ready, at_barrier, at_collective, done } state;
-  uint32_t barriers_passed;
-  uint32_t site;  // call site of the collective it waits at
+  uint64_t site;  // call site (line << 32 | column) of the barrier or collective it waits at
   resolve_fn resolve;
   uint32_t argument;  // lane index, delta or mask of a shuffle
   alignas(16) unsigned char value[64];
@@ -90,7 +89,8 @@ inline bool run_group_fibers(const dispatch_args& args, const thread_place& grou
   }
   fiber* fibers = reinterpret_cast<fiber*>(args.fiber_records);
   group_run run{fibers, count, nullptr, nullptr, &args, body};
-  group_run* outer = current_group();
+  // Set, not saved and restored: a fault in a fiber jumps out past the end
+  // of this function, and nothing may keep pointing at this frame.
   current_group() = &run;
   for (uint32_t i = 0; i < count; ++i) {
     fiber& f = fibers[i];
@@ -103,7 +103,6 @@ inline bool run_group_fibers(const dispatch_args& args, const thread_place& grou
     f.lane = i % simd_width;
     f.simdgroup = i / simd_width;
     f.state = fiber::ready;
-    f.barriers_passed = 0;
     f.sp = fiber_stack_init(args.fiber_stacks + uint64_t(i) * args.fiber_stack_stride,
                             args.fiber_stack_size, &fiber_entry, &f);
   }
@@ -126,10 +125,12 @@ inline bool run_group_fibers(const dispatch_args& args, const thread_place& grou
       const uint32_t end = first + simd_width < count ? first + simd_width : count;
       for (uint32_t i = first; i < end; ++i) {
         if (fibers[i].state != fiber::at_collective) continue;
-        const uint32_t site = fibers[i].site;
+        const uint64_t site = fibers[i].site;
+        const resolve_fn resolve = fibers[i].resolve;
         uint32_t n = 0;
         for (uint32_t j = i; j < end; ++j) {
-          if (fibers[j].state == fiber::at_collective && fibers[j].site == site) {
+          if (fibers[j].state == fiber::at_collective && fibers[j].site == site &&
+              fibers[j].resolve == resolve) {
             waiting[n++] = &fibers[j];
           }
         }
@@ -142,7 +143,7 @@ inline bool run_group_fibers(const dispatch_args& args, const thread_place& grou
     // Only threadgroup barriers remain. Unequal barrier counts surface here
     // as a thread that returned while others wait; barriers in divergent
     // control flow as threads waiting at different call sites.
-    uint32_t barrier_site = 0xffffffffu;
+    uint64_t barrier_site = ~uint64_t(0);
     for (uint32_t i = 0; i < count; ++i) {
       fiber& f = fibers[i];
       if (f.state == fiber::done) {
@@ -151,7 +152,7 @@ inline bool run_group_fibers(const dispatch_args& args, const thread_place& grou
         ok = false;
         break;
       }
-      if (barrier_site == 0xffffffffu) barrier_site = f.site;
+      if (barrier_site == ~uint64_t(0)) barrier_site = f.site;
       if (f.site != barrier_site) {
         set_error(args, "threads of one threadgroup wait at different threadgroup_barrier call "
                         "sites (a barrier in divergent control flow: undefined behaviour on the GPU)");
@@ -162,10 +163,9 @@ inline bool run_group_fibers(const dispatch_args& args, const thread_place& grou
     if (!ok) break;
     for (uint32_t i = 0; i < count; ++i) {
       fibers[i].state = fiber::ready;
-      ++fibers[i].barriers_passed;
     }
   }
-  current_group() = outer;
+  current_group() = nullptr;
   return ok;
 }
 

@@ -109,7 +109,8 @@ struct threadgroup_role {
   }
 };
 
-inline uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+// Without the a + b - 1 form, which wraps for grids near 2**32.
+inline uint32_t ceil_div(uint32_t a, uint32_t b) { return a / b + (a % b != 0); }
 inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 template <class Fn, Fn Kernel, class... Roles>
@@ -164,6 +165,7 @@ void launch(const dispatch_args& args) {
                 "every kernel parameter needs exactly one role");
   using invoke = typename make_indices<sizeof...(Roles)>::template call<Fn, Kernel, Roles...>;
   plain_loop_args() = &args;
+  current_group() = nullptr;  // whatever an earlier, faulted dispatch left
   for_each_group(args, [&](thread_place t) {
     const grid3 origin = t.in_grid;
     uint32_t index = 0;
@@ -190,6 +192,7 @@ void launch_collective(const dispatch_args& args) {
                 "every kernel parameter needs exactly one role");
   static_assert(sizeof(fiber) <= fiber_record_bytes, "fiber record larger than the host reserves");
   using invoke = typename make_indices<sizeof...(Roles)>::template call<Fn, Kernel, Roles...>;
+  plain_loop_args() = nullptr;
   for_each_group(args, [&](const thread_place& t) {
     return run_group_fibers(args, t, &invoke::call);
   });

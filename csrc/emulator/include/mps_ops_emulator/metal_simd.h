@@ -1,8 +1,8 @@
 // Barriers and SIMD-group functions (width 32) on top of the fibers. Each
 // collective deposits the lane's operand in its fiber record and yields; the
 // scheduler completes the collective for the lanes that met at the same call
-// site (site = the caller's line, through a defaulted __builtin_LINE()
-// argument). Lanes outside the collective read as poison: NaN for floats,
+// site (the caller's line and column, through defaulted source-location
+// arguments) and the same function. Lanes outside the collective read as poison: NaN for floats,
 // all-ones bits for integers, as reading an inactive lane is undefined.
 #pragma once
 
@@ -39,7 +39,7 @@ inline bool in_fiber(const char* what) {
   return false;
 }
 
-inline void block_at_collective(uint32_t site, resolve_fn resolve) {
+inline void block_at_collective(uint64_t site, resolve_fn resolve) {
   fiber& f = current_fiber();
   f.site = site;
   f.resolve = resolve;
@@ -66,7 +66,7 @@ inline void set_result(fiber* f, const T& v) {
 }
 
 template <class T>
-inline T collect(uint32_t site, const T& value, resolve_fn resolve, uint32_t argument = 0) {
+inline T collect(uint64_t site, const T& value, resolve_fn resolve, uint32_t argument = 0) {
   static_assert(sizeof(T) <= sizeof(fiber::value), "SIMD operand too large");
   if (!in_fiber("a SIMD-group function ran in a kernel the emulator did not see as collective")) {
     return value;
@@ -196,7 +196,9 @@ inline void resolve_is_first(fiber** lanes, uint32_t n) {
 
 namespace metal {
 
-#define MPS_OPS_EMU_SITE uint32_t site = __builtin_LINE()
+// The call site: line and column of the caller (source-location builtins in a
+// default argument take the caller's position).
+#define MPS_OPS_EMU_SITE uint64_t site = (uint64_t(__builtin_LINE()) << 32) | __builtin_COLUMN()
 
 inline void threadgroup_barrier(mem_flags = mem_flags::mem_none, MPS_OPS_EMU_SITE) {
   if (!mps_ops_emu::in_fiber("threadgroup_barrier ran in a kernel the emulator did not see as "
