@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -325,6 +326,15 @@ class MetalBackend final : public Backend {
   // it may #include only Metal's headers). The library lives for the process;
   // the returned handle is a MetalLibrary*.
   void* load_library(const std::string& path_or_source) override {
+    {
+      // One library per distinct source or path: compiling again would only
+      // cost time and keep a second copy alive.
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto cached = libraries_by_input_.find(path_or_source);
+      if (cached != libraries_by_input_.end()) {
+        return cached->second.get();
+      }
+    }
     std::shared_ptr<MetalLibrary> library;
     if (ends_with(path_or_source, ".metallib") && is_file(path_or_source)) {
       const std::string bytes = read_file(path_or_source);
@@ -336,6 +346,7 @@ class MetalBackend final : public Backend {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     runtime_libraries_.push_back(library);
+    libraries_by_input_.emplace(path_or_source, library);
     return library.get();
   }
 
@@ -472,6 +483,7 @@ class MetalBackend final : public Backend {
   // Libraries loaded at run time; kept for the process, as their kernel
   // handles may be cached anywhere.
   std::vector<std::shared_ptr<MetalLibrary>> runtime_libraries_;
+  std::map<std::string, std::shared_ptr<MetalLibrary>> libraries_by_input_;
 };
 
 }  // namespace
