@@ -56,9 +56,21 @@ def _headers_digest() -> str:
     return h.hexdigest()
 
 
+_versions: dict = {}
+
+
+def _compiler_version(cxx: str) -> str:
+    """The compiler's own version line: upgrading clang in place must not reuse
+    libraries built by the old one."""
+    if cxx not in _versions:
+        proc = subprocess.run([cxx, "--version"], capture_output=True, text=True)
+        _versions[cxx] = proc.stdout
+    return _versions[cxx]
+
+
 def library_key(source: str, cxx: str) -> str:
     h = hashlib.sha256()
-    for part in (source, cxx, " ".join(FLAGS), _headers_digest()):
+    for part in (source, cxx, _compiler_version(cxx), " ".join(FLAGS), _headers_digest()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
