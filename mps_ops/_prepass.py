@@ -332,29 +332,11 @@ def _body_owner(tokens: list[Token], brace: int) -> str | None:
     while k >= 0 and tokens[k].text in ("const", "noexcept", "thread", "device", "constant"):
         k -= 1
     while k >= 0 and tokens[k].text == "]]":  # trailing attributes
-        depth = 0
-        while k >= 0:
-            if tokens[k].text == "]]":
-                depth += 1
-            elif tokens[k].text == "[[":
-                depth -= 1
-                if depth == 0:
-                    break
-            k -= 1
-        k -= 1
+        k = _matching_backward(tokens, k, "[[", "]]") - 1
     if k < 0:
         return None
     if tokens[k].text == ")":
-        depth = 0
-        while k >= 0:
-            if tokens[k].text == ")":
-                depth += 1
-            elif tokens[k].text == "(":
-                depth -= 1
-                if depth == 0:
-                    break
-            k -= 1
-        k -= 1
+        k = _matching_backward(tokens, k, "(", ")") - 1
         if k >= 1 and tokens[k].text == ")" and tokens[k - 1].text == "(" and tokens[k - 2].text == "operator":
             return _enclosing_struct(tokens, k - 2)
         if k >= 0 and tokens[k].kind == "ident" and tokens[k].text not in NOT_FUNCTIONS:
@@ -382,20 +364,25 @@ def _enclosing_struct(tokens: list[Token], k: int) -> str | None:
     return None
 
 
+def _matching_backward(tokens: list[Token], i: int, open_: str, close: str) -> int:
+    """Index of the `open_` matching the `close` at tokens[i] (-1 if none)."""
+    depth = 0
+    for j in range(i, -1, -1):
+        if tokens[j].text == close:
+            depth += 1
+        elif tokens[j].text == open_:
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1
+
+
 def _is_template(tokens: list[Token], kernel_index: int) -> bool:
     k = kernel_index - 1
     if k < 0 or tokens[k].text != ">":
         return False
-    depth = 0
-    while k >= 0:
-        if tokens[k].text == ">":
-            depth += 1
-        elif tokens[k].text == "<":
-            depth -= 1
-            if depth == 0:
-                return k > 0 and tokens[k - 1].text == "template"
-        k -= 1
-    return False
+    k = _matching_backward(tokens, k, "<", ">")
+    return k > 0 and tokens[k - 1].text == "template"
 
 
 def _instantiated_entity(body: list[Token]) -> list[Token]:

@@ -21,35 +21,27 @@ def _require_emulator(what: str) -> None:
 
 
 @contextlib.contextmanager
+def _switch(name: str, setter, enabled: bool):
+    _require_emulator(name)
+    previous = setter(enabled)
+    try:
+        yield
+    finally:
+        setter(previous)
+
+
 def checked(enabled: bool = True):
     """Out-of-bounds buffer accesses raise IndexError naming the kernel, the
     buffer index and the byte offset, instead of corrupting memory."""
-    _require_emulator("checked")
-    previous = _C.set_checked(enabled)
-    try:
-        yield
-    finally:
-        _C.set_checked(previous)
+    return _switch("checked", _C.set_checked, enabled)
 
 
-@contextlib.contextmanager
 def reverse_group_order(enabled: bool = True):
     """Run threadgroups from last to first, to expose kernels that assume an order."""
-    _require_emulator("reverse_group_order")
-    previous = _C.set_reverse_group_order(enabled)
-    try:
-        yield
-    finally:
-        _C.set_reverse_group_order(previous)
+    return _switch("reverse_group_order", _C.set_reverse_group_order, enabled)
 
 
-@contextlib.contextmanager
 def dry_run(enabled: bool = True):
     """Host path only: kernels are looked up and bound, not run (outputs stay
     unwritten). For measuring host overhead (benchmarks/bench_host.py)."""
-    _require_emulator("dry_run")
-    previous = _C.set_dry_run(enabled)
-    try:
-        yield
-    finally:
-        _C.set_dry_run(previous)
+    return _switch("dry_run", _C.set_dry_run, enabled)

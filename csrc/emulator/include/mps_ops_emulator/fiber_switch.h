@@ -15,8 +15,8 @@
 extern "C" void mps_ops_emu_switch(void** save_sp, void* load_sp);
 extern "C" void mps_ops_emu_fiber_start();
 
-#if defined(__x86_64__)
-
+// Symbol spelling: Mach-O prefixes an underscore; ELF wants a type. "%function"
+// is accepted by both the x86-64 and AArch64 ELF assemblers.
 #if defined(__APPLE__)
 #define MPS_OPS_EMU_SYM(name) "_" #name
 #define MPS_OPS_EMU_SYM_DECL(name) \
@@ -24,8 +24,11 @@ extern "C" void mps_ops_emu_fiber_start();
 #else
 #define MPS_OPS_EMU_SYM(name) #name
 #define MPS_OPS_EMU_SYM_DECL(name) \
-  ".weak " #name "\n.hidden " #name "\n.type " #name ",@function\n"
+  ".weak " #name "\n.hidden " #name "\n.type " #name ",%function\n"
 #endif
+
+#if defined(__x86_64__)
+
 
 __asm__(
     ".text\n"
@@ -86,15 +89,6 @@ inline void* fiber_stack_init(unsigned char* stack, uint64_t size, void (*entry)
 
 #elif defined(__aarch64__)
 
-#if defined(__APPLE__)
-#define MPS_OPS_EMU_SYM(name) "_" #name
-#define MPS_OPS_EMU_SYM_DECL(name) \
-  ".globl _" #name "\n.weak_definition _" #name "\n.private_extern _" #name "\n"
-#else
-#define MPS_OPS_EMU_SYM(name) #name
-#define MPS_OPS_EMU_SYM_DECL(name) \
-  ".weak " #name "\n.hidden " #name "\n.type " #name ",%function\n"
-#endif
 
 // Frame (160 bytes, low to high): x19..x28, x29 (fp), x30 (lr), d8..d15, fpcr.
 __asm__(
