@@ -18,7 +18,7 @@ std::tuple<at::Tensor&, at::Tensor&> frexp_out(const at::Tensor& self, at::Tenso
               "torch.frexp() expects exponent to have int dtype but got ", exponent.dtype());
   prepare_output("frexp", mantissa, self.scalar_type(), self.sizes());
   prepare_output("frexp", exponent, at::kInt, self.sizes());
-  auto iter = elementwise_config().add_output(mantissa).add_output(exponent).add_const_input(self).build();
+  auto iter = elementwise_config(/*output_from_caller=*/true).add_output(mantissa).add_output(exponent).add_const_input(self).build();
   exec_elementwise(kernels, iter, self.scalar_type());
   return std::forward_as_tuple(mantissa, exponent);
 }

@@ -44,28 +44,26 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
 
   const at::Tensor index_c = index.contiguous();
   at::Tensor result = out.is_contiguous() ? out : at::empty(index.sizes(), out.options());
-  KernelFunction kernel(kernels.get(Variant::dense, self.scalar_type(), self.scalar_type()));
-  kernel.set_tensor(0, result);
-  kernel.set_tensor(1, index_c);
-  kernel.set_tensor(2, self);
   int64_t sizes[16], strides[16];
   const int64_t ndim = std::max<int64_t>(1, self.dim());
   for (int64_t d = 0; d < ndim; ++d) {
     sizes[d] = self.dim() ? self.size(d) : 1;
     strides[d] = self.dim() ? self.stride(d) * static_cast<int64_t>(self.element_size()) : 0;
   }
-  kernel.set_bytes(3, sizes, sizeof(int64_t) * ndim);
-  kernel.set_bytes(4, strides, sizeof(int64_t) * ndim);
-  kernel.set_value(5, static_cast<uint32_t>(ndim));
-  kernel.set_value(6, numel);
+  const KernelHandle* handle = kernels.get(Variant::dense, self.scalar_type(), self.scalar_type());
+  // One dispatch per 2**31 - 1 elements keeps the thread index in 32 bits.
   for (int64_t start = 0; start < result.numel(); start += INT32_MAX) {
-    // One dispatch per 2**31 - 1 elements keeps the thread index in 32 bits.
     const int64_t count = std::min<int64_t>(INT32_MAX, result.numel() - start);
-    KernelFunction piece = kernel;
-    piece.set_buffer(0, result, static_cast<char*>(result.data_ptr()) + start * result.element_size(),
-                     count * result.element_size());
-    piece.set_buffer(1, index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t));
-    piece.dispatch(Dim3{static_cast<uint32_t>(count), 1, 1});
+    KernelFunction kernel(handle);
+    kernel.set_buffer(0, result, static_cast<char*>(result.data_ptr()) + start * result.element_size(),
+                      count * result.element_size());
+    kernel.set_buffer(1, index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t));
+    kernel.set_tensor(2, self);
+    kernel.set_bytes(3, sizes, sizeof(int64_t) * ndim);
+    kernel.set_bytes(4, strides, sizeof(int64_t) * ndim);
+    kernel.set_value(5, static_cast<uint32_t>(ndim));
+    kernel.set_value(6, numel);
+    kernel.dispatch(Dim3{static_cast<uint32_t>(count), 1, 1});
   }
   if (!result.is_same(out)) {
     out.copy_(result);

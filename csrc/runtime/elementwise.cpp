@@ -8,12 +8,14 @@
 
 namespace mps_ops {
 
-at::TensorIteratorConfig elementwise_config() {
+at::TensorIteratorConfig elementwise_config(bool output_from_caller) {
   at::TensorIteratorConfig config;
   // 0-dim CPU inputs (Python numbers, wrapped) ride along with MPS tensors;
   // exec_elementwise binds them as values.
-  config.check_all_same_dtype(false).resize_outputs(false).set_check_mem_overlap(true).allow_cpu_scalars(
-      true);
+  config.check_all_same_dtype(false)
+      .resize_outputs(false)
+      .set_check_mem_overlap(output_from_caller)
+      .allow_cpu_scalars(true);
   return config;
 }
 
@@ -51,8 +53,11 @@ size_t operand_span_bytes(const at::TensorIteratorBase& iter, int arg) {
   return last + iter.element_size(arg);
 }
 
+// A 0-dim CPU input: bound as a value. (is_cpu_scalar alone also accepts any
+// one-element CPU tensor, which in the emulator would take a path a Mac never
+// takes for device tensors.)
 bool is_value_operand(const at::TensorIteratorBase& iter, int arg) {
-  return arg >= iter.noutputs() && iter.is_cpu_scalar(arg);
+  return arg >= iter.noutputs() && iter.is_cpu_scalar(arg) && iter.tensor_base(arg).dim() == 0;
 }
 
 }  // namespace

@@ -15,7 +15,9 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
 
 // An iterator over outputs and inputs that never makes hidden copies: no
 // dtype promotion or casting (the stub does what it needs explicitly), so the
-// emulator runs exactly the kernels a Mac would.
-at::TensorIteratorConfig elementwise_config();
+// emulator runs exactly the kernels a Mac would. Memory overlap is checked
+// only where the caller passed the output (out=, in-place): an output the
+// stub just allocated cannot overlap anything.
+at::TensorIteratorConfig elementwise_config(bool output_from_caller);
 
 }  // namespace mps_ops

@@ -16,7 +16,7 @@ at::Tensor& unary_float_out(KernelCache& kernels, const char* op, const at::Tens
     out.copy_(unary_float(kernels, op, self));
     return out;
   }
-  auto iter = elementwise_config().add_output(out).add_const_input(self).build();
+  auto iter = elementwise_config(/*output_from_caller=*/true).add_output(out).add_const_input(self).build();
   exec_elementwise(kernels, iter, self.scalar_type());
   return out;
 }
@@ -27,7 +27,7 @@ at::Tensor unary_float(KernelCache& kernels, const char* op, const at::Tensor& s
   const auto result_dtype = float_result_type(self.scalar_type());
   check_result_dtype(op, result_dtype, self);
   at::Tensor out = empty_output_like(self, result_dtype);
-  auto iter = elementwise_config().add_output(out).add_const_input(self).build();
+  auto iter = elementwise_config(/*output_from_caller=*/false).add_output(out).add_const_input(self).build();
   exec_elementwise(kernels, iter, self.scalar_type());
   return out;
 }
@@ -45,11 +45,15 @@ at::Tensor as_common(const at::Tensor& t, c10::ScalarType common) {
 }
 
 at::Tensor& run_binary(KernelCache& kernels, const at::Tensor& lhs, const at::Tensor& rhs,
-                       at::Tensor& out) {
+                       at::Tensor& out, bool output_from_caller) {
   const auto common = at::result_type(lhs, rhs);
   const at::Tensor lhs_in = as_common(lhs, common);
   const at::Tensor rhs_in = as_common(rhs, common);
-  auto iter = elementwise_config().add_output(out).add_const_input(lhs_in).add_const_input(rhs_in).build();
+  auto iter = elementwise_config(output_from_caller)
+                  .add_output(out)
+                  .add_const_input(lhs_in)
+                  .add_const_input(rhs_in)
+                  .build();
   exec_elementwise(kernels, iter, common);
   return out;
 }
@@ -73,7 +77,7 @@ at::Tensor& binary_out(KernelCache& kernels, const char* op, ResultDtype result_
     out.copy_(binary(kernels, op, result_of_common, lhs, rhs));
     return out;
   }
-  return run_binary(kernels, lhs, rhs, out);
+  return run_binary(kernels, lhs, rhs, out, /*output_from_caller=*/true);
 }
 
 at::Tensor& binary_inplace(KernelCache& kernels, const char* op, ResultDtype result_of_common,
@@ -87,7 +91,7 @@ at::Tensor& binary_inplace(KernelCache& kernels, const char* op, ResultDtype res
     lhs.copy_(binary(kernels, op, result_of_common, lhs, rhs));
     return lhs;
   }
-  return run_binary(kernels, lhs, rhs, lhs);
+  return run_binary(kernels, lhs, rhs, lhs, /*output_from_caller=*/true);
 }
 
 at::Tensor binary(KernelCache& kernels, const char* op, ResultDtype result_of_common,
@@ -111,7 +115,7 @@ at::Tensor binary(KernelCache& kernels, const char* op, ResultDtype result_of_co
   } else {
     out = at::empty(shape, primary.options().dtype(result_dtype));
   }
-  return run_binary(kernels, lhs, rhs, out);
+  return run_binary(kernels, lhs, rhs, out, /*output_from_caller=*/false);
 }
 
 }  // namespace mps_ops

@@ -22,8 +22,10 @@ size_t view_span_bytes(const at::TensorBase& tensor) {
 ArgSlot& KernelFunction::slot(int index) {
   TORCH_CHECK(index >= 0 && index < max_kernel_args, "mps_ops: argument index ", index,
               " is outside Metal's buffer table [0, ", max_kernel_args, ")");
-  count_ = std::max(count_, index + 1);
-  ArgSlot& s = args_[index];
+  for (; count_ <= index; ++count_) {
+    args()[count_] = ArgSlot{};
+  }
+  ArgSlot& s = args()[index];
   s = ArgSlot{};
   s.bound = true;
   return s;
@@ -56,8 +58,11 @@ void KernelFunction::set_bytes(int index, const void* data, size_t size) {
 void KernelFunction::set_threadgroup_memory(int index, uint32_t bytes) {
   TORCH_CHECK(index >= 0 && index < max_kernel_args, "mps_ops: threadgroup argument index ", index,
               " is outside [0, ", max_kernel_args, ")");
+  if (!has_threadgroup_memory_) {
+    std::fill(std::begin(threadgroup_lengths_), std::end(threadgroup_lengths_), 0u);
+    has_threadgroup_memory_ = true;
+  }
   threadgroup_lengths_[index] = bytes;
-  has_threadgroup_memory_ = true;
 }
 
 void KernelFunction::dispatch(Dim3 threads, Dim3 group) {
@@ -74,11 +79,11 @@ void KernelFunction::dispatch(Dim3 threads, Dim3 group) {
   if (profile::enabled.load(std::memory_order_relaxed)) {
     DispatchRecord r{b.kernel_name(kernel_), threads, group, {}};
     for (int i = 0; i < count_; ++i) {
-      r.buffers.push_back(args_[i].bound ? args_[i].bytes : 0);
+      r.buffers.push_back(args()[i].bound ? args()[i].bytes : 0);
     }
     profile::record(std::move(r));
   }
-  b.dispatch(kernel_, args_, count_, has_threadgroup_memory_ ? threadgroup_lengths_ : nullptr, threads,
+  b.dispatch(kernel_, args(), count_, has_threadgroup_memory_ ? threadgroup_lengths_ : nullptr, threads,
              group);
 }
 

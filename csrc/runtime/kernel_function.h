@@ -14,6 +14,9 @@ namespace mps_ops {
 class KernelFunction {
  public:
   explicit KernelFunction(const KernelHandle* kernel) : kernel_(kernel) {}
+  // Inline arguments point into this object's own arena: not copyable.
+  KernelFunction(const KernelFunction&) = delete;
+  KernelFunction& operator=(const KernelFunction&) = delete;
 
   // The tensor's whole view: storage, storage offset, and the byte span its
   // sizes and strides reach.
@@ -38,9 +41,12 @@ class KernelFunction {
   ArgSlot& slot(int index);
 
   const KernelHandle* kernel_;
-  ArgSlot args_[max_kernel_args];
+  // Slots [0, count_) are initialised; the rest are raw storage, so a
+  // KernelFunction costs nothing for the slots a kernel does not use.
+  ArgSlot* args() { return reinterpret_cast<ArgSlot*>(arg_storage_); }
+  alignas(ArgSlot) unsigned char arg_storage_[sizeof(ArgSlot) * max_kernel_args];
   int count_ = 0;
-  uint32_t threadgroup_lengths_[max_kernel_args] = {};
+  uint32_t threadgroup_lengths_[max_kernel_args];
   bool has_threadgroup_memory_ = false;
   // setBytes payloads live here until dispatch copies them.
   alignas(16) unsigned char arena_[1024];
