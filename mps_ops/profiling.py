@@ -120,13 +120,13 @@ class Profile:
         self.dispatches: list = []
 
     def __enter__(self):
-        _C.profile_start()
+        self._mark = _C.profile_start()
         return self
 
     def __exit__(self, *exc):
         self.dispatches = [
             Dispatch(kernel, tuple(threads), tuple(group), tuple(buffers))
-            for kernel, threads, group, buffers in _C.profile_stop()
+            for kernel, threads, group, buffers in _C.profile_stop(self._mark)
         ]
         return False
 

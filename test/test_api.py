@@ -91,3 +91,16 @@ def test_kernel_names_follow_the_one_host_name_grammar():
     assert names, "no kernels registered"
     bad = [n for n in names if not grammar.match(n)]
     assert not bad, bad
+
+
+def test_profiles_nest():
+    from mps_ops.testing import device, emulate
+
+    x = torch.rand(3, device=device())
+    with mps_ops.profile() as outer, emulate():
+        torch.special.ndtri(x)
+        with mps_ops.profile() as inner:
+            torch.special.log_ndtr(x)
+        torch.special.airy_ai(x)
+    assert [d.kernel.split("_dense")[0] for d in inner.dispatches] == ["log_ndtr"]
+    assert [d.kernel.split("_dense")[0] for d in outer.dispatches] == ["ndtri", "log_ndtr", "airy_ai"]

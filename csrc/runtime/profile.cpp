@@ -1,5 +1,6 @@
 #include "profile.h"
 
+#include <algorithm>
 #include <mutex>
 
 namespace mps_ops {
@@ -10,18 +11,26 @@ std::atomic<bool> enabled{false};
 namespace {
 std::mutex records_mutex;
 std::vector<DispatchRecord> records;
+int depth = 0;
 }  // namespace
 
-void start() {
+size_t start() {
   std::lock_guard<std::mutex> lock(records_mutex);
-  records.clear();
-  enabled.store(true);
+  if (depth++ == 0) {
+    records.clear();
+    enabled.store(true);
+  }
+  return records.size();
 }
 
-std::vector<DispatchRecord> stop() {
+std::vector<DispatchRecord> stop(size_t mark) {
   std::lock_guard<std::mutex> lock(records_mutex);
-  enabled.store(false);
-  return std::move(records);
+  std::vector<DispatchRecord> since(records.begin() + std::min(mark, records.size()), records.end());
+  if (depth > 0 && --depth == 0) {
+    enabled.store(false);
+    records.clear();
+  }
+  return since;
 }
 
 void record(DispatchRecord record) {

@@ -17,10 +17,12 @@ struct DispatchRecord {
   std::vector<size_t> buffers;  // bytes bound, one entry per argument slot in index order
 };
 
+// Profiles nest: each start() returns a mark, and stop(mark) returns the
+// dispatches recorded since it; recording ends with the outermost stop.
 namespace profile {
 extern std::atomic<bool> enabled;
-void start();
-std::vector<DispatchRecord> stop();
+size_t start();
+std::vector<DispatchRecord> stop(size_t mark);
 void record(DispatchRecord record);
 }  // namespace profile
 
