@@ -110,6 +110,9 @@ OPS = {
         (_float(lambda s: torch.randint(-1, 2, s)), _float(lambda s: torch.rand(s))),
         inplace=torch.Tensor.heaviside_),
     "frexp": OpSpec(torch.frexp, (_float(lambda s: torch.randn(s) * 100),)),
+    "_add_relu": OpSpec(
+        torch._add_relu, (_float(lambda s: torch.randn(s)), _float(lambda s: torch.randn(s))),
+        inplace=torch.ops.aten._add_relu_.Tensor),
     "take": OpSpec(torch.take, (), kind="gather", inputs=_take_inputs),
 }
 

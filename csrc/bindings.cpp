@@ -68,7 +68,7 @@ py::list profile_stop(size_t mark) {
   py::list out;
   for (const auto& r : profile::stop(mark)) {
     out.append(py::make_tuple(r.kernel, py::make_tuple(r.threads.x, r.threads.y, r.threads.z),
-                              py::make_tuple(r.group.x, r.group.y, r.group.z), r.buffers));
+                              py::make_tuple(r.group.x, r.group.y, r.group.z), r.buffers, r.operands));
   }
   return out;
 }

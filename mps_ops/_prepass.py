@@ -281,7 +281,8 @@ def _scan_bodies(tokens: list[Token], result: Scan) -> None:
         result.bodies.setdefault(owner, set()).update(names)
         calls = {tokens[k].text for k in range(i + 1, end - 1)
                  if tokens[k].kind == "ident" and tokens[k + 1].text == "("
-                 and tokens[k - 1].text not in ("::", ".", "->")}
+                 and tokens[k - 1].text not in ("::", ".", "->")
+                 and not _is_definition(tokens, k + 1)}
         result.unqualified_calls.setdefault(owner, set()).update(calls)
     # threadgroup storage: `threadgroup T name[dims];` at statement level.
     for i, tok in enumerate(tokens):
@@ -362,6 +363,19 @@ def _enclosing_struct(tokens: list[Token], k: int) -> str | None:
             depth -= 1
         k -= 1
     return None
+
+
+def _is_definition(tokens: list[Token], paren: int) -> bool:
+    """`name(...)` starting a declaration (after `{`, `;`, `}`, an access
+    specifier or `explicit`/`inline`) and followed by `{` or `:` (a
+    constructor's initializers) defines a function, it does not call one."""
+    if paren < 2 or tokens[paren - 2].text not in ("{", ";", "}", ":", "explicit", "inline"):
+        return False
+    close = _matching(tokens, paren, "(", ")")
+    k = close + 1
+    while k < len(tokens) and tokens[k].text in ("const", "noexcept"):
+        k += 1
+    return k < len(tokens) and tokens[k].text in ("{", ":")
 
 
 def _matching_backward(tokens: list[Token], i: int, open_: str, close: str) -> int:

@@ -71,6 +71,7 @@ class Dispatch:
     threads: tuple  # grid size (x, y, z), dispatchThreads semantics
     group_size: tuple  # threads per threadgroup (x, y, z)
     buffers: tuple  # bytes bound, one int per argument slot
+    operands: int = -1  # leading slots that are operands, as the host stub said; -1 if unsaid
 
     @property
     def op(self):
@@ -87,6 +88,8 @@ class Dispatch:
     @property
     def operand_slots(self) -> int:
         """How many leading slots carry operands (outputs, then inputs)."""
+        if self.operands >= 0:
+            return min(self.operands, len(self.buffers))
         parsed = parse_host_name(self.kernel)
         if parsed is None:
             return len(self.buffers)
@@ -125,8 +128,8 @@ class Profile:
 
     def __exit__(self, *exc):
         self.dispatches = [
-            Dispatch(kernel, tuple(threads), tuple(group), tuple(buffers))
-            for kernel, threads, group, buffers in _C.profile_stop(self._mark)
+            Dispatch(kernel, tuple(threads), tuple(group), tuple(buffers), operands)
+            for kernel, threads, group, buffers, operands in _C.profile_stop(self._mark)
         ]
         return False
 

@@ -27,6 +27,11 @@ BINARY = {
         lambda shape: torch.rand(shape) * 2 - 1,
         lambda shape: torch.randint(0, 8, shape).float(),
     ),
+    "_add_relu": (
+        lambda a, b: torch._add_relu(a, b, alpha=1.5),
+        lambda shape: torch.randn(shape),
+        lambda shape: torch.randn(shape),
+    ),
     "heaviside": (
         torch.heaviside,
         lambda shape: torch.randint(-1, 2, shape).float(),

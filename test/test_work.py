@@ -37,10 +37,11 @@ ELEMENTWISE = {
     "heaviside": (
         torch.heaviside,
         (lambda s: torch.randint(-1, 2, s).float(), lambda s: torch.rand(s))),
+    "_add_relu": (torch._add_relu, (lambda s: torch.randn(s), lambda s: torch.randn(s))),
 }
 # Registry ops that are not one read and one write per element.
 NOT_ELEMENTWISE = {"take"}
-INPLACE = {"heaviside": torch.Tensor.heaviside_}
+INPLACE = {"heaviside": torch.Tensor.heaviside_, "_add_relu": torch.ops.aten._add_relu_.Tensor}
 
 ROWS, COLS = 24, 37  # not square, so a transpose is a real change of layout
 
@@ -151,7 +152,8 @@ def test_strided_input_is_one_dispatch_and_binds_its_span(name):
     assert len(work.dispatches) == 1 and work.dispatches[0].variant == "strided"
     assert work.copies == ()
     span = ((ROWS - 1) * 2 * COLS + (COLS - 1) * 2 + 1) * 4
-    assert work.dispatches[0].buffers[len(work.dispatches[0].buffers) - 3 - len(args)] == span
+    first_input = work.dispatches[0].operands - len(args)  # operands: outputs, then inputs
+    assert work.dispatches[0].buffers[first_input] == span
 
 
 # --- the accounting itself ----------------------------------------------------

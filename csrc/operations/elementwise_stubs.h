@@ -17,17 +17,23 @@ at::Tensor& unary_float_out(KernelCache& kernels, const char* op, const at::Tens
 at::Tensor unary_float(KernelCache& kernels, const char* op, const at::Tensor& self);
 
 // Binary ops over one common input dtype; `result_of_common` maps that dtype
-// to the output dtype.
+// to the output dtype. `params` (optional) are the functor's parameters
+// (REGISTER_BINARY_OP_WITH_PARAMS kernels).
 using ResultDtype = c10::ScalarType (*)(c10::ScalarType common);
+struct KernelParams {
+  const void* data = nullptr;
+  size_t size = 0;
+};
 at::Tensor& binary_out(KernelCache& kernels, const char* op, ResultDtype result_of_common,
-                       const at::Tensor& lhs, const at::Tensor& rhs, at::Tensor& out);
+                       const at::Tensor& lhs, const at::Tensor& rhs, at::Tensor& out,
+                       KernelParams params = {});
 at::Tensor binary(KernelCache& kernels, const char* op, ResultDtype result_of_common,
-                  const at::Tensor& lhs, const at::Tensor& rhs);
+                  const at::Tensor& lhs, const at::Tensor& rhs, KernelParams params = {});
 
 // In-place: the result is written into lhs, which must already have the
 // broadcast shape (TensorIterator raises the CPU's error otherwise).
 at::Tensor& binary_inplace(KernelCache& kernels, const char* op, ResultDtype result_of_common,
-                           at::Tensor& lhs, const at::Tensor& rhs);
+                           at::Tensor& lhs, const at::Tensor& rhs, KernelParams params = {});
 
 c10::ScalarType same_dtype(c10::ScalarType common);
 

@@ -63,6 +63,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
     kernel.set_bytes(4, strides, sizeof(int64_t) * ndim);
     kernel.set_value(5, static_cast<uint32_t>(ndim));
     kernel.set_value(6, numel);
+    kernel.set_operand_count(3);  // out, index, self
     kernel.dispatch(Dim3{static_cast<uint32_t>(count), 1, 1});
   }
   if (!result.is_same(out)) {

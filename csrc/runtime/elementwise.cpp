@@ -62,13 +62,14 @@ bool is_value_operand(const at::TensorIteratorBase& iter, int arg) {
 
 }  // namespace
 
-void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype) {
+void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype,
+                      const void* params, size_t params_size) {
   if (iter.numel() == 0) {
     return;
   }
   if (!iter.can_use_32bit_indexing()) {
     for (auto& piece : iter.with_32bit_indexing()) {
-      exec_elementwise(kernels, piece, in_dtype);
+      exec_elementwise(kernels, piece, in_dtype, params, params_size);
     }
     return;
   }
@@ -106,8 +107,10 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
       kernel.set_buffer(arg, iter.tensor_base(arg), iter.data_ptr(arg), operand_span_bytes(iter, arg));
     }
   }
+  kernel.set_operand_count(n_ops);
   const uint32_t numel = static_cast<uint32_t>(iter.numel());
   if (variant != Variant::strided) {
+    if (params) kernel.set_bytes(n_ops, params, params_size);
     kernel.dispatch(Dim3{numel, 1, 1});
     return;
   }
@@ -125,6 +128,7 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
   kernel.set_bytes(n_ops, sizes, sizeof(int64_t) * ndim);
   kernel.set_bytes(n_ops + 1, strides, sizeof(int64_t) * ndim * n_ops);
   kernel.set_value(n_ops + 2, static_cast<uint32_t>(ndim));
+  if (params) kernel.set_bytes(n_ops + 3, params, params_size);
   const uint32_t inner = static_cast<uint32_t>(sizes[0]);
   kernel.dispatch(Dim3{inner, numel / inner, 1});
 }

@@ -11,7 +11,10 @@
 
 namespace mps_ops {
 
-void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype);
+// params: bytes of the functor's parameters (REGISTER_*_WITH_PARAMS
+// kernels), bound after the operands and the strided metadata; none if null.
+void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype,
+                      const void* params = nullptr, size_t params_size = 0);
 
 // An iterator over outputs and inputs that never makes hidden copies: no
 // dtype promotion or casting (the stub does what it needs explicitly), so the

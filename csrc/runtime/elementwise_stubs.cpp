@@ -45,7 +45,7 @@ at::Tensor as_common(const at::Tensor& t, c10::ScalarType common) {
 }
 
 at::Tensor& run_binary(KernelCache& kernels, const at::Tensor& lhs, const at::Tensor& rhs,
-                       at::Tensor& out, bool output_from_caller) {
+                       at::Tensor& out, bool output_from_caller, KernelParams params) {
   const auto common = at::result_type(lhs, rhs);
   const at::Tensor lhs_in = as_common(lhs, common);
   const at::Tensor rhs_in = as_common(rhs, common);
@@ -54,7 +54,7 @@ at::Tensor& run_binary(KernelCache& kernels, const at::Tensor& lhs, const at::Te
                   .add_const_input(lhs_in)
                   .add_const_input(rhs_in)
                   .build();
-  exec_elementwise(kernels, iter, common);
+  exec_elementwise(kernels, iter, common, params.data, params.size);
   return out;
 }
 
@@ -68,34 +68,35 @@ void check_binary_inputs(const char* op, const at::Tensor& lhs, const at::Tensor
 }  // namespace
 
 at::Tensor& binary_out(KernelCache& kernels, const char* op, ResultDtype result_of_common,
-                       const at::Tensor& lhs, const at::Tensor& rhs, at::Tensor& out) {
+                       const at::Tensor& lhs, const at::Tensor& rhs, at::Tensor& out,
+                       KernelParams params) {
   check_binary_inputs(op, lhs, rhs);
   const auto result_dtype = result_of_common(at::result_type(lhs, rhs));
   check_result_dtype(op, result_dtype, lhs);
   const auto shape = at::infer_size(lhs.sizes(), rhs.sizes());
   if (!prepare_output(op, out, result_dtype, shape)) {
-    out.copy_(binary(kernels, op, result_of_common, lhs, rhs));
+    out.copy_(binary(kernels, op, result_of_common, lhs, rhs, params));
     return out;
   }
-  return run_binary(kernels, lhs, rhs, out, /*output_from_caller=*/true);
+  return run_binary(kernels, lhs, rhs, out, /*output_from_caller=*/true, params);
 }
 
 at::Tensor& binary_inplace(KernelCache& kernels, const char* op, ResultDtype result_of_common,
-                           at::Tensor& lhs, const at::Tensor& rhs) {
+                           at::Tensor& lhs, const at::Tensor& rhs, KernelParams params) {
   check_binary_inputs(op, lhs, rhs);
   const auto result_dtype = result_of_common(at::result_type(lhs, rhs));
   check_result_dtype(op, result_dtype, lhs);
   TORCH_CHECK(c10::canCast(result_dtype, lhs.scalar_type()), "result type ", result_dtype,
               " can't be cast to the desired output type ", lhs.scalar_type());
   if (lhs.scalar_type() != result_dtype) {
-    lhs.copy_(binary(kernels, op, result_of_common, lhs, rhs));
+    lhs.copy_(binary(kernels, op, result_of_common, lhs, rhs, params));
     return lhs;
   }
-  return run_binary(kernels, lhs, rhs, lhs, /*output_from_caller=*/true);
+  return run_binary(kernels, lhs, rhs, lhs, /*output_from_caller=*/true, params);
 }
 
 at::Tensor binary(KernelCache& kernels, const char* op, ResultDtype result_of_common,
-                  const at::Tensor& lhs, const at::Tensor& rhs) {
+                  const at::Tensor& lhs, const at::Tensor& rhs, KernelParams params) {
   check_binary_inputs(op, lhs, rhs);
   const auto result_dtype = result_of_common(at::result_type(lhs, rhs));
   check_result_dtype(op, result_dtype, lhs);
@@ -115,7 +116,7 @@ at::Tensor binary(KernelCache& kernels, const char* op, ResultDtype result_of_co
   } else {
     out = at::empty(shape, primary.options().dtype(result_dtype));
   }
-  return run_binary(kernels, lhs, rhs, out, /*output_from_caller=*/false);
+  return run_binary(kernels, lhs, rhs, out, /*output_from_caller=*/false, params);
 }
 
 }  // namespace mps_ops

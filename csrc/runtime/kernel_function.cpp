@@ -77,7 +77,7 @@ void KernelFunction::dispatch(Dim3 threads, Dim3 group) {
     group.z = std::max<uint32_t>(1, std::min(threads.z, limit / (group.x * group.y)));
   }
   if (profile::enabled.load(std::memory_order_relaxed)) {
-    DispatchRecord r{b.kernel_name(kernel_), threads, group, {}};
+    DispatchRecord r{b.kernel_name(kernel_), threads, group, {}, operand_count_};
     for (int i = 0; i < count_; ++i) {
       r.buffers.push_back(args()[i].bound ? args()[i].bytes : 0);
     }

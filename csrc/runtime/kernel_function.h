@@ -30,6 +30,10 @@ class KernelFunction {
     set_bytes(index, &value, sizeof(T));
   }
 
+  // The first n slots are the op's operands (outputs, then inputs); the rest
+  // are metadata. Only mps_ops.profile() reads it (bytes moved vs bound).
+  void set_operand_count(int n) { operand_count_ = n; }
+
   // setThreadgroupMemoryLength for a [[threadgroup(index)]] argument.
   void set_threadgroup_memory(int index, uint32_t bytes);
 
@@ -46,6 +50,7 @@ class KernelFunction {
   ArgSlot* args() { return reinterpret_cast<ArgSlot*>(arg_storage_); }
   alignas(ArgSlot) unsigned char arg_storage_[sizeof(ArgSlot) * max_kernel_args];
   int count_ = 0;
+  int operand_count_ = -1;
   uint32_t threadgroup_lengths_[max_kernel_args];
   bool has_threadgroup_memory_ = false;
   // setBytes payloads live here until dispatch copies them.

@@ -15,6 +15,7 @@ struct DispatchRecord {
   Dim3 threads;
   Dim3 group;
   std::vector<size_t> buffers;  // bytes bound, one entry per argument slot in index order
+  int operands;                 // leading slots that are operands; -1 if not said
 };
 
 // Profiles nest: each start() returns a mark, and stop(mark) returns the

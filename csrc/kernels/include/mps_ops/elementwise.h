@@ -114,6 +114,60 @@ kernel void binary_strided(
       F()(element_at<In>(lhs, offsets[1]), element_at<In>(rhs, offsets[2])));
 }
 
+// Binary ops with parameters beyond their operands (add_relu's alpha): the
+// functor is built from a `constant typename F::params&` bound after the
+// operands (and, for strided, after sizes/strides/ndim). Same variants and
+// host names as the parameterless kernels.
+template <typename F, typename Out, typename In>
+kernel void binary_dense_params(
+    device Out* out [[buffer(0)]],
+    constant In* lhs [[buffer(1)]],
+    constant In* rhs [[buffer(2)]],
+    constant typename F::params& params [[buffer(3)]],
+    uint index [[thread_position_in_grid]]) {
+  const F f(params);
+  out[index] = static_cast<Out>(f(lhs[index], rhs[index]));
+}
+
+template <typename F, typename Out, typename In>
+kernel void binary_dense_lhs_scalar_params(
+    device Out* out [[buffer(0)]],
+    constant In& lhs [[buffer(1)]],
+    constant In* rhs [[buffer(2)]],
+    constant typename F::params& params [[buffer(3)]],
+    uint index [[thread_position_in_grid]]) {
+  const F f(params);
+  out[index] = static_cast<Out>(f(lhs, rhs[index]));
+}
+
+template <typename F, typename Out, typename In>
+kernel void binary_dense_rhs_scalar_params(
+    device Out* out [[buffer(0)]],
+    constant In* lhs [[buffer(1)]],
+    constant In& rhs [[buffer(2)]],
+    constant typename F::params& params [[buffer(3)]],
+    uint index [[thread_position_in_grid]]) {
+  const F f(params);
+  out[index] = static_cast<Out>(f(lhs[index], rhs));
+}
+
+template <typename F, typename Out, typename In>
+kernel void binary_strided_params(
+    device char* out [[buffer(0)]],
+    constant char* lhs [[buffer(1)]],
+    constant char* rhs [[buffer(2)]],
+    constant long* sizes [[buffer(3)]],
+    constant long* strides [[buffer(4)]],
+    constant uint& ndim [[buffer(5)]],
+    constant typename F::params& params [[buffer(6)]],
+    uint2 pos [[thread_position_in_grid]]) {
+  long offsets[3];
+  strided_offsets<3>(pos, sizes, strides, ndim, offsets);
+  const F f(params);
+  element_at<Out>(out, offsets[0]) = static_cast<Out>(
+      f(element_at<In>(lhs, offsets[1]), element_at<In>(rhs, offsets[2])));
+}
+
 // Two outputs of possibly different types from one input (frexp).
 template <typename F, typename Out0, typename Out1, typename In>
 kernel void unary_two_outputs_dense(
@@ -161,6 +215,16 @@ kernel void unary_two_outputs_strided(
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, dense_rhs_scalar, OUT, IN),                         \
                       mps_ops::binary_dense_rhs_scalar, OP##_functor, OUT, IN)                  \
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, strided, OUT, IN), mps_ops::binary_strided,         \
+                      OP##_functor, OUT, IN)
+
+#define REGISTER_BINARY_OP_WITH_PARAMS(OP, OUT, IN)                                            \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, dense, OUT, IN), mps_ops::binary_dense_params,      \
+                      OP##_functor, OUT, IN)                                                    \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, dense_lhs_scalar, OUT, IN),                         \
+                      mps_ops::binary_dense_lhs_scalar_params, OP##_functor, OUT, IN)           \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, dense_rhs_scalar, OUT, IN),                         \
+                      mps_ops::binary_dense_rhs_scalar_params, OP##_functor, OUT, IN)           \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, strided, OUT, IN), mps_ops::binary_strided_params,  \
                       OP##_functor, OUT, IN)
 
 // The host name carries the first output's type; the second is fixed per op.
