@@ -485,3 +485,18 @@ kernel void noop(device float* out [[buffer(0)]], uint i [[thread_position_in_gr
         lib.noop(torch.zeros(4), group_size=[0, 4])
     empty = torch.zeros(0)
     lib.noop(empty)
+
+
+def test_threadgroup_memory_over_32_kib_raises():
+    lib = compile("""
+kernel void too_big(device float* out [[buffer(0)]], threadgroup float* extra [[threadgroup(0)]],
+                    uint i [[thread_position_in_grid]]) {
+  threadgroup float tile[6144];  // 24 KiB declared
+  tile[i] = 1.0f;
+  extra[i] = tile[i];
+  out[i] = extra[i];
+}
+""")
+    lib.too_big(torch.zeros(32), group_size=32, threadgroup_memory=[4096])  # 28 KiB: fine
+    with pytest.raises(RuntimeError, match="too_big.*exceeds Metal's 32 KiB"):
+        lib.too_big(torch.zeros(32), group_size=32, threadgroup_memory=[12288])

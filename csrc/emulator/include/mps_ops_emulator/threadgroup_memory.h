@@ -6,6 +6,7 @@
 // it, so reading before writing shows.
 #pragma once
 
+#include "fibers.h"
 #include "kernel_abi.h"
 
 namespace mps_ops_emu {
@@ -19,8 +20,23 @@ inline void poison_bytes(unsigned char* p, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) p[i] = 0xff;
 }
 
+// Metal's limit on a threadgroup's memory: declared arrays plus
+// [[threadgroup(N)]] arguments.
+constexpr uint64_t max_threadgroup_bytes = 32768;
+
+struct threadgroup_usage {
+  const dispatch_args* args;
+  uint64_t static_bytes;  // declared arrays touched by this group so far
+};
+
+inline threadgroup_usage& current_threadgroup_usage() {
+  static thread_local threadgroup_usage usage{nullptr, 0};
+  return usage;
+}
+
 inline void begin_threadgroup(const dispatch_args& args) {
   ++threadgroup_epoch();
+  current_threadgroup_usage() = threadgroup_usage{&args, 0};
   if (args.threadgroup_arena) poison_bytes(args.threadgroup_arena, args.threadgroup_arena_size);
 }
 
@@ -31,6 +47,12 @@ T& threadgroup_variable() {
   if (seen != threadgroup_epoch()) {
     seen = threadgroup_epoch();
     poison_bytes(storage, sizeof(T));
+    threadgroup_usage& usage = current_threadgroup_usage();
+    usage.static_bytes += (sizeof(T) + 15) & ~uint64_t(15);
+    if (usage.args && usage.static_bytes + usage.args->threadgroup_arena_size > max_threadgroup_bytes) {
+      set_error(*usage.args, "threadgroup memory (declared arrays plus threadgroup arguments) exceeds "
+                             "Metal's 32 KiB");
+    }
   }
   return *reinterpret_cast<T*>(storage);
 }
