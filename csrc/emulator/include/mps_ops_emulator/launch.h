@@ -11,9 +11,6 @@
 
 namespace mps_ops_emu {
 
-template <class... Ts>
-struct type_list {};
-
 template <unsigned I, class... Ts>
 struct nth_type;
 template <class T, class... Ts>
@@ -30,15 +27,6 @@ struct kernel_signature<void (*)(Params...)> {
   static constexpr unsigned arity = sizeof...(Params);
   template <unsigned I>
   using param = typename nth_type<I, Params...>::type;
-};
-
-template <class T>
-struct remove_ref {
-  using type = T;
-};
-template <class T>
-struct remove_ref<T&> {
-  using type = T;
 };
 
 // [[buffer(N)]]: a pointer parameter gets the address; a reference parameter
