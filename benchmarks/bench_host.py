@@ -90,13 +90,19 @@ extern "C" double mps_ops_bench_loop(void* impl, const char* name, const char* o
 # --- timing ----------------------------------------------------------------
 
 
-def _calibrate(timer: timeit.Timer, block_s: float) -> int:
-    number = 1
+def _calls_per_block(run, block_s: float, start: int, limit: int) -> int:
+    """How many calls make one timing block of about block_s seconds; run(n)
+    times n calls and returns the seconds they took."""
+    number = start
     while True:
-        elapsed = timer.timeit(number)
-        if elapsed >= block_s / 10 or number >= 1 << 24:
+        elapsed = run(number)
+        if elapsed >= block_s / 10 or number >= limit:
             return max(1, int(number * block_s / max(elapsed, 1e-9)))
         number *= 10
+
+
+def _calibrate(timer: timeit.Timer, block_s: float) -> int:
+    return _calls_per_block(timer.timeit, block_s, 1, 1 << 24)
 
 
 def measure_pairs(pairs: dict, rounds: int, block_s: float) -> dict:
@@ -144,12 +150,7 @@ class CppCall:
         self.fn, self.tensor, self.args = fn, tensor, (name, overload, key)
 
     def calibrate(self, block_s):
-        number = 1000
-        while True:
-            elapsed = self.run(number)
-            if elapsed >= block_s / 10 or number >= 1 << 26:
-                return max(1, int(number * block_s / max(elapsed, 1e-9)))
-            number *= 10
+        return _calls_per_block(self.run, block_s, 1000, 1 << 26)
 
     def run(self, number):
         return self.fn(self.tensor._cdata, *self.args, number)

@@ -137,7 +137,10 @@ class Scan:
         return False
 
 
-def _matching(tokens: list[Token], i: int, open_: str, close: str) -> int:
+def _matching(tokens: list[Token], i: int, open_: str, close: str, strict: bool = True) -> int:
+    """Index of the `close` matching the `open_` at tokens[i]. Unbalanced:
+    PrepassError, or with strict=False the last index (a checker that lets
+    the compiler report the broken source)."""
     depth = 0
     for j in range(i, len(tokens)):
         if tokens[j].text == open_:
@@ -146,6 +149,8 @@ def _matching(tokens: list[Token], i: int, open_: str, close: str) -> int:
             depth -= 1
             if depth == 0:
                 return j
+    if not strict:
+        return len(tokens) - 1
     raise PrepassError(f"unbalanced {open_!r}")
 
 

@@ -79,7 +79,6 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -139,12 +138,7 @@ TOKEN_RE = re.compile(
 LINE_MARKER_RE = re.compile(r'^[ \t]*#(?:line)?[ \t]+(\d+)[ \t]+"((?:[^"\\]|\\.)*)"')
 
 
-@dataclass
-class Token:
-    kind: str
-    text: str
-    start: int
-    end: int
+Token = msl_prepass.Token
 
 
 def tokenize(source: str) -> list[Token]:
@@ -191,15 +185,7 @@ def display_path(path: str) -> str:
 
 
 def _matching(tokens: list[Token], i: int, open_: str, close: str) -> int:
-    depth = 0
-    for j in range(i, len(tokens)):
-        if tokens[j].text == open_:
-            depth += 1
-        elif tokens[j].text == close:
-            depth -= 1
-            if depth == 0:
-                return j
-    return len(tokens) - 1
+    return msl_prepass.matching(tokens, i, open_, close, strict=False)
 
 
 def _is_attribute_start(tokens: list[Token], i: int) -> bool:

@@ -13,6 +13,8 @@ sys.modules.setdefault("mps_ops_prepass", _module)
 _spec.loader.exec_module(_module)
 
 PrepassError = _module.PrepassError
+Token = _module.Token
+matching = _module._matching
 scan = _module.scan
 generate = _module.generate
 preprocess = _module.preprocess
