@@ -94,6 +94,25 @@ def _take_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     raise ValueError(layout)
 
 
+def _reduction_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """One (rows, cols) input in the given layout (scalar-broadcast: one
+    value expanded), reduced by the spec's fn."""
+    if layout == "dense":
+        return [torch.randn(rows, cols).to(dtype)]
+    if layout == "transposed":
+        return [torch.randn(cols, rows).to(dtype).t()]
+    if layout == "strided":
+        return [torch.randn(rows, 2 * cols).to(dtype)[:, ::2]]
+    if layout == "scalar_broadcast":
+        return [torch.randn(1, 1).to(dtype).expand(rows, cols)]
+    raise ValueError(layout)
+
+
+def _into_new_out(fn, **kwargs):
+    """fn's out= overload (the one ours fills) with a fresh output."""
+    return lambda x: fn(x, out=torch.empty(0, dtype=x.dtype, device=x.device), **kwargs)
+
+
 # Inputs chosen inside each function's domain (as in test/test_layouts.py).
 OPS = {
     "special_ndtri": OpSpec(torch.special.ndtri, (_float(lambda s: torch.rand(s)),)),
@@ -114,6 +133,12 @@ OPS = {
         torch._add_relu, (_float(lambda s: torch.randn(s)), _float(lambda s: torch.randn(s))),
         inplace=torch.ops.aten._add_relu_.Tensor),
     "take": OpSpec(torch.take, (), kind="gather", inputs=_take_inputs),
+    "max": OpSpec(_into_new_out(torch.max), (), kind="reduction", inputs=_reduction_inputs),
+    "min": OpSpec(_into_new_out(torch.min), (), kind="reduction", inputs=_reduction_inputs),
+    "_aminmax": OpSpec(lambda x: torch._aminmax(x, -1), (), kind="reduction",
+                       inputs=_reduction_inputs),
+    "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
+    "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }
 
 
@@ -184,6 +209,10 @@ WORK_ROWS_GATHER = [
     ("fn", "dense", False), ("fn", "transposed", False), ("out=", "dense", False),
     ("fn", "strided", False), ("fn", "scalar_broadcast", False),
 ]
+WORK_ROWS_REDUCTION = [
+    ("fn", "dense", False), ("fn", "transposed", False), ("fn", "strided", False),
+    ("fn", "scalar_broadcast", False),
+]
 WORK_NOTES = {
     "strided": "span: [:, ::2] binds first..last element, ~2x its elements",
     "scalar_broadcast": "",
@@ -219,6 +248,8 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
         spec = OPS[name]
         if spec.kind == "gather":
             plan = WORK_ROWS_GATHER
+        elif spec.kind == "reduction":
+            plan = WORK_ROWS_REDUCTION
         else:
             plan = WORK_ROWS_BINARY if len(spec.makers) == 2 else WORK_ROWS_UNARY
         for form, layout, asserted in plan:
@@ -241,7 +272,7 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
                 metadata_bytes=work.metadata_bytes, copies=len(work.copies),
                 check=("ok" if ok else "FAIL") if asserted else "-",
                 note=WORK_NOTES.get(layout, "") if spec.kind == "elementwise" else
-                "gather" + (": " + ",".join(work.copies) if work.copies else ""),
+                spec.kind + (": " + ",".join(work.copies) if work.copies else ""),
             )
             table.append(row)
     return table

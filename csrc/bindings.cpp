@@ -30,7 +30,7 @@ py::list op_records() {
     for (int j = 0; j < r.overload_count; ++j) {
       overloads.append(r.overloads[j].name);
     }
-    records.append(py::make_tuple(r.name, r.policy, r.dtypes, r.opinfo, overloads));
+    records.append(py::make_tuple(r.name, r.policy, r.dtypes, r.opinfo, r.forms, overloads));
   }
   return records;
 }

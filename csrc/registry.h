@@ -16,6 +16,7 @@ struct OpRecord {
   const char* policy;  // "fill" or "override"
   const char* dtypes;  // comma-separated torch dtype names
   const char* opinfo;  // comma-separated OpInfo names
+  const char* forms;   // comma-separated OpInfo call forms that reach our kernels
   const OverloadRecord* overloads;
   int overload_count;
 };

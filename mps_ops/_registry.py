@@ -20,15 +20,16 @@ class OpRecord:
     name: str  # e.g. "aten::special_ndtri"
     overloads: tuple  # e.g. ("special_ndtri", "special_ndtri.out")
     opinfo: tuple  # OpInfo names that test it
+    forms: tuple  # which of their call forms (functional, out, inplace) reach our kernels
     dtypes: tuple  # torch.dtype objects
     policy: str  # "fill" or "override"
     active: bool  # registered for MPS in this process
 
 
 def _parse(raw) -> list:
-    name, policy, dtypes, opinfo, overloads = raw
+    name, policy, dtypes, opinfo, forms, overloads = raw
     return [name, policy, tuple(getattr(torch, d) for d in dtypes.split(",") if d),
-            tuple(o for o in opinfo.split(",") if o), tuple(overloads)]
+            tuple(o for o in opinfo.split(",") if o), tuple(forms.split(",")), tuple(overloads)]
 
 
 _RECORDS = [_parse(r) for r in _C.op_records()]
@@ -41,7 +42,7 @@ def _has_stock_mps_kernel(overload: str) -> bool:
 
 def _activate(policy: str) -> None:
     wanted = []
-    for _name, op_policy, _dtypes, _opinfo, overloads in _RECORDS:
+    for _name, op_policy, _dtypes, _opinfo, _forms, overloads in _RECORDS:
         if op_policy != policy:
             continue
         for overload in overloads:
@@ -62,9 +63,10 @@ def enable_overrides() -> None:
 def ops() -> list:
     """One record per registry op, in registry order."""
     return [
-        OpRecord(name=name, overloads=overloads, opinfo=opinfo, dtypes=dtypes, policy=policy,
+        OpRecord(name=name, overloads=overloads, opinfo=opinfo, forms=forms, dtypes=dtypes,
+                 policy=policy,
                  active=any(o in _active_overloads for o in overloads))
-        for name, policy, dtypes, opinfo, overloads in _RECORDS
+        for name, policy, dtypes, opinfo, forms, overloads in _RECORDS
     ]
 
 

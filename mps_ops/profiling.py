@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 
 from . import _C
 
-# The element-wise host-name grammar (csrc/runtime/host_name.cpp).
+# The host-name grammar (csrc/runtime/host_name.cpp).
 METAL_TYPES = ("bool", "uchar", "char", "short", "int", "long", "ushort", "uint", "ulong", "half",
                "bfloat", "float")
-VARIANTS = ("dense_lhs_scalar", "dense_rhs_scalar", "dense", "strided")  # longest match first
+VARIANTS = ("dense_lhs_scalar", "dense_rhs_scalar", "dense", "strided", "reduce")  # longest first
 # Inline slots that the strided variant binds after its operands: sizes, strides, ndim.
 STRIDED_METADATA_SLOTS = 3
 # Ops named in the grammar whose kernels bind a fixed number of operand slots
@@ -81,7 +81,8 @@ class Dispatch:
 
     @property
     def variant(self):
-        """"dense", "strided", "dense_lhs_scalar", "dense_rhs_scalar"; None outside the grammar."""
+        """"dense", "strided", "dense_lhs_scalar", "dense_rhs_scalar", "reduce"; None outside
+        the grammar."""
         parsed = parse_host_name(self.kernel)
         return parsed[1] if parsed else None
 

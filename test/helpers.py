@@ -81,6 +81,11 @@ def numel_of(result) -> int:
 
 
 def opinfos_for(record):
-    found = [op for op in op_db if op.name in record.opinfo]
-    assert {op.name for op in found} == set(record.opinfo), f"{record.name}: unknown OpInfo names"
+    found = [op for op in op_db if opinfo_name(op) in record.opinfo]
+    assert {opinfo_name(op) for op in found} == set(record.opinfo), f"{record.name}: unknown OpInfo names"
     return found
+
+
+def opinfo_name(op) -> str:
+    """OpInfo's full name: "max.reduction_no_dim" for a variant test."""
+    return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name

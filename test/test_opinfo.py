@@ -9,20 +9,33 @@ import pytest
 import torch
 
 import mps_ops
-from helpers import assert_matches, numel_of, opinfos_for, run_on_kernels, to_device
+from helpers import assert_matches, numel_of, opinfo_name, opinfos_for, run_on_kernels, to_device
 from mps_ops.testing import emulate
 
-CASES = [
-    pytest.param(record, opinfo, dtype, id=f"{opinfo.name}-{str(dtype)[6:]}")
+FORMS = ("functional", "out", "inplace")
+
+ALL_CASES = [
+    pytest.param(record, opinfo, dtype, id=f"{opinfo_name(opinfo)}-{str(dtype)[6:]}")
     for record in mps_ops.ops()
     for opinfo in opinfos_for(record)
     for dtype in record.dtypes
     if dtype in opinfo.supported_dtypes("cpu")
 ]
-OUT_CASES = [case for case in CASES if case.values[1].supports_out]
-INPLACE_CASES = [case for case in CASES if case.values[1].inplace_variant is not None]
+# The registry says which call forms reach our overloads (std: only out=).
+CASES = [case for case in ALL_CASES if "functional" in case.values[0].forms]
+OUT_CASES = [case for case in ALL_CASES
+             if "out" in case.values[0].forms and case.values[1].supports_out]
+INPLACE_CASES = [case for case in ALL_CASES
+                 if "inplace" in case.values[0].forms and case.values[1].inplace_variant is not None]
+
+
+def test_every_registry_form_has_cases():
+    for record in mps_ops.ops():
+        for form, cases in (("functional", CASES), ("out", OUT_CASES), ("inplace", INPLACE_CASES)):
+            if record.opinfo and form in record.forms and record.forms != FORMS:
+                assert any(c.values[0] == record for c in cases), f"{record.name}: no {form} cases"
 ERROR_CASES = [
-    pytest.param(record, opinfo, id=opinfo.name)
+    pytest.param(record, opinfo, id=opinfo_name(opinfo))
     for record in mps_ops.ops()
     for opinfo in opinfos_for(record)
     if opinfo.error_inputs_func is not None

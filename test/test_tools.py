@@ -91,11 +91,13 @@ def test_msl_checks_flag_static_storage_textures_and_recursion(tmp_path):
         "#include <metal_stdlib>\n"
         "inline float f(float x) { return x > 1 ? f(x - 1) : x; }\n"
         "inline float g(float x) { static float cache = 0; return cache + x; }\n"
+        "struct r { static float identity() { return 0.0f; } };\n"
         "inline float h(texture2d<float> t) { return 0; }\n"
     )
     problems = check_msl.lint(str(planted))
     assert any(":3: static" in p for p in problems)
-    assert any(":4: textures" in p for p in problems)
+    assert not any(":4:" in p for p in problems), "a static member function is not storage"
+    assert any(":5: textures" in p for p in problems)
     cxx = next(c for c in ("clang++-16", "clang++-17", "clang++-18", "clang++-15", "clang++")
                if subprocess.run(["which", c], capture_output=True).returncode == 0)
     assert any("f calls itself" in p for p in check_msl.recursion(str(planted), cxx))

@@ -40,7 +40,7 @@ ELEMENTWISE = {
     "_add_relu": (torch._add_relu, (lambda s: torch.randn(s), lambda s: torch.randn(s))),
 }
 # Registry ops that are not one read and one write per element.
-NOT_ELEMENTWISE = {"take"}
+NOT_ELEMENTWISE = {"take", "max", "min", "_aminmax", "var", "std"}
 INPLACE = {"heaviside": torch.Tensor.heaviside_, "_add_relu": torch.ops.aten._add_relu_.Tensor}
 
 ROWS, COLS = 24, 37  # not square, so a transpose is a real change of layout
@@ -164,6 +164,7 @@ def test_parse_host_name():
     assert parse_host_name("laguerre_polynomial_l_dense_rhs_scalar_float_float") == (
         "laguerre_polynomial_l", "dense_rhs_scalar", "float", "float")
     assert parse_host_name("log_ndtr_strided_float_int") == ("log_ndtr", "strided", "float", "int")
+    assert parse_host_name("var_reduce_float_half") == ("var", "reduce", "float", "half")
     assert parse_host_name("axpb") is None
     assert parse_host_name("my_kernel_float_float") is None
 

@@ -48,7 +48,9 @@ second time, as C++ for OpenCL 2021 (clang -x clcpp -cl-std=clc++2021
 6. clang gives temporaries (a function's result, a value bound to a const
    reference) no address space, so they cannot bind a thread reference or
    call a thread member function; in MSL they are thread objects. Errors
-   whose only cause is that are dropped (see _is_temporary_quirk).
+   whose only cause is that are dropped (see _is_temporary_quirk); so are
+   those of by-value parameters of templates, which clang leaves without an
+   address space too.
 Diagnostics are printed with MSL's spellings (device, constant,
 threadgroup, thread) and repository-relative paths.
 
@@ -468,6 +470,9 @@ _DEFAULT_TO_PRIVATE = (
     "'this' object is in default address space, but method expects object in address space "
     "'__private'",
     "cannot bind reference in default address space to object in address space '__private'",
+    # A by-value parameter of a template gets no address space either; MSL
+    # copies into it from any address space.
+    "cannot be used to construct an object in address space unqualified",
 )
 
 

@@ -40,7 +40,9 @@ FORBIDDEN = [
     (re.compile(r"\b(dynamic_cast|typeid)\b"), "RTTI"),
     (re.compile(r"\bif\s+constexpr\b"), "if constexpr (C++17; MSL 3 is C++14)"),
     (re.compile(r"#\s*include\s*<(?!metal_)[^>]*>(?<!\.h>)"), "standard library headers"),
-    (re.compile(r"\bstatic\b(?!\s*(_assert|_cast|constexpr\s+\w+\s*\w*\s*\())"),
+    # static member functions are fine: a declaration whose "(" comes before
+    # any "=" or ";" declares a function, not storage.
+    (re.compile(r"\bstatic\b(?!\s*(_assert|_cast|constexpr\s+\w+\s*\w*\s*\())(?![^;=(]*\()"),
      "static variables (no static storage in MSL)"),
     (re.compile(r"\b(texture[123]d\w*|depth2d\w*|sampler)\b"), "textures/samplers (not emulated)"),
 ]

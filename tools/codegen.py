@@ -32,6 +32,10 @@ TORCH_DTYPES = {
 }
 POLICIES = {"fill", "override"}
 FIELDS = {"name", "file", "impl", "dtypes", "policy", "opinfo", "mps_missing"}
+# Optional: which OpInfo call forms reach our overloads (default: all three).
+# std, for one, is ours only with out=: its functional form has an MPS kernel.
+OPTIONAL_FIELDS = {"forms"}
+FORMS = ("functional", "out", "inplace")
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class OpEntry:
     policy: str
     opinfo: tuple
     mps_missing: tuple
+    forms: tuple = FORMS
 
     @property
     def qualified_name(self) -> str:
@@ -59,7 +64,7 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
     entries, seen = [], set()
     for item in raw:
         where = f"{os.path.basename(path)}: {item.get('name', '?')}"
-        unknown = set(item) - FIELDS
+        unknown = set(item) - FIELDS - OPTIONAL_FIELDS
         missing = FIELDS - set(item)
         if unknown or missing:
             raise RegistryError(f"{where}: unknown fields {sorted(unknown)}, missing {sorted(missing)}")
@@ -69,6 +74,8 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
         bad = set(item["dtypes"]) - TORCH_DTYPES
         if bad:
             raise RegistryError(f"{where}: dtypes {sorted(bad)} are not Metal dtypes")
+        if set(item.get("forms", FORMS)) - set(FORMS):
+            raise RegistryError(f"{where}: forms must be among {FORMS}")
         if item["policy"] not in POLICIES:
             raise RegistryError(f"{where}: policy must be one of {sorted(POLICIES)}")
         if not os.path.exists(os.path.join(ROOT, "csrc", "operations", item["file"] + ".mm")):
@@ -82,6 +89,7 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
                 policy=item["policy"],
                 opinfo=tuple(item["opinfo"]),
                 mps_missing=tuple(str(v) for v in item["mps_missing"]),
+                forms=tuple(item.get("forms", FORMS)),
             )
         )
     return entries
@@ -141,6 +149,7 @@ def registry_source(entries: list[OpEntry]) -> str:
         lines.append(
             f"  {{{_c_string(entry.qualified_name)}, {_c_string(entry.policy)}, "
             f"{_c_string(','.join(entry.dtypes))}, {_c_string(','.join(entry.opinfo))}, "
+            f"{_c_string(','.join(entry.forms))}, "
             f"overloads_{i}, {len(entry.impl)}}},"
         )
     lines += [

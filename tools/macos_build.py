@@ -268,7 +268,7 @@ def expand_includes(path: str, include_dirs: Sequence[str], root: str = ROOT) ->
                         out += expand(header)
                         out.append(f'#line {number + 1} "{display}"')
                     else:
-                        out.append(f"// (already inlined) {line.strip()}")
+                        out.append(f"// (already inlined above: {match.group(2)})")
                     continue
             if file != top and _PRAGMA_ONCE.match(line):
                 out.append("")

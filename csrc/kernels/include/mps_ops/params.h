@@ -11,4 +11,31 @@ struct add_relu_params {
   long integer_alpha;
 };
 
+
+// Where the elements reduced into each output lie (csrc/runtime/reduction.h
+// builds it). Both dimension lists run innermost first, strides in elements
+// of the input. Output slice s starts at the offset its index decomposes to
+// over the outer dims; its elements are the inner dims' positions from there.
+// Reductions whose result needs nothing but the elements.
+struct no_params {
+  int unused;
+};
+
+// var / std: divide the sum of squares by max(0, n - correction).
+struct moments_params {
+  float correction;
+  int take_sqrt;
+};
+
+enum { reduction_max_dims = 16 };  // an enum: plain C++ and MSL alike
+struct reduction_layout {
+  long outer_sizes[reduction_max_dims];
+  long outer_strides[reduction_max_dims];
+  long inner_sizes[reduction_max_dims];
+  long inner_strides[reduction_max_dims];
+  int outer_ndim;
+  int inner_ndim;
+  long inner_numel;
+};
+
 }  // namespace mps_ops

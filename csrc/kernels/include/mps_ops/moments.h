@@ -1,0 +1,42 @@
+// Welford's running mean and centred sum of squares, as a reducer for
+// reduction.h (var, std, batch_norm_update_stats). Counts are float: exact to
+// 2**24 elements per thread's share, and the merge weights are ratios.
+#pragma once
+#include <metal_stdlib>
+
+#include <mps_ops/reduction.h>
+
+namespace mps_ops {
+
+struct welford_reducer {
+  struct state {
+    float count;
+    float mean;
+    float m2;
+  };
+  static state identity() { return state{0.0f, 0.0f, 0.0f}; }
+  static state fold(state s, float v) {
+    const float count = s.count + 1.0f;
+    const float delta = v - s.mean;
+    const float mean = s.mean + delta / count;
+    return state{count, mean, s.m2 + delta * (v - mean)};
+  }
+  static state merge(state a, state b) {
+    if (b.count == 0.0f) {
+      return a;
+    }
+    if (a.count == 0.0f) {
+      return b;
+    }
+    const float count = a.count + b.count;
+    const float delta = b.mean - a.mean;
+    const float b_share = b.count / count;
+    return state{count, a.mean + delta * b_share, a.m2 + b.m2 + delta * delta * a.count * b_share};
+  }
+  static state shuffle_xor(state s, ushort mask) {
+    return state{mps_ops::shuffle_xor(s.count, mask), mps_ops::shuffle_xor(s.mean, mask),
+                 mps_ops::shuffle_xor(s.m2, mask)};
+  }
+};
+
+}  // namespace mps_ops

@@ -1,0 +1,88 @@
+// Whole-slice min, max and aminmax (max.unary_out, min.unary_out, _aminmax,
+// _aminmax.dim): one threadgroup per output slice. A NaN anywhere in a slice
+// is its min and its max, as on the CPU.
+#include <metal_stdlib>
+#include <mps_ops/reduction.h>
+using namespace metal;
+
+namespace {
+
+// Bounds that lose to every element: infinities for float (half and bfloat
+// reduce in float), so that a slice of infinities still reduces to itself.
+template <typename T>
+T greatest() {
+  return numeric_limits<T>::max();
+}
+template <>
+float greatest<float>() {
+  return numeric_limits<float>::infinity();
+}
+template <typename T>
+T least() {
+  return numeric_limits<T>::lowest();
+}
+template <>
+float least<float>() {
+  return -numeric_limits<float>::infinity();
+}
+
+}  // namespace
+
+template <typename In>
+struct max_reducer {
+  using state = mps_ops::opmath_t<In>;
+  using params = mps_ops::no_params;
+  static state identity() { return least<state>(); }
+  static state fold(state s, state v) { return mps_ops::nan_max(s, v); }
+  static state merge(state a, state b) { return mps_ops::nan_max(a, b); }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+  static state finish(state s, constant params&) { return s; }
+};
+
+template <typename In>
+struct min_reducer {
+  using state = mps_ops::opmath_t<In>;
+  using params = mps_ops::no_params;
+  static state identity() { return greatest<state>(); }
+  static state fold(state s, state v) { return mps_ops::nan_min(s, v); }
+  static state merge(state a, state b) { return mps_ops::nan_min(a, b); }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+  static state finish(state s, constant params&) { return s; }
+};
+
+template <typename In>
+struct aminmax_reducer {
+  using T = mps_ops::opmath_t<In>;
+  struct state {
+    T lo;
+    T hi;
+  };
+  using params = mps_ops::no_params;
+  static state identity() { return state{greatest<T>(), least<T>()}; }
+  static state fold(state s, T v) { return state{mps_ops::nan_min(s.lo, v), mps_ops::nan_max(s.hi, v)}; }
+  static state merge(state a, state b) {
+    return state{mps_ops::nan_min(a.lo, b.lo), mps_ops::nan_max(a.hi, b.hi)};
+  }
+  static state shuffle_xor(state s, ushort mask) {
+    return state{mps_ops::shuffle_xor(s.lo, mask), mps_ops::shuffle_xor(s.hi, mask)};
+  }
+  template <typename Out>
+  static void finish(state s, constant params&, device Out& lo, device Out& hi) {
+    lo = static_cast<Out>(s.lo);
+    hi = static_cast<Out>(s.hi);
+  }
+};
+
+#define REGISTER_MIN_MAX(T)         \
+  REGISTER_REDUCE_ONE_OP(max, T, T) \
+  REGISTER_REDUCE_ONE_OP(min, T, T) \
+  REGISTER_REDUCE_TWO_OP(aminmax, T, T)
+REGISTER_MIN_MAX(bool)
+REGISTER_MIN_MAX(uchar)
+REGISTER_MIN_MAX(char)
+REGISTER_MIN_MAX(short)
+REGISTER_MIN_MAX(int)
+REGISTER_MIN_MAX(long)
+REGISTER_MIN_MAX(half)
+REGISTER_MIN_MAX(bfloat)
+REGISTER_MIN_MAX(float)

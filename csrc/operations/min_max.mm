@@ -1,0 +1,80 @@
+// Host stubs of the whole-slice min/max reductions: max.unary_out,
+// min.unary_out (torch.max(x, out=...)), _aminmax and _aminmax.dim. Kernels
+// in csrc/kernels/min_max.metal; checks and messages are the CPU's.
+#include "../runtime/host_name.h"
+#include "../runtime/op_checks.h"
+#include "../runtime/reduction.h"
+
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+
+namespace mps_ops {
+
+namespace {
+
+const no_params nothing{};
+
+// max.unary_out / min.unary_out: the whole tensor into one value (an empty
+// input gives the identity, -inf / inf or the integer limits, as the CPU's
+// amax/amin do); the result is cast to out's dtype where the CPU allows.
+at::Tensor& extremum_out(KernelCache& kernels, const char* name, const at::Tensor& self,
+                         at::Tensor& out) {
+  check_device(name, self);
+  check_dtype(name, self);
+  prepare_output(name, out, self.scalar_type(), {});
+  const ReductionPlan plan = plan_reduction(self, {});
+  at::Tensor target = reduction_target(out, self.scalar_type());
+  const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());
+  dispatch_reduction(kernel, {&target}, self, plan, &nothing, sizeof(nothing));
+  if (!target.is_same(out)) {
+    out.copy_(target);
+  }
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor> aminmax_impl(const at::Tensor& self, std::optional<int64_t> dim,
+                                                bool keepdim) {
+  TORCH_WARN_ONCE("_aminmax is deprecated as of PyTorch 1.11 and will be removed in a future ",
+                  "release. Use aminmax instead. This warning will only appear once per process.");
+  check_device("_aminmax", self);
+  check_dtype("_aminmax", self);
+  ReductionPlan plan = dim ? plan_reduction(self, {*dim}) : plan_reduction(self, {});
+  if (dim) {
+    const int64_t d = at::maybe_wrap_dim(*dim, self.dim());
+    TORCH_CHECK_INDEX(self.dim() == 0 || self.size(d) != 0,
+                      "aminmax: Expected reduction dim ", d, " to have non-zero size.");
+  } else {
+    TORCH_CHECK(self.numel() > 0,
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                "identity.");
+  }
+  const auto& shape = !dim ? std::vector<int64_t>{} : keepdim ? plan.kept_shape : plan.dropped_shape;
+  at::Tensor lo = at::empty(shape, self.options()), hi = at::empty(shape, self.options());
+  static KernelCache kernels("aminmax");
+  const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());
+  dispatch_reduction(kernel, {&lo, &hi}, self, plan, &nothing, sizeof(nothing));
+  return {lo, hi};
+}
+
+}  // namespace
+
+at::Tensor& max_unary_out(const at::Tensor& self, at::Tensor& out) {
+  static KernelCache kernels("max");
+  return extremum_out(kernels, "max", self, out);
+}
+
+at::Tensor& min_unary_out(const at::Tensor& self, at::Tensor& out) {
+  static KernelCache kernels("min");
+  return extremum_out(kernels, "min", self, out);
+}
+
+std::tuple<at::Tensor, at::Tensor> _aminmax(const at::Tensor& self) {
+  return aminmax_impl(self, std::nullopt, false);
+}
+
+std::tuple<at::Tensor, at::Tensor> _aminmax_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  return aminmax_impl(self, dim, keepdim);
+}
+
+}  // namespace mps_ops

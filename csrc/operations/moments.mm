@@ -1,0 +1,52 @@
+// Host stubs of var.correction_out and std.correction_out (torch.var /
+// torch.std with out=); kernels in csrc/kernels/moments.metal. Checks and
+// messages are the CPU's.
+#include "../runtime/host_name.h"
+#include "../runtime/op_checks.h"
+#include "../runtime/reduction.h"
+
+namespace mps_ops {
+
+namespace {
+
+at::Tensor& moments_out(const char* name, bool take_sqrt, const at::Tensor& self,
+                        at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
+                        bool keepdim, at::Tensor& out) {
+  static KernelCache kernels("var");
+  check_device(name, self);
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
+              "std and var only support floating point and complex dtypes");
+  check_dtype(name, self);
+  const ReductionPlan plan = plan_reduction(self, dim.value_or(at::IntArrayRef{}));
+  const bool direct =
+      prepare_output(name, out, self.scalar_type(), keepdim ? plan.kept_shape : plan.dropped_shape);
+  at::Tensor target = direct && out.is_contiguous() ? out : reduction_target(out, self.scalar_type());
+  const double correction_value = correction.value_or(1).toDouble();
+  if (static_cast<double>(plan.layout.inner_numel) - correction_value <= 0) {
+    TORCH_WARN(name, "(): degrees of freedom is <= 0. Correction should be strictly less than the ",
+               "reduction factor (input numel divided by output numel).");
+  }
+  const moments_params params{static_cast<float>(correction_value), take_sqrt};
+  const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());
+  dispatch_reduction(kernel, {&target}, self, plan, &params, sizeof(params));
+  if (!target.is_same(out)) {
+    out.copy_(target);
+  }
+  return out;
+}
+
+}  // namespace
+
+at::Tensor& var_correction_out(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                               const std::optional<at::Scalar>& correction, bool keepdim,
+                               at::Tensor& out) {
+  return moments_out("var", false, self, dim, correction, keepdim, out);
+}
+
+at::Tensor& std_correction_out(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                               const std::optional<at::Scalar>& correction, bool keepdim,
+                               at::Tensor& out) {
+  return moments_out("std", true, self, dim, correction, keepdim, out);
+}
+
+}  // namespace mps_ops

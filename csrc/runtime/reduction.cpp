@@ -1,0 +1,108 @@
+#include "reduction.h"
+
+#include "kernel_function.h"
+
+#include <ATen/WrapDimUtils.h>
+#include <ATen/ops/empty.h>
+
+#include <algorithm>
+#include <bitset>
+
+namespace mps_ops {
+
+namespace {
+
+// Appends the dims of `which` in innermost-first order, merging neighbours
+// that are contiguous with each other and dropping size-1 dims.
+int collapse(const at::Tensor& input, const std::bitset<64>& chosen, bool want, long* sizes,
+             long* strides) {
+  int n = 0;
+  for (int64_t d = input.dim() - 1; d >= 0; --d) {
+    if (chosen[d] != want || input.size(d) == 1) {
+      continue;
+    }
+    const long size = input.size(d), stride = input.stride(d);
+    if (n > 0 && stride == strides[n - 1] * sizes[n - 1]) {
+      sizes[n - 1] *= size;
+      continue;
+    }
+    TORCH_CHECK(n < reduction_max_dims, "mps_ops: reductions take at most ", reduction_max_dims,
+                " non-mergeable dims");
+    sizes[n] = size;
+    strides[n] = stride;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool all_if_empty) {
+  const int64_t ndim = input.dim();
+  std::bitset<64> reduced;
+  if (dims.empty() && all_if_empty) {
+    for (int64_t d = 0; d < ndim; ++d) {
+      reduced[d] = true;
+    }
+  }
+  for (int64_t dim : dims) {
+    const int64_t d = at::maybe_wrap_dim(dim, ndim);
+    TORCH_CHECK(!(ndim > 0 && reduced[d]), "dim ", d, " appears multiple times in the list of dims");
+    if (ndim > 0) {
+      reduced[d] = true;
+    }
+  }
+  ReductionPlan plan{};
+  plan.layout.outer_ndim = collapse(input, reduced, false, plan.layout.outer_sizes,
+                                    plan.layout.outer_strides);
+  plan.layout.inner_ndim = collapse(input, reduced, true, plan.layout.inner_sizes,
+                                    plan.layout.inner_strides);
+  plan.slices = 1;
+  plan.layout.inner_numel = 1;
+  for (int64_t d = 0; d < ndim; ++d) {
+    const int64_t size = input.size(d);
+    plan.kept_shape.push_back(reduced[d] ? 1 : size);
+    if (!reduced[d]) {
+      plan.dropped_shape.push_back(size);
+      plan.slices *= size;
+    } else {
+      plan.layout.inner_numel *= size;
+    }
+  }
+  return plan;
+}
+
+void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
+                        const at::Tensor& input, const ReductionPlan& plan, const void* params,
+                        size_t params_size) {
+  if (plan.slices == 0) {
+    return;
+  }
+  TORCH_CHECK(plan.slices <= UINT32_MAX, "mps_ops: a reduction with more than 2**32 - 1 outputs");
+  // A multiple of the SIMD width (32 on every Apple GPU), enough threads for
+  // the slice, at most 256: more threads per slice only add merge steps.
+  constexpr int64_t simd_width = 32;
+  const int64_t wanted = (std::max<int64_t>(plan.layout.inner_numel, 1) + simd_width - 1) /
+                         simd_width * simd_width;
+  const uint32_t group = static_cast<uint32_t>(std::min<int64_t>(
+      {wanted, 256, static_cast<int64_t>(backend().max_threads_per_group(kernel))}));
+  KernelFunction function(kernel);
+  int slot = 0;
+  for (const at::Tensor* out : outputs) {
+    function.set_tensor(slot++, *out);
+  }
+  function.set_tensor(slot++, input);
+  function.set_operand_count(slot);
+  function.set_bytes(slot++, &plan.layout, sizeof(plan.layout));
+  function.set_bytes(slot++, params, params_size);
+  function.dispatch(Dim3{group, static_cast<uint32_t>(plan.slices), 1}, Dim3{group, 1, 1});
+}
+
+at::Tensor reduction_target(const at::Tensor& out, c10::ScalarType dtype) {
+  if (out.scalar_type() == dtype && out.is_contiguous()) {
+    return out;
+  }
+  return at::empty(out.sizes(), out.options().dtype(dtype));
+}
+
+}  // namespace mps_ops

@@ -1,0 +1,38 @@
+// Host half of the threadgroup reductions (csrc/kernels/include/mps_ops/
+// reduction.h): where each output slice's elements lie, and the dispatch of
+// one threadgroup per slice.
+#pragma once
+
+#include "backend.h"
+
+#include "../kernels/include/mps_ops/params.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+namespace mps_ops {
+
+struct ReductionPlan {
+  reduction_layout layout;
+  int64_t slices;                     // output elements
+  std::vector<int64_t> kept_shape;    // the output's shape with keepdim
+  std::vector<int64_t> dropped_shape; // ... and without
+};
+
+// dims: the reduced dims (any order, negative allowed, checked like the CPU
+// does); empty means all of them. Size-1 dims vanish and adjacent dims that
+// are contiguous with each other merge, so most layouts walk one inner dim.
+ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool all_if_empty = true);
+
+// One threadgroup per slice: outputs (contiguous, `plan.slices` elements
+// each) in slots 0.., the input after them, then the layout and the params.
+void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
+                        const at::Tensor& input, const ReductionPlan& plan, const void* params,
+                        size_t params_size);
+
+// The contiguous tensor a reduction kernel writes: out itself when it already
+// is one of the right dtype, else a fresh one copied into out afterwards.
+at::Tensor reduction_target(const at::Tensor& out, c10::ScalarType dtype);
+
+}  // namespace mps_ops

@@ -1,0 +1,145 @@
+"""Threadgroup reductions (max/min out=, _aminmax, var/std out=) on layouts
+OpInfo leaves out: transposed, strided, expanded, keepdim over several dims,
+0-dim, empty slices, NaN, one slice of more than 2**31 elements, and the
+CPU's errors. _aminmax has no OpInfo: this file is its test."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import assert_matches, run_on_kernels
+
+LAYOUTS = {
+    "contiguous": lambda: torch.randn(7, 45),
+    "transposed": lambda: torch.randn(45, 7).t(),
+    "strided": lambda: torch.randn(7, 90)[:, ::2],
+    "expanded": lambda: torch.randn(7, 1).expand(7, 45),
+    "three_dims": lambda: torch.randn(3, 5, 70).transpose(1, 2),
+    "zero_dim": lambda: torch.tensor(1.25),
+    "long_slice": lambda: torch.randn(2, 3000),
+}
+
+
+def _out_call(fn, **kwargs):
+    def call(x):
+        out = torch.empty(0, dtype=x.dtype, device=x.device)
+        returned = fn(x, out=out, **kwargs)
+        assert returned is out
+        return out
+    return call
+
+
+def _check(fn, x):
+    expected = fn(x)
+    actual, dispatches = run_on_kernels(fn, x)
+    assert_matches(actual, expected)
+    assert dispatches and all("_reduce_" in d.kernel for d in dispatches), dispatches
+    return dispatches
+
+
+REDUCTIONS = {
+    "max": _out_call(torch.max),
+    "min": _out_call(torch.min),
+    "var_all": _out_call(torch.var),
+    "var_last": _out_call(torch.var, dim=-1),
+    "std_first_keepdim": _out_call(torch.std, dim=0, keepdim=True, correction=0),
+    "var_two_dims": lambda x: torch.var(x, dim=(0, -1), out=torch.empty(0)) if x.dim() >= 2
+    else torch.var(x, out=torch.empty(0)),
+    "aminmax": torch._aminmax,
+    "aminmax_dim": lambda x: torch._aminmax(x, -1),
+    "aminmax_dim0_keepdim": lambda x: torch._aminmax(x, 0, keepdim=True),
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+def test_reduction_layouts(name, layout):
+    torch.manual_seed(0)
+    _check(REDUCTIONS[name], LAYOUTS[layout]())
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32,
+                                   torch.int64, torch.float16, torch.bfloat16])
+def test_min_max_dtypes_keep_their_extremes(dtype):
+    if dtype == torch.bool:
+        x = torch.rand(5, 40) > 0.7
+    elif dtype.is_floating_point:
+        x = (torch.randn(5, 40) * 100).to(dtype)
+    else:
+        info = torch.iinfo(dtype)
+        x = torch.randint(info.min, info.max, (5, 40), dtype=dtype)
+        x[1, 3], x[2, 7] = info.min, info.max  # the identities are real values too
+    for name in ("max", "min", "aminmax", "aminmax_dim"):
+        _check(REDUCTIONS[name], x)
+
+
+def test_nan_wins_and_infinities_stay():
+    x = torch.randn(4, 100)
+    x[1, 50] = float("nan")
+    x[2] = float("inf")
+    x[3] = -float("inf")
+    for name in ("aminmax_dim", "max", "min", "var_last"):
+        _check(REDUCTIONS[name], x)
+
+
+def test_half_var_of_large_values_accumulates_in_float():
+    x = (torch.randn(3, 2000) * 30 + 1000).half()
+    _check(REDUCTIONS["var_last"], x)
+
+
+def test_empty_inputs():
+    # An empty whole-tensor max/min is the identity on the CPU (amax of nothing).
+    for dtype in (torch.float32, torch.int32, torch.bool):
+        x = torch.empty(0, dtype=dtype)
+        for name in ("max", "min"):
+            _check(REDUCTIONS[name], x)
+    # var over an empty dim: NaN per slice, with the CPU's warning.
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        _check(REDUCTIONS["var_last"], torch.empty(3, 0))
+    # No slices at all: nothing to dispatch.
+    actual, dispatches = run_on_kernels(lambda x: torch._aminmax(x, 1), torch.empty(0, 4))
+    assert actual[0].shape == (0,) and not dispatches
+
+
+def test_aminmax_errors_are_the_cpus():
+    for fn, x, error in [
+        (torch._aminmax, torch.empty(0), RuntimeError),
+        (lambda x: torch._aminmax(x, 0), torch.empty(0, 3), IndexError),
+        (lambda x: torch._aminmax(x, 2), torch.randn(2, 3), IndexError),
+    ]:
+        with pytest.raises(error) as cpu:
+            fn(x)
+        with pytest.raises(error) as ours:
+            run_on_kernels(fn, x)
+        assert str(cpu.value).split(":")[0] in str(ours.value)
+
+
+def test_var_errors_are_the_cpus():
+    with pytest.raises(RuntimeError, match="floating point"):
+        run_on_kernels(_out_call(torch.var), torch.arange(4))
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        run_on_kernels(lambda x: torch.var(x, (0, 0), out=torch.empty(0)), torch.randn(3, 4))
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        run_on_kernels(lambda x: torch.var(x, out=torch.empty(0, dtype=torch.int32)), torch.randn(3))
+    with pytest.raises(TypeError, match="float64"):
+        run_on_kernels(_out_call(torch.var), torch.randn(3).double())
+
+
+def test_out_of_other_dtype_or_layout_receives_the_result():
+    x = torch.randn(6, 33)
+    expected = torch.var(x, 1).half()
+    out = torch.empty(12, dtype=torch.half)[::2]
+    actual, dispatches = run_on_kernels(lambda x_, o: torch.var(x_, 1, out=o), x, out)
+    assert_matches(actual, expected)
+    assert dispatches
+
+
+def test_one_slice_of_more_than_2_31_elements():
+    n = 2**30 + 4
+    x = torch.tensor([[1.0], [-3.0]]).expand(2, n)  # 2**31 + 8 elements, stride 0
+    (lo, hi), dispatches = run_on_kernels(torch._aminmax, x)
+    assert (lo.item(), hi.item()) == (-3.0, 1.0)
+    assert len(dispatches) == 1
+    var, _ = run_on_kernels(lambda t: torch.var(t, 1, out=torch.empty(0)), x)
+    assert var.tolist() == [0.0, 0.0]
