@@ -108,6 +108,18 @@ def _reduction_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     raise ValueError(layout)
 
 
+def _view_copy_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """A (2, rows, cols) input: channel_shuffle shuffles its rows as channels,
+    narrow_copy takes half of them."""
+    if layout == "dense":
+        return [torch.randn(2, rows, cols).to(dtype)]
+    if layout == "transposed":
+        return [torch.randn(2, cols, rows).to(dtype).transpose(1, 2)]
+    if layout == "strided":
+        return [torch.randn(2, rows, 2 * cols).to(dtype)[:, :, ::2]]
+    raise ValueError(layout)
+
+
 def _into_new_out(fn, **kwargs):
     """fn's out= overload (the one ours fills) with a fresh output."""
     return lambda x: fn(x, out=torch.empty(0, dtype=x.dtype, device=x.device), **kwargs)
@@ -137,6 +149,16 @@ OPS = {
     "min": OpSpec(_into_new_out(torch.min), (), kind="reduction", inputs=_reduction_inputs),
     "_aminmax": OpSpec(lambda x: torch._aminmax(x, -1), (), kind="reduction",
                        inputs=_reduction_inputs),
+    "batch_norm_update_stats": OpSpec(
+        lambda x: torch.batch_norm_update_stats(x, None, None, 0.1), (), kind="reduction",
+        inputs=_reduction_inputs),
+    "logit_": OpSpec(torch.logit, (_float(lambda s: torch.rand(s)),), kind="inplace_only",
+                     inplace=lambda x: x.logit_(1e-6)),
+    "channel_shuffle": OpSpec(lambda x: torch.nn.functional.channel_shuffle(x, 2) if x.size(1) % 2 == 0
+                              else torch.nn.functional.channel_shuffle(x, 1), (), kind="view_copy",
+                              inputs=_view_copy_inputs),
+    "narrow_copy": OpSpec(_into_new_out(lambda x, out: torch.narrow_copy(x, 1, 0, x.size(1) // 2, out=out)),
+                          (), kind="view_copy", inputs=_view_copy_inputs),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }
@@ -213,6 +235,9 @@ WORK_ROWS_REDUCTION = [
     ("fn", "dense", False), ("fn", "transposed", False), ("fn", "strided", False),
     ("fn", "scalar_broadcast", False),
 ]
+WORK_ROWS_INPLACE_ONLY = [("inplace", "dense", True), ("inplace", "transposed", True),
+                          ("inplace", "strided", False)]
+WORK_ROWS_VIEW_COPY = [("fn", "dense", False), ("fn", "transposed", False), ("fn", "strided", False)]
 WORK_NOTES = {
     "strided": "span: [:, ::2] binds first..last element, ~2x its elements",
     "scalar_broadcast": "",
@@ -250,6 +275,10 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
             plan = WORK_ROWS_GATHER
         elif spec.kind == "reduction":
             plan = WORK_ROWS_REDUCTION
+        elif spec.kind == "inplace_only":
+            plan = WORK_ROWS_INPLACE_ONLY
+        elif spec.kind == "view_copy":
+            plan = WORK_ROWS_VIEW_COPY
         else:
             plan = WORK_ROWS_BINARY if len(spec.makers) == 2 else WORK_ROWS_UNARY
         for form, layout, asserted in plan:
@@ -271,7 +300,7 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
                 bytes_to_move=work.bytes_to_move, ratio=work.ratio,
                 metadata_bytes=work.metadata_bytes, copies=len(work.copies),
                 check=("ok" if ok else "FAIL") if asserted else "-",
-                note=WORK_NOTES.get(layout, "") if spec.kind == "elementwise" else
+                note=WORK_NOTES.get(layout, "") if spec.kind in ("elementwise", "inplace_only") else
                 spec.kind + (": " + ",".join(work.copies) if work.copies else ""),
             )
             table.append(row)

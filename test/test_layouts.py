@@ -40,15 +40,16 @@ BINARY = {
 }
 
 
-# Ops that are not element-wise: take's tests are below, the reductions'
-# in test_reductions.py.
+# Ops with tests of their own: take's are below, the reductions' in
+# test_reductions.py, the view copies' and logit_'s in test_view_copies.py.
 INDEXING = {"take"}
-REDUCTIONS = {"max", "min", "_aminmax", "var", "std"}
+REDUCTIONS = {"max", "min", "_aminmax", "var", "std", "batch_norm_update_stats"}
+VIEW_COPIES = {"channel_shuffle", "narrow_copy", "logit_"}
 
 
 def test_every_registry_op_has_layout_samples():
     names = {r.name.split("::")[1] for r in mps_ops.ops()}
-    assert names == set(UNARY) | set(BINARY) | INDEXING | REDUCTIONS
+    assert names == set(UNARY) | set(BINARY) | INDEXING | REDUCTIONS | VIEW_COPIES
 
 
 def _check(fn, *args, expect_dispatch=True, variant=None):

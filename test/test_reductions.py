@@ -143,3 +143,61 @@ def test_one_slice_of_more_than_2_31_elements():
     assert len(dispatches) == 1
     var, _ = run_on_kernels(lambda t: torch.var(t, 1, out=torch.empty(0)), x)
     assert var.tolist() == [0.0, 0.0]
+
+
+# --- batch_norm_update_stats ---------------------------------------------------
+
+def _batch_norm_stats(momentum=0.1, running=("mean", "var")):
+    def call(x, rm, rv):
+        mean, var = torch.batch_norm_update_stats(
+            x, rm if "mean" in running else None, rv if "var" in running else None, momentum)
+        return mean, var, rm, rv
+    return call
+
+
+@pytest.mark.parametrize("running", [("mean", "var"), (), ("mean",), ("var",)],
+                         ids=["both", "none", "mean_only", "var_only"])
+@pytest.mark.parametrize("layout", ["2d", "4d", "channels_last", "transposed_5d"])
+def test_batch_norm_update_stats(layout, running):
+    torch.manual_seed(0)
+    x = {
+        "2d": lambda: torch.randn(17, 6),
+        "4d": lambda: torch.randn(3, 6, 5, 7),
+        "channels_last": lambda: torch.randn(3, 6, 5, 7).to(memory_format=torch.channels_last),
+        "transposed_5d": lambda: torch.randn(2, 4, 6, 3, 5).transpose(1, 2),
+    }[layout]()
+    rm, rv = torch.randn(6), torch.rand(6) + 0.5
+    fn = _batch_norm_stats(0.3, running)
+    expected = fn(x, rm.clone(), rv.clone())
+    actual, dispatches = run_on_kernels(fn, x, rm.clone(), rv.clone())
+    assert_matches(actual, expected)
+    assert len(dispatches) == 1
+
+
+@pytest.mark.parametrize("dtype, running_dtype", [
+    (torch.float16, torch.float16), (torch.bfloat16, torch.bfloat16),
+    (torch.float16, torch.float32), (torch.bfloat16, torch.float32)])
+def test_batch_norm_update_stats_reduced_precision(dtype, running_dtype):
+    x = (torch.randn(8, 3, 40) * 4 + 2).to(dtype)
+    rm, rv = torch.zeros(3, dtype=running_dtype), torch.ones(3, dtype=running_dtype)
+    fn = _batch_norm_stats()
+    expected = fn(x, rm.clone(), rv.clone())
+    actual, _ = run_on_kernels(fn, x, rm.clone(), rv.clone())
+    assert_matches(actual, expected)
+
+
+def test_batch_norm_update_stats_errors():
+    fn = _batch_norm_stats()
+    for x, rm, error in [
+        (torch.randn(4), torch.zeros(1), IndexError),
+        (torch.randn(0, 3), torch.zeros(3), RuntimeError),
+        (torch.randn(2, 3).int(), torch.zeros(3), NotImplementedError),
+        (torch.randn(2, 3), torch.zeros(3).half(), RuntimeError),
+    ]:
+        with pytest.raises(error):
+            fn(x, rm, rm.clone())
+        with pytest.raises(error):
+            run_on_kernels(fn, x, rm, rm.clone())
+    # The CPU reads past a short running_mean; we refuse it.
+    with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 2"):
+        run_on_kernels(fn, torch.randn(2, 3), torch.zeros(2), torch.ones(3))

@@ -40,7 +40,11 @@ ELEMENTWISE = {
     "_add_relu": (torch._add_relu, (lambda s: torch.randn(s), lambda s: torch.randn(s))),
 }
 # Registry ops that are not one read and one write per element.
-NOT_ELEMENTWISE = {"take", "max", "min", "_aminmax", "var", "std"}
+NOT_ELEMENTWISE = {"take", "max", "min", "_aminmax", "var", "std", "batch_norm_update_stats",
+                   "channel_shuffle", "narrow_copy"}
+# Element-wise but in-place only (no functional form of ours to measure here):
+# its work rows are in bench_ops.py --work.
+NOT_ELEMENTWISE |= {"logit_"}
 INPLACE = {"heaviside": torch.Tensor.heaviside_, "_add_relu": torch.ops.aten._add_relu_.Tensor}
 
 ROWS, COLS = 24, 37  # not square, so a transpose is a real change of layout

@@ -114,6 +114,32 @@ kernel void binary_strided(
       F()(element_at<In>(lhs, offsets[1]), element_at<In>(rhs, offsets[2])));
 }
 
+// Unary ops with parameters (logit's eps): as the binary ones below.
+template <typename F, typename Out, typename In>
+kernel void unary_dense_params(
+    device Out* out [[buffer(0)]],
+    constant In* in [[buffer(1)]],
+    constant typename F::params& params [[buffer(2)]],
+    uint index [[thread_position_in_grid]]) {
+  const F f(params);
+  out[index] = static_cast<Out>(f(in[index]));
+}
+
+template <typename F, typename Out, typename In>
+kernel void unary_strided_params(
+    device char* out [[buffer(0)]],
+    constant char* in [[buffer(1)]],
+    constant long* sizes [[buffer(2)]],
+    constant long* strides [[buffer(3)]],
+    constant uint& ndim [[buffer(4)]],
+    constant typename F::params& params [[buffer(5)]],
+    uint2 pos [[thread_position_in_grid]]) {
+  long offsets[2];
+  strided_offsets<2>(pos, sizes, strides, ndim, offsets);
+  const F f(params);
+  element_at<Out>(out, offsets[0]) = static_cast<Out>(f(element_at<In>(in, offsets[1])));
+}
+
 // Binary ops with parameters beyond their operands (add_relu's alpha): the
 // functor is built from a `constant typename F::params&` bound after the
 // operands (and, for strided, after sizes/strides/ndim). Same variants and
@@ -205,6 +231,12 @@ kernel void unary_two_outputs_strided(
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, dense, OUT, IN), mps_ops::unary_dense,              \
                       OP##_functor, OUT, IN)                                                    \
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, strided, OUT, IN), mps_ops::unary_strided,          \
+                      OP##_functor, OUT, IN)
+
+#define REGISTER_UNARY_OP_WITH_PARAMS(OP, OUT, IN)                                             \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, dense, OUT, IN), mps_ops::unary_dense_params,       \
+                      OP##_functor, OUT, IN)                                                    \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, strided, OUT, IN), mps_ops::unary_strided_params,   \
                       OP##_functor, OUT, IN)
 
 #define REGISTER_BINARY_OP(OP, OUT, IN)                                                         \

@@ -16,6 +16,11 @@ struct add_relu_params {
 // builds it). Both dimension lists run innermost first, strides in elements
 // of the input. Output slice s starts at the offset its index decomposes to
 // over the outer dims; its elements are the inner dims' positions from there.
+// logit_: inputs are clamped to [eps, 1 - eps] when eps >= 0 (eps < 0: none).
+struct logit_params {
+  float eps;
+};
+
 // Reductions whose result needs nothing but the elements.
 struct no_params {
   int unused;

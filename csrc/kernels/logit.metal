@@ -1,0 +1,25 @@
+// logit_(eps): log(x / (1 - x)) in place, x first clamped to [eps, 1 - eps]
+// when eps >= 0 (a NaN stays NaN), computed in float for half and bfloat as
+// the CPU does.
+#include <metal_stdlib>
+#include <mps_ops/elementwise.h>
+#include <mps_ops/params.h>
+using namespace metal;
+
+struct logit_functor {
+  using params = mps_ops::logit_params;
+  float eps;
+  explicit logit_functor(constant params& p) : eps(p.eps) {}
+
+  float operator()(float x) const {
+    if (eps >= 0.0f) {
+      const float lo = eps, hi = 1.0f - eps;
+      x = x < lo ? lo : (x > hi ? hi : x);
+    }
+    return log(x / (1.0f - x));
+  }
+};
+
+REGISTER_UNARY_OP_WITH_PARAMS(logit, half, half)
+REGISTER_UNARY_OP_WITH_PARAMS(logit, bfloat, bfloat)
+REGISTER_UNARY_OP_WITH_PARAMS(logit, float, float)
