@@ -120,6 +120,21 @@ def _view_copy_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     raise ValueError(layout)
 
 
+def _pool_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """A (2, 3, rows, cols, 4) volume, pooled to half its spatial size."""
+    if layout == "dense":
+        return [torch.randn(2, 3, rows, cols, 4).to(dtype)]
+    if layout == "transposed":
+        return [torch.randn(2, 3, cols, rows, 4).to(dtype).transpose(2, 3)]
+    if layout == "strided":
+        return [torch.randn(2, 3, rows, 2 * cols, 4).to(dtype)[:, :, :, ::2]]
+    raise ValueError(layout)
+
+
+def _half_size(x):
+    return tuple(max(1, s // 2) for s in x.shape[-3:])
+
+
 def _into_new_out(fn, **kwargs):
     """fn's out= overload (the one ours fills) with a fresh output."""
     return lambda x: fn(x, out=torch.empty(0, dtype=x.dtype, device=x.device), **kwargs)
@@ -159,6 +174,10 @@ OPS = {
                               inputs=_view_copy_inputs),
     "narrow_copy": OpSpec(_into_new_out(lambda x, out: torch.narrow_copy(x, 1, 0, x.size(1) // 2, out=out)),
                           (), kind="view_copy", inputs=_view_copy_inputs),
+    "_adaptive_avg_pool3d": OpSpec(lambda x: torch.nn.functional.adaptive_avg_pool3d(x, _half_size(x)),
+                                   (), kind="pool", inputs=_pool_inputs),
+    "adaptive_max_pool3d": OpSpec(lambda x: torch.nn.functional.adaptive_max_pool3d(x, _half_size(x)),
+                                  (), kind="pool", inputs=_pool_inputs),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }
@@ -277,7 +296,7 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
             plan = WORK_ROWS_REDUCTION
         elif spec.kind == "inplace_only":
             plan = WORK_ROWS_INPLACE_ONLY
-        elif spec.kind == "view_copy":
+        elif spec.kind in ("view_copy", "pool"):
             plan = WORK_ROWS_VIEW_COPY
         else:
             plan = WORK_ROWS_BINARY if len(spec.makers) == 2 else WORK_ROWS_UNARY

@@ -29,6 +29,10 @@ def _runs_composite_on_mps(func) -> bool:
     """A CompositeExplicitAutograd kernel is what MPS runs for this op (frexp.Tensor
     calling frexp.Tensor_out, say): emulate it with the mode still on, so the ops
     it calls reach our kernels as they would on a Mac."""
+    if func.is_view:
+        # Views compute nothing, and redispatching detach with the mode on
+        # re-enters the mode without end.
+        return False
     name = func.name()
     return torch._C._dispatch_has_kernel_for_dispatch_key(
         name, "CompositeExplicitAutograd"

@@ -74,6 +74,27 @@ def assert_matches(actual, expected, msg=""):
                                **tolerance(expected.dtype))
 
 
+def assert_at_least_as_accurate(actual, cpu, truth, msg=""):
+    """Where our half/bfloat16 result differs from the CPU's by more than the
+    tolerance because the CPU rounds more (it accumulates in the reduced type;
+    we accumulate in float), ours must be no further from the float64 truth
+    than the CPU's is."""
+    if isinstance(cpu, (tuple, list)):
+        for a, c, t in zip(actual, cpu, truth):
+            assert_at_least_as_accurate(a, c, t, msg)
+        return
+    if not cpu.is_floating_point():
+        assert_matches(actual, cpu, msg)
+        return
+    ours_error = (actual.double() - truth).abs().nan_to_num().max()
+    cpu_error = (cpu.double() - truth).abs().nan_to_num().max()
+    assert ours_error <= cpu_error, f"{msg}: error {ours_error:.3g} > the CPU's {cpu_error:.3g}"
+
+
+def to_float64(tree, dtype):
+    return tree_map(lambda t: t.double() if isinstance(t, torch.Tensor) and t.dtype == dtype else t, tree)
+
+
 def numel_of(result) -> int:
     if isinstance(result, (tuple, list)):
         return sum(numel_of(r) for r in result)

@@ -41,15 +41,17 @@ BINARY = {
 
 
 # Ops with tests of their own: take's are below, the reductions' in
-# test_reductions.py, the view copies' and logit_'s in test_view_copies.py.
+# test_reductions.py, the view copies' and logit_'s in test_view_copies.py,
+# the pools' in test_pooling.py.
 INDEXING = {"take"}
 REDUCTIONS = {"max", "min", "_aminmax", "var", "std", "batch_norm_update_stats"}
 VIEW_COPIES = {"channel_shuffle", "narrow_copy", "logit_"}
+POOLS = {"_adaptive_avg_pool3d", "adaptive_max_pool3d"}  # test_pooling.py
 
 
 def test_every_registry_op_has_layout_samples():
     names = {r.name.split("::")[1] for r in mps_ops.ops()}
-    assert names == set(UNARY) | set(BINARY) | INDEXING | REDUCTIONS | VIEW_COPIES
+    assert names == set(UNARY) | set(BINARY) | INDEXING | REDUCTIONS | VIEW_COPIES | POOLS
 
 
 def _check(fn, *args, expect_dispatch=True, variant=None):

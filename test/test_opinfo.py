@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import mps_ops
-from helpers import assert_matches, numel_of, opinfo_name, opinfos_for, run_on_kernels, to_device
+from helpers import assert_at_least_as_accurate, assert_matches, numel_of, to_float64, opinfo_name, opinfos_for, run_on_kernels, to_device
 from mps_ops.testing import emulate
 
 FORMS = ("functional", "out", "inplace")
@@ -42,6 +42,15 @@ ERROR_CASES = [
 ]
 
 
+def _routed_elsewhere(opinfo, sample) -> bool:
+    """Samples that torch's composite routes to other ops before ours: an
+    adaptive average pool to size 1 is a mean."""
+    if opinfo_name(opinfo) == "nn.functional.adaptive_avg_pool3d":
+        size = sample.args[0]
+        return all(s == 1 for s in ((size,) * 3 if isinstance(size, int) else size))
+    return False
+
+
 def _samples(opinfo, dtype):
     for sample in opinfo.sample_inputs("cpu", dtype, requires_grad=False):
         yield "contiguous", sample
@@ -56,8 +65,14 @@ def test_output_match(record, opinfo, dtype):
         expected = opinfo(sample.input, *sample.args, **sample.kwargs)
         actual, dispatches = run_on_kernels(opinfo, sample.input, *sample.args, **sample.kwargs)
         where = f"{opinfo.name} {dtype} {layout} sample {sample.summary() if hasattr(sample, 'summary') else sample}"
-        assert_matches(actual, expected, where)
-        if numel_of(expected) > 0:
+        try:
+            assert_matches(actual, expected, where)
+        except AssertionError:
+            if dtype not in (torch.float16, torch.bfloat16):
+                raise
+            truth = opinfo(*to_float64((sample.input, *sample.args), dtype), **sample.kwargs)
+            assert_at_least_as_accurate(actual, expected, truth, where)
+        if numel_of(expected) > 0 and not _routed_elsewhere(opinfo, sample):
             assert dispatches, f"{where}: no kernel dispatched"
         n_samples += 1
     assert n_samples > 0

@@ -21,6 +21,17 @@ struct logit_params {
   float eps;
 };
 
+// Adaptive 3-D pooling: the (N, C, D, H, W) input and (N, C, OD, OH, OW)
+// output (a 4-D tensor has N = 1), strides in elements; index_strides are
+// those of the max pool's indices tensor.
+struct pool3d_geometry {
+  long in_sizes[5];
+  long in_strides[5];
+  long out_sizes[5];
+  long out_strides[5];
+  long index_strides[5];
+};
+
 // Reductions whose result needs nothing but the elements.
 struct no_params {
   int unused;

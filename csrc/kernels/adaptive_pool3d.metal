@@ -1,0 +1,173 @@
+// Adaptive 3-D average and max pooling with their backward passes. Output
+// cell o of an axis of input size I and output size O covers input
+// [floor(o * I / O), ceil((o + 1) * I / O)). Forward: one thread per output
+// element. Backward: one thread per input element, gathering from the
+// output cells that cover it (no atomics, the same sum order on every run).
+// Max pooling keeps the first maximum of a cell, or its last NaN, and the
+// index of it within the D*H*W plane, as the CPU does.
+#include <metal_stdlib>
+#include <mps_ops/elementwise.h>
+#include <mps_ops/params.h>
+#include <mps_ops/types.h>
+using namespace metal;
+
+namespace {
+
+inline long cell_start(long o, long in_size, long out_size) {
+  return (o * in_size) / out_size;
+}
+inline long cell_end(long o, long in_size, long out_size) {
+  return ((o + 1) * in_size + out_size - 1) / out_size;
+}
+
+// coords[0..4] of the row-major position `flat` over sizes[0..4].
+inline void unflatten5(long flat, constant long* sizes, thread long* coords) {
+  for (int d = 4; d >= 0; --d) {
+    coords[d] = flat % sizes[d];
+    flat /= sizes[d];
+  }
+}
+
+inline long offset5(thread const long* coords, constant long* strides) {
+  long offset = 0;
+  for (int d = 0; d < 5; ++d) {
+    offset += coords[d] * strides[d];
+  }
+  return offset;
+}
+
+// The output cells along one axis that cover input position i.
+inline void covering(long i, long in_size, long out_size, thread long& first, thread long& last) {
+  first = (i * out_size) / in_size;
+  last = ((i + 1) * out_size + in_size - 1) / in_size;
+  last = min(last, out_size);
+}
+
+}  // namespace
+
+template <typename T>
+kernel void adaptive_avg_pool3d(
+    device T* out [[buffer(0)]],
+    constant T* in [[buffer(1)]],
+    constant mps_ops::pool3d_geometry& g [[buffer(2)]],
+    uint index [[thread_position_in_grid]]) {
+  long o[5];
+  unflatten5(long(index), g.out_sizes, o);
+  const long d0 = cell_start(o[2], g.in_sizes[2], g.out_sizes[2]), d1 = cell_end(o[2], g.in_sizes[2], g.out_sizes[2]);
+  const long h0 = cell_start(o[3], g.in_sizes[3], g.out_sizes[3]), h1 = cell_end(o[3], g.in_sizes[3], g.out_sizes[3]);
+  const long w0 = cell_start(o[4], g.in_sizes[4], g.out_sizes[4]), w1 = cell_end(o[4], g.in_sizes[4], g.out_sizes[4]);
+  const long base = o[0] * g.in_strides[0] + o[1] * g.in_strides[1];
+  mps_ops::opmath_t<T> sum = 0;
+  for (long d = d0; d < d1; ++d) {
+    for (long h = h0; h < h1; ++h) {
+      for (long w = w0; w < w1; ++w) {
+        sum += in[base + d * g.in_strides[2] + h * g.in_strides[3] + w * g.in_strides[4]];
+      }
+    }
+  }
+  out[offset5(o, g.out_strides)] = static_cast<T>(sum / mps_ops::opmath_t<T>((d1 - d0) * (h1 - h0) * (w1 - w0)));
+}
+
+template <typename T>
+kernel void adaptive_avg_pool3d_backward(
+    device T* grad_in [[buffer(0)]],
+    constant T* grad_out [[buffer(1)]],
+    constant mps_ops::pool3d_geometry& g [[buffer(2)]],
+    uint index [[thread_position_in_grid]]) {
+  long i[5];
+  unflatten5(long(index), g.in_sizes, i);
+  long od0, od1, oh0, oh1, ow0, ow1;
+  covering(i[2], g.in_sizes[2], g.out_sizes[2], od0, od1);
+  covering(i[3], g.in_sizes[3], g.out_sizes[3], oh0, oh1);
+  covering(i[4], g.in_sizes[4], g.out_sizes[4], ow0, ow1);
+  const long base = i[0] * g.out_strides[0] + i[1] * g.out_strides[1];
+  mps_ops::opmath_t<T> sum = 0;
+  for (long od = od0; od < od1; ++od) {
+    const long d0 = cell_start(od, g.in_sizes[2], g.out_sizes[2]), d1 = cell_end(od, g.in_sizes[2], g.out_sizes[2]);
+    if (i[2] < d0 || i[2] >= d1) continue;
+    for (long oh = oh0; oh < oh1; ++oh) {
+      const long h0 = cell_start(oh, g.in_sizes[3], g.out_sizes[3]), h1 = cell_end(oh, g.in_sizes[3], g.out_sizes[3]);
+      if (i[3] < h0 || i[3] >= h1) continue;
+      for (long ow = ow0; ow < ow1; ++ow) {
+        const long w0 = cell_start(ow, g.in_sizes[4], g.out_sizes[4]), w1 = cell_end(ow, g.in_sizes[4], g.out_sizes[4]);
+        if (i[4] < w0 || i[4] >= w1) continue;
+        const mps_ops::opmath_t<T> cell = mps_ops::opmath_t<T>((d1 - d0) * (h1 - h0) * (w1 - w0));
+        sum += mps_ops::opmath_t<T>(
+                   grad_out[base + od * g.out_strides[2] + oh * g.out_strides[3] + ow * g.out_strides[4]]) /
+               cell;
+      }
+    }
+  }
+  grad_in[offset5(i, g.in_strides)] = static_cast<T>(sum);
+}
+
+template <typename T>
+kernel void adaptive_max_pool3d(
+    device T* out [[buffer(0)]],
+    device long* indices [[buffer(1)]],
+    constant T* in [[buffer(2)]],
+    constant mps_ops::pool3d_geometry& g [[buffer(3)]],
+    uint index [[thread_position_in_grid]]) {
+  long o[5];
+  unflatten5(long(index), g.out_sizes, o);
+  const long d0 = cell_start(o[2], g.in_sizes[2], g.out_sizes[2]), d1 = cell_end(o[2], g.in_sizes[2], g.out_sizes[2]);
+  const long h0 = cell_start(o[3], g.in_sizes[3], g.out_sizes[3]), h1 = cell_end(o[3], g.in_sizes[3], g.out_sizes[3]);
+  const long w0 = cell_start(o[4], g.in_sizes[4], g.out_sizes[4]), w1 = cell_end(o[4], g.in_sizes[4], g.out_sizes[4]);
+  const long base = o[0] * g.in_strides[0] + o[1] * g.in_strides[1];
+  const long plane_h = g.in_sizes[3], plane_w = g.in_sizes[4];
+  mps_ops::opmath_t<T> best = -numeric_limits<float>::infinity();
+  long best_index = (d0 * plane_h + h0) * plane_w + w0;
+  for (long d = d0; d < d1; ++d) {
+    for (long h = h0; h < h1; ++h) {
+      for (long w = w0; w < w1; ++w) {
+        const mps_ops::opmath_t<T> value = in[base + d * g.in_strides[2] + h * g.in_strides[3] + w * g.in_strides[4]];
+        if (value > best || isnan(value)) {
+          best = value;
+          best_index = (d * plane_h + h) * plane_w + w;
+        }
+      }
+    }
+  }
+  out[offset5(o, g.out_strides)] = static_cast<T>(best);
+  indices[offset5(o, g.index_strides)] = best_index;
+}
+
+template <typename T>
+kernel void adaptive_max_pool3d_backward(
+    device T* grad_in [[buffer(0)]],
+    constant T* grad_out [[buffer(1)]],
+    constant long* indices [[buffer(2)]],
+    constant mps_ops::pool3d_geometry& g [[buffer(3)]],
+    uint index [[thread_position_in_grid]]) {
+  long i[5];
+  unflatten5(long(index), g.in_sizes, i);
+  long od0, od1, oh0, oh1, ow0, ow1;
+  covering(i[2], g.in_sizes[2], g.out_sizes[2], od0, od1);
+  covering(i[3], g.in_sizes[3], g.out_sizes[3], oh0, oh1);
+  covering(i[4], g.in_sizes[4], g.out_sizes[4], ow0, ow1);
+  const long me = (i[2] * g.in_sizes[3] + i[3]) * g.in_sizes[4] + i[4];
+  mps_ops::opmath_t<T> sum = 0;
+  for (long od = od0; od < od1; ++od) {
+    for (long oh = oh0; oh < oh1; ++oh) {
+      for (long ow = ow0; ow < ow1; ++ow) {
+        const long o[5] = {i[0], i[1], od, oh, ow};
+        if (indices[offset5(o, g.index_strides)] == me) {
+          sum += mps_ops::opmath_t<T>(grad_out[offset5(o, g.out_strides)]);
+        }
+      }
+    }
+  }
+  grad_in[offset5(i, g.in_strides)] = static_cast<T>(sum);
+}
+
+// One thread per element of the grid's tensor: the host names say "dense".
+#define MPS_OPS_POOL_KERNEL(KERNEL, T) \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(KERNEL, dense, T, T), KERNEL, T)
+#define REGISTER_ADAPTIVE_POOL3D(T)                    \
+  MPS_OPS_POOL_KERNEL(adaptive_avg_pool3d, T)          \
+  MPS_OPS_POOL_KERNEL(adaptive_avg_pool3d_backward, T) \
+  MPS_OPS_POOL_KERNEL(adaptive_max_pool3d, T)          \
+  MPS_OPS_POOL_KERNEL(adaptive_max_pool3d_backward, T)
+REGISTER_ADAPTIVE_POOL3D(half)
+REGISTER_ADAPTIVE_POOL3D(bfloat)
+REGISTER_ADAPTIVE_POOL3D(float)

@@ -1,0 +1,110 @@
+"""Adaptive 3-D pooling, forward and backward, against the CPU on what the
+OpInfo samples leave out: cells that overlap (output larger than half the
+input), 4-D and channels-last inputs, strided inputs, ties and NaN in max
+cells, out= forms into non-contiguous outs, autograd through our backward
+kernels, empty batches, and the CPU's errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import mps_ops
+from helpers import assert_matches, run_on_kernels, to_cpu, to_device
+from mps_ops.testing import emulate
+
+INPUTS = {
+    "5d": lambda: torch.randn(2, 3, 5, 7, 6),
+    "4d": lambda: torch.randn(3, 5, 7, 6),
+    "channels_last": lambda: torch.randn(2, 3, 5, 7, 6).to(memory_format=torch.channels_last_3d),
+    "strided": lambda: torch.randn(2, 3, 10, 7, 12)[:, :, ::2, :, ::2],
+}
+OUTPUT_SIZES = [(1, 1, 1), (3, 4, 5), (5, 7, 6), (4, 6, 4), (7, 9, 8)]
+
+
+@pytest.mark.parametrize("output_size", OUTPUT_SIZES, ids=str)
+@pytest.mark.parametrize("layout", list(INPUTS))
+@pytest.mark.parametrize("pool", ["avg", "max"])
+def test_forward_and_backward(pool, layout, output_size):
+    torch.manual_seed(0)
+    x = INPUTS[layout]()
+    fn = F.adaptive_avg_pool3d if pool == "avg" else (
+        lambda t, s: F.adaptive_max_pool3d(t, s, return_indices=True))
+    expected = fn(x, output_size)
+    actual, dispatches = run_on_kernels(fn, x, output_size)
+    assert_matches(actual, expected)
+    # adaptive_avg_pool3d to (1, 1, 1) is a mean (torch's composite): not ours.
+    ours = not (pool == "avg" and output_size == (1, 1, 1))
+    assert len(dispatches) == int(ours)
+
+    grad = torch.randn((expected[0] if pool == "max" else expected).shape)
+    x_ref = x.detach().clone().requires_grad_()
+    out_ref = fn(x_ref, output_size)
+    (out_ref[0] if pool == "max" else out_ref).backward(grad)
+
+    x_dev, grad_dev = to_device((x.detach(), grad))
+    x_dev.requires_grad_()
+    with mps_ops.profile() as prof, emulate():
+        out = fn(x_dev, output_size)
+        (out[0] if pool == "max" else out).backward(grad_dev)
+    assert_matches(to_cpu(x_dev.grad), x_ref.grad)
+    assert any("backward" in d.kernel for d in prof.dispatches) == ours
+
+
+def test_max_ties_take_the_first_and_nan_wins():
+    x = torch.zeros(1, 2, 4, 4, 4)
+    x[0, 1, 1, 2, 3] = float("nan")
+    x[0, 1, 3, 0, 0] = float("nan")
+    fn = lambda t: F.adaptive_max_pool3d(t, (2, 2, 2), return_indices=True)  # noqa: E731
+    expected = fn(x)
+    actual, _ = run_on_kernels(fn, x)
+    assert_matches(actual, expected)
+    x = torch.full((1, 1, 3, 3, 3), -float("inf"))
+    assert_matches(run_on_kernels(fn, x)[0], fn(x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_reduced_precision(dtype):
+    x = torch.randn(2, 3, 6, 5, 7).to(dtype)
+    for fn in (lambda t: F.adaptive_avg_pool3d(t, (4, 3, 5)),
+               lambda t: F.adaptive_max_pool3d(t, (4, 3, 5), return_indices=True)):
+        expected = fn(x)
+        actual, dispatches = run_on_kernels(fn, x)
+        assert_matches(actual, expected)
+        assert dispatches
+
+
+def test_out_forms_into_non_contiguous_outs():
+    x = torch.randn(2, 3, 5, 7, 6)
+    out = torch.empty(2, 3, 3, 4, 10)[..., ::2]
+    expected = torch._C._nn.adaptive_avg_pool3d(x, (3, 4, 5))
+    actual, _ = run_on_kernels(lambda t, o: torch._C._nn.adaptive_avg_pool3d(t, (3, 4, 5), out=o), x, out)
+    assert_matches(actual, expected)
+    outs = (torch.empty(0), torch.empty(0, dtype=torch.long))
+    expected = torch.ops.aten.adaptive_max_pool3d(x, (3, 4, 5))
+    actual, _ = run_on_kernels(
+        lambda t, o, i: torch.ops.aten.adaptive_max_pool3d.out(t, (3, 4, 5), out=o, indices=i), x, *outs)
+    assert_matches(actual, expected)
+
+
+def test_empty_batch_dispatches_nothing():
+    x = torch.randn(0, 3, 5, 7, 6)
+    for fn in (lambda t: F.adaptive_avg_pool3d(t, 2), lambda t: F.adaptive_max_pool3d(t, 2)):
+        actual, dispatches = run_on_kernels(fn, x)
+        assert actual.shape == (0, 3, 2, 2, 2) and not dispatches
+
+
+@pytest.mark.parametrize("pool", [F.adaptive_avg_pool3d, F.adaptive_max_pool3d])
+def test_errors_are_the_cpus(pool):
+    for x, size, match in [
+        (torch.randn(2, 3, 4), 2, "Expected 4D or 5D tensor"),
+        (torch.randn(2, 0, 3, 4, 5), 2, "non-zero size for non-batch dimensions"),
+        (torch.randn(2, 3, 4, 5).int(), 2, None),
+    ]:
+        with pytest.raises((RuntimeError, NotImplementedError)) as cpu:
+            pool(x, size)
+        with pytest.raises(type(cpu.value), match=match):
+            run_on_kernels(pool, x, size)
+    with pytest.raises(TypeError, match="float64"):
+        run_on_kernels(pool, torch.randn(1, 2, 3, 4, 5).double(), 2)
