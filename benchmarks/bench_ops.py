@@ -178,6 +178,10 @@ OPS = {
                                    (), kind="pool", inputs=_pool_inputs),
     "adaptive_max_pool3d": OpSpec(lambda x: torch.nn.functional.adaptive_max_pool3d(x, _half_size(x)),
                                   (), kind="pool", inputs=_pool_inputs),
+    "_pdist_forward": OpSpec(torch.pdist, (), kind="reduction", inputs=_reduction_inputs),
+    "_pdist_backward": OpSpec(lambda x: torch.ops.aten._pdist_backward(
+        torch.ones(x.size(0) * (x.size(0) - 1) // 2, device=x.device), x.contiguous(), 2.0,
+        torch.pdist(x)), (), kind="reduction", inputs=_reduction_inputs),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }

@@ -32,6 +32,13 @@ struct pool3d_geometry {
   long index_strides[5];
 };
 
+// _pdist_forward / _pdist_backward: n rows of m elements, the norm's p.
+struct pdist_params {
+  float p;
+  long n;
+  long m;
+};
+
 // Reductions whose result needs nothing but the elements.
 struct no_params {
   int unused;

@@ -121,6 +121,17 @@ inline typename R::state merge_threadgroup(
 }
 
 
+// The state of one whole slice, complete in thread 0.
+template <typename R, typename In>
+inline typename R::state reduce_slice(
+    constant In* in,
+    constant reduction_layout& layout,
+    long slice,
+    threadgroup typename R::state* partials,
+    thread const group_position& at) {
+  return merge_threadgroup<R>(fold_slice<R>(in, layout, slice, at), partials, at);
+}
+
 // Reductions with one output per slice (max, min, std, var): out[slice] =
 // R::finish(state, params).
 template <typename R, typename Out, typename In>
@@ -138,8 +149,7 @@ kernel void reduce_one(
   threadgroup typename R::state partials[32];
   group_position at{index, group_size.x, lane, simd_group, simd_size};
   const long slice = long(group.y);
-  const typename R::state state =
-      merge_threadgroup<R>(fold_slice<R>(in, layout, slice, at), partials, at);
+  const typename R::state state = reduce_slice<R>(in, layout, slice, partials, at);
   if (index == 0) {
     out[slice] = static_cast<Out>(R::finish(state, params));
   }
@@ -163,8 +173,7 @@ kernel void reduce_two(
   threadgroup typename R::state partials[32];
   group_position at{index, group_size.x, lane, simd_group, simd_size};
   const long slice = long(group.y);
-  const typename R::state state =
-      merge_threadgroup<R>(fold_slice<R>(in, layout, slice, at), partials, at);
+  const typename R::state state = reduce_slice<R>(in, layout, slice, partials, at);
   if (index == 0) {
     R::finish(state, params, out0[slice], out1[slice]);
   }

@@ -1,0 +1,157 @@
+// Pairwise p-norm distances between the rows of an (n, m) matrix
+// (_pdist_forward) and their gradient (_pdist_backward), in the CPU's pair
+// order (0,1), (0,2), ..., (1,2), ... and with its special cases: p = 0
+// counts differing elements, p = inf takes the largest difference.
+// Forward: one threadgroup per pair, reducing over the m columns. Backward:
+// one thread per (row, column), summing over the other rows, so every
+// gradient element is written once (no atomics).
+#include <metal_stdlib>
+#include <mps_ops/reduction.h>
+using namespace metal;
+
+namespace {
+
+struct sum_reducer {
+  using state = float;
+  static state identity() { return 0.0f; }
+  static state merge(state a, state b) { return a + b; }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+};
+
+struct max_reducer {
+  using state = float;
+  static state identity() { return 0.0f; }
+  static state merge(state a, state b) { return mps_ops::nan_max(a, b); }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+};
+
+// First pair index of row i: pairs (i, i+1 .. n-1) follow those of rows < i.
+inline long row_start(long i, long n) {
+  return i * (2 * n - i - 1) / 2;
+}
+
+// The pair (i, j), i < j, at position k: a float estimate of i, then exact
+// integer correction.
+inline void pair_of(long k, long n, thread long& i, thread long& j) {
+  const float half_n = float(n) - 0.5f;
+  i = long(half_n - sqrt(half_n * half_n - 2.0f * float(k) - 1.0f));
+  i = i < 0 ? 0 : (i > n - 2 ? n - 2 : i);
+  while (i > 0 && row_start(i, n) > k) {
+    --i;
+  }
+  while (i < n - 2 && row_start(i + 1, n) <= k) {
+    ++i;
+  }
+  j = k - row_start(i, n) + i + 1;
+}
+
+// One column's share of the distance: |d|^p (p = 0: d != 0; p = inf: |d|).
+inline float distance_term(float d, float p) {
+  const float a = abs(d);
+  if (p == 0.0f) {
+    return a != 0.0f ? 1.0f : 0.0f;
+  }
+  if (p == 1.0f || isinf(p)) {
+    return a;
+  }
+  if (p == 2.0f) {
+    return a * a;
+  }
+  return pow(a, p);
+}
+
+inline float sign_of(float d) {
+  return d > 0.0f ? 1.0f : (d < 0.0f ? -1.0f : 0.0f);
+}
+
+// d(dist)/d(diff) times the incoming gradient, as the CPU's backward has it.
+inline float distance_gradient(float diff, float grad, float dist, float p) {
+  if (p == 0.0f) {
+    return 0.0f;
+  }
+  if (p == 1.0f) {
+    return grad * sign_of(diff);
+  }
+  if (isinf(p)) {
+    return grad * sign_of(diff) * (abs(diff) == dist ? 1.0f : 0.0f);
+  }
+  if (p < 2.0f) {
+    return (dist == 0.0f || (diff == 0.0f && p < 1.0f))
+               ? 0.0f
+               : sign_of(diff) * pow(abs(diff), p - 1.0f) * grad / pow(dist, p - 1.0f);
+  }
+  if (p == 2.0f) {
+    return dist == 0.0f ? 0.0f : grad * diff / dist;
+  }
+  return dist == 0.0f ? 0.0f : diff * pow(abs(diff), p - 2.0f) * grad / pow(dist, p - 1.0f);
+}
+
+}  // namespace
+
+// T is float, the one dtype the CPU computes pdist in besides double.
+template <typename T>
+kernel void pdist_forward(
+    device T* out [[buffer(0)]],
+    constant T* self [[buffer(1)]],
+    constant mps_ops::pdist_params& params [[buffer(2)]],
+    uint2 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint2 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup float partials[32];
+  mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const long k = long(group.y);
+  long i, j;
+  pair_of(k, params.n, i, j);
+  constant T* a = self + i * params.m;
+  constant T* b = self + j * params.m;
+  const float p = params.p;
+  float acc = 0.0f;
+  for (long c = index; c < params.m; c += group_size.x) {
+    const float term = distance_term(a[c] - b[c], p);
+    acc = isinf(p) ? mps_ops::nan_max(acc, term) : acc + term;
+  }
+  // Every thread of the group takes the same branch: p is uniform.
+  if (isinf(p)) {
+    acc = mps_ops::merge_threadgroup<max_reducer>(acc, partials, at);
+  } else {
+    acc = mps_ops::merge_threadgroup<sum_reducer>(acc, partials, at);
+  }
+  if (index == 0) {
+    if (p == 0.0f || p == 1.0f || isinf(p)) {
+      out[k] = acc;
+    } else if (p == 2.0f) {
+      out[k] = sqrt(acc);
+    } else {
+      out[k] = pow(acc, 1.0f / p);
+    }
+  }
+}
+
+template <typename T>
+kernel void pdist_backward(
+    device T* grad_self [[buffer(0)]],
+    constant T* grad [[buffer(1)]],
+    constant T* self [[buffer(2)]],
+    constant T* dist [[buffer(3)]],
+    constant mps_ops::pdist_params& params [[buffer(4)]],
+    uint2 pos [[thread_position_in_grid]]) {
+  const long c = long(pos.x), i = long(pos.y), n = params.n, m = params.m;
+  const float x = self[i * m + c];
+  float sum = 0.0f;
+  for (long other = 0; other < n; ++other) {
+    if (other == i) {
+      continue;
+    }
+    // The pair's gradient is odd in the difference: row i's share is the
+    // same function of x_i - x_other whichever row comes first.
+    const long k = other > i ? row_start(i, n) + other - i - 1 : row_start(other, n) + i - other - 1;
+    sum += distance_gradient(x - self[other * m + c], grad[k], dist[k], params.p);
+  }
+  grad_self[i * m + c] = sum;
+}
+
+MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(pdist_forward, reduce, float, float), pdist_forward, float)
+MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(pdist_backward, dense, float, float), pdist_backward, float)

@@ -1,0 +1,72 @@
+"""torch.pdist forward and backward (through autograd) against the CPU for
+the norms with special cases (p = 0, 1, 2, inf) and general p, rows with
+equal elements and identical rows (zero distances), many pairs, and the
+CPU's errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import mps_ops
+from helpers import assert_matches, run_on_kernels, to_cpu, to_device
+from mps_ops.testing import emulate
+
+P_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, float("inf")]
+
+
+def _rows(n, m):
+    x = torch.randn(n, m)
+    x[1] = x[0]  # a zero distance
+    x[2, : m // 2] = x[3, : m // 2]  # equal elements in a pair
+    return x
+
+
+@pytest.mark.parametrize("p", P_VALUES)
+@pytest.mark.parametrize("n, m", [(5, 7), (9, 300), (70, 3)])
+def test_pdist_forward_and_backward(p, n, m):
+    torch.manual_seed(0)
+    x = _rows(n, m)
+    expected = torch.pdist(x, p)
+    actual, dispatches = run_on_kernels(torch.pdist, x, p)
+    assert_matches(actual, expected)
+    assert len(dispatches) == 1
+
+    grad = torch.randn(expected.shape)
+    x_ref = x.clone().requires_grad_()
+    torch.pdist(x_ref, p).backward(grad)
+    x_dev, grad_dev = to_device((x.clone(), grad))
+    x_dev.requires_grad_()
+    with mps_ops.profile() as prof, emulate():
+        torch.pdist(x_dev, p).backward(grad_dev)
+    # A gradient element sums n - 1 terms that can cancel (p < 1 makes them
+    # large): the float error scales with the largest gradient, on the CPU too.
+    torch.testing.assert_close(to_cpu(x_dev.grad), x_ref.grad, rtol=2e-5,
+                               atol=1e-5 * float(x_ref.grad.abs().max()))
+    assert any(d.kernel.startswith("pdist_backward") for d in prof.dispatches)
+
+
+def test_pair_order_for_many_rows():
+    x = torch.randn(300, 2)  # 44,850 pairs: the pair index estimate must be exact
+    assert_matches(run_on_kernels(torch.pdist, x)[0], torch.pdist(x))
+
+
+def test_degenerate_shapes():
+    for x in (torch.randn(1, 3), torch.randn(0, 3)):
+        actual, dispatches = run_on_kernels(torch.pdist, x)
+        assert actual.shape == (0,) and not dispatches
+    actual, _ = run_on_kernels(torch.pdist, torch.randn(4, 0))
+    assert_matches(actual, torch.zeros(6))
+
+
+def test_errors_are_the_cpus():
+    for x, error in [(torch.randn(3, 4).int(), RuntimeError), (torch.randn(3, 4, 5), RuntimeError),
+                     (torch.randn(3, 4).half(), RuntimeError)]:
+        with pytest.raises(error) as cpu:
+            torch.pdist(x)
+        with pytest.raises(type(cpu.value)):
+            run_on_kernels(torch.pdist, x)
+    with pytest.raises(RuntimeError, match="contiguous"):
+        run_on_kernels(lambda t: torch.ops.aten._pdist_forward(t, 2.0), torch.randn(4, 3).t())
+    with pytest.raises(TypeError, match="float64"):
+        run_on_kernels(torch.pdist, torch.randn(3, 4).double())
