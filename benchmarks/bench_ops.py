@@ -135,6 +135,21 @@ def _half_size(x):
     return tuple(max(1, s // 2) for s in x.shape[-3:])
 
 
+def _loss_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """(rows, cols) scores in the given layout and rows of class targets:
+    one class each (multi_margin) or a list ended by -1 (multilabel)."""
+    scores = _reduction_inputs(layout, rows, cols, dtype)[0]
+    labels = torch.randint(0, cols, (rows, cols))
+    labels[:, cols // 2] = -1
+    return [scores, labels]
+
+
+def _multilabel_backward(x, y):
+    loss, is_target = torch.ops.aten.multilabel_margin_loss_forward(x, y, 1)
+    return torch.ops.aten.multilabel_margin_loss_backward(torch.ones((), device=x.device), x, y, 1,
+                                                         is_target)
+
+
 def _into_new_out(fn, **kwargs):
     """fn's out= overload (the one ours fills) with a fresh output."""
     return lambda x: fn(x, out=torch.empty(0, dtype=x.dtype, device=x.device), **kwargs)
@@ -182,6 +197,12 @@ OPS = {
     "_pdist_backward": OpSpec(lambda x: torch.ops.aten._pdist_backward(
         torch.ones(x.size(0) * (x.size(0) - 1) // 2, device=x.device), x.contiguous(), 2.0,
         torch.pdist(x)), (), kind="reduction", inputs=_reduction_inputs),
+    "multi_margin_loss": OpSpec(lambda x, y: torch.nn.functional.multi_margin_loss(x, y[:, 0]), (),
+                                kind="loss", inputs=_loss_inputs),
+    "multilabel_margin_loss_forward": OpSpec(torch.nn.functional.multilabel_margin_loss, (),
+                                             kind="loss", inputs=_loss_inputs),
+    "multilabel_margin_loss_backward": OpSpec(_multilabel_backward, (), kind="loss",
+                                              inputs=_loss_inputs),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }
@@ -300,7 +321,7 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
             plan = WORK_ROWS_REDUCTION
         elif spec.kind == "inplace_only":
             plan = WORK_ROWS_INPLACE_ONLY
-        elif spec.kind in ("view_copy", "pool"):
+        elif spec.kind in ("view_copy", "pool", "loss"):
             plan = WORK_ROWS_VIEW_COPY
         else:
             plan = WORK_ROWS_BINARY if len(spec.makers) == 2 else WORK_ROWS_UNARY

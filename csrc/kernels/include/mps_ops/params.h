@@ -39,6 +39,31 @@ struct pdist_params {
   long m;
 };
 
+// multi_margin_loss (+ backward) over n samples of c classes. Backward:
+// the gradient of sample i is grad[grad_per_sample ? i : 0] * scale.
+struct multi_margin_params {
+  float margin;
+  int p;
+  int grad_per_sample;
+  long n;
+  long c;
+  float scale;
+};
+
+// multilabel_margin_loss (+ backward): n samples of c classes; backward's
+// gradient of sample i is grad[grad_per_sample ? i : 0] * scale.
+struct multilabel_margin_params {
+  int grad_per_sample;
+  long n;
+  long c;
+  float scale;
+};
+
+// sum: the total times scale (mean: 1 / count).
+struct sum_params {
+  float scale;
+};
+
 // Reductions whose result needs nothing but the elements.
 struct no_params {
   int unused;

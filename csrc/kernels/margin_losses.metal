@@ -1,0 +1,198 @@
+// multi_margin_loss and its backward: one threadgroup per sample, summing
+// over its classes. Per sample, with x its row and y its target:
+//   loss = sum over j != y of max(0, margin - x[y] + x[j])^p * w[y] / c
+//   d loss / d x[j] = (z > 0) * (p == 1 ? 1 : 2z) * w[y] * g / c, z = margin - x[y] + x[j]
+//   d loss / d x[y] = minus the sum of those.
+// The host has checked every target is in [0, c) and made x contiguous.
+#include <metal_stdlib>
+#include <mps_ops/reduction.h>
+using namespace metal;
+
+namespace {
+
+struct float_sum {
+  using state = float;
+  static state identity() { return 0.0f; }
+  static state merge(state a, state b) { return a + b; }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+};
+
+}  // namespace
+
+template <typename T>
+kernel void multi_margin_loss(
+    device T* loss [[buffer(0)]],
+    constant T* x [[buffer(1)]],
+    constant long* target [[buffer(2)]],
+    constant T* weight [[buffer(3)]],
+    constant mps_ops::multi_margin_params& params [[buffer(4)]],
+    uint2 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint2 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup float partials[32];
+  mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const long i = long(group.y), c = params.c;
+  const long y = target[i];
+  constant T* row = x + i * c;
+  const float x_y = row[y], w = weight[y];
+  float sum = 0.0f;
+  for (long j = index; j < c; j += group_size.x) {
+    const float z = params.margin - x_y + float(row[j]);
+    if (j != y && z > 0.0f) {
+      sum += (params.p == 1 ? z : z * z) * w;
+    }
+  }
+  sum = mps_ops::merge_threadgroup<float_sum>(sum, partials, at);
+  if (index == 0) {
+    loss[i] = static_cast<T>(sum / float(c));
+  }
+}
+
+template <typename T>
+kernel void multi_margin_loss_backward(
+    device T* grad_x [[buffer(0)]],
+    constant T* grad [[buffer(1)]],
+    constant T* x [[buffer(2)]],
+    constant long* target [[buffer(3)]],
+    constant T* weight [[buffer(4)]],
+    constant mps_ops::multi_margin_params& params [[buffer(5)]],
+    uint2 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint2 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup float partials[32];
+  mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const long i = long(group.y), c = params.c;
+  const long y = target[i];
+  constant T* row = x + i * c;
+  device T* grad_row = grad_x + i * c;
+  const float g = float(grad[params.grad_per_sample ? i : 0]) * params.scale;
+  const float x_y = row[y], w = weight[y];
+  float target_grad = 0.0f;
+  for (long j = index; j < c; j += group_size.x) {
+    if (j == y) {
+      continue;
+    }
+    const float z = params.margin - x_y + float(row[j]);
+    const float h = z > 0.0f ? (params.p == 1 ? g : 2.0f * g * z) * w : 0.0f;
+    grad_row[j] = static_cast<T>(h);
+    target_grad -= h;
+  }
+  target_grad = mps_ops::merge_threadgroup<float_sum>(target_grad, partials, at);
+  if (index == 0) {
+    grad_row[y] = static_cast<T>(target_grad);
+  }
+}
+
+MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(multi_margin_loss, reduce, float, float), multi_margin_loss, float)
+MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(multi_margin_loss_backward, reduce, float, float),
+                    multi_margin_loss_backward, float)
+
+// multilabel_margin_loss: a sample's targets are its target row up to the
+// first -1 (a label listed twice counts twice). Per sample:
+//   loss = sum over listed j, over classes k not listed, of max(0, 1 - x[j] + x[k]) / c
+// and is_target[k] = 1 for listed k. One threadgroup per sample; thread k
+// works on class k, so no thread needs another's result but the list length.
+
+namespace {
+
+// The number of listed targets: positions before the first -1.
+inline long listed_count(constant long* labels, long c) {
+  long count = 0;
+  while (count < c && labels[count] >= 0) {
+    ++count;
+  }
+  return count;
+}
+
+inline long occurrences(constant long* labels, long listed, long k) {
+  long count = 0;
+  for (long q = 0; q < listed; ++q) {
+    count += labels[q] == k ? 1 : 0;
+  }
+  return count;
+}
+
+}  // namespace
+
+template <typename T>
+kernel void multilabel_margin_loss(
+    device T* loss [[buffer(0)]],
+    device T* is_target [[buffer(1)]],
+    constant T* x [[buffer(2)]],
+    constant long* target [[buffer(3)]],
+    constant mps_ops::multilabel_margin_params& params [[buffer(4)]],
+    uint2 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint2 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup float partials[32];
+  mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const long i = long(group.y), c = params.c;
+  constant T* row = x + i * c;
+  constant long* labels = target + i * c;
+  const long listed = listed_count(labels, c);
+  float sum = 0.0f;
+  for (long k = index; k < c; k += group_size.x) {
+    const bool is_listed = occurrences(labels, listed, k) > 0;
+    is_target[i * c + k] = static_cast<T>(is_listed ? 1.0f : 0.0f);
+    if (is_listed) {
+      continue;
+    }
+    for (long q = 0; q < listed; ++q) {
+      const float z = 1.0f - float(row[labels[q]]) + float(row[k]);
+      sum += z > 0.0f ? z : 0.0f;
+    }
+  }
+  sum = mps_ops::merge_threadgroup<float_sum>(sum, partials, at);
+  if (index == 0) {
+    loss[i] = static_cast<T>(sum / float(c));
+  }
+}
+
+// d loss / d x[k] for a class k not listed: g times the listed j with
+// 1 - x[j] + x[k] > 0; for a listed class: -g times its listings times the
+// unlisted m with 1 - x[k] + x[m] > 0. Unlisted means is_target == 0, as the
+// forward pass recorded it.
+template <typename T>
+kernel void multilabel_margin_loss_backward(
+    device T* grad_x [[buffer(0)]],
+    constant T* grad [[buffer(1)]],
+    constant T* x [[buffer(2)]],
+    constant long* target [[buffer(3)]],
+    constant T* is_target [[buffer(4)]],
+    constant mps_ops::multilabel_margin_params& params [[buffer(5)]],
+    uint2 pos [[thread_position_in_grid]]) {
+  const long k = long(pos.x), i = long(pos.y), c = params.c;
+  constant T* row = x + i * c;
+  constant long* labels = target + i * c;
+  constant T* listed_mask = is_target + i * c;
+  const long listed = listed_count(labels, c);
+  const float g = float(grad[params.grad_per_sample ? i : 0]) * params.scale;
+  float result = 0.0f;
+  if (listed_mask[k] == T(0)) {
+    for (long q = 0; q < listed; ++q) {
+      result += 1.0f - float(row[labels[q]]) + float(row[k]) > 0.0f ? g : 0.0f;
+    }
+  } else {
+    const long times = occurrences(labels, listed, k);
+    long violated = 0;
+    for (long m = 0; m < c; ++m) {
+      violated += (listed_mask[m] == T(0) && 1.0f - float(row[k]) + float(row[m]) > 0.0f) ? 1 : 0;
+    }
+    result = -g * float(times * violated);
+  }
+  grad_x[i * c + k] = static_cast<T>(result);
+}
+
+MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(multilabel_margin_loss, reduce, float, float),
+                    multilabel_margin_loss, float)
+MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(multilabel_margin_loss_backward, dense, float, float),
+                    multilabel_margin_loss_backward, float)

@@ -1,0 +1,163 @@
+"""multi_margin_loss forward and backward (through autograd) against the CPU
+on what OpInfo leaves out: p = 2, weights, margins, every reduction, 1-D and
+0-dim inputs, strided inputs, many classes (several SIMD groups per sample),
+out= forms, and the CPU's errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import mps_ops
+from helpers import assert_matches, run_on_kernels, to_cpu, to_device
+from mps_ops.testing import emulate
+
+
+def _case(kind):
+    torch.manual_seed(0)
+    if kind == "matrix":
+        return torch.randn(6, 9), torch.randint(0, 9, (6,))
+    if kind == "many_classes":
+        return torch.randn(3, 700) * 0.05, torch.randint(0, 700, (3,))
+    if kind == "strided":
+        return torch.randn(6, 18)[:, ::2], torch.randint(0, 9, (12,))[::2]
+    if kind == "vector":
+        return torch.randn(7), torch.tensor([3])
+    if kind == "vector_scalar_target":
+        return torch.randn(7), torch.tensor(5)
+    if kind == "zero_dim":
+        return torch.tensor(0.3), torch.tensor(0)
+    raise ValueError(kind)
+
+
+KINDS = ["matrix", "many_classes", "strided", "vector", "vector_scalar_target", "zero_dim"]
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("p, margin, weighted", [(1, 1.0, False), (2, 0.5, True), (1, 2.0, True)])
+@pytest.mark.parametrize("kind", KINDS)
+def test_multi_margin_loss_forward_and_backward(kind, p, margin, weighted, reduction):
+    x, y = _case(kind)
+    c = x.shape[-1] if x.dim() else 1
+    weight = torch.rand(c) + 0.5 if weighted else None
+
+    def fn(x_, y_, w_):
+        return F.multi_margin_loss(x_, y_, p=p, margin=margin, weight=w_, reduction=reduction)
+
+    expected = fn(x, y, weight)
+    actual, dispatches = run_on_kernels(fn, x, y, weight)
+    assert_matches(actual, expected)
+    assert dispatches
+
+    grad = torch.randn(expected.shape)
+    x_ref = x.clone().requires_grad_()
+    fn(x_ref, y, weight).backward(grad)
+    x_dev, y_dev, w_dev, grad_dev = to_device((x.clone(), y, weight, grad))
+    x_dev.requires_grad_()
+    with mps_ops.profile() as prof, emulate():
+        fn(x_dev, y_dev, w_dev).backward(grad_dev)
+    assert_matches(to_cpu(x_dev.grad), x_ref.grad)
+    assert any(d.kernel.startswith("multi_margin_loss_backward") for d in prof.dispatches)
+
+
+def test_empty_batch():
+    x, y = torch.randn(0, 4), torch.zeros(0, dtype=torch.long)
+    actual, dispatches = run_on_kernels(lambda a, b: F.multi_margin_loss(a, b, reduction="none"), x, y)
+    assert actual.shape == (0,) and not dispatches
+    # The sum over no samples is 0. (Their mean is NaN here; the CPU returns an
+    # unspecified value, so it is not compared.)
+    actual, _ = run_on_kernels(lambda a, b: F.multi_margin_loss(a, b, reduction="sum"), x, y)
+    assert actual.item() == 0.0
+
+
+def test_out_forms():
+    x, y = _case("matrix")
+    out = torch.empty(12)[::2]
+    expected = torch.ops.aten.multi_margin_loss(x, y, 1, 1, None, 0)
+    actual, _ = run_on_kernels(lambda a, b, o: torch.ops.aten.multi_margin_loss.out(a, b, 1, 1, None, 0, out=o),
+                               x, y, out)
+    assert_matches(actual, expected)
+
+
+def test_errors_are_the_cpus():
+    x, y = _case("matrix")
+    for args, kwargs in [
+        ((x, torch.tensor([0, 9, 1, 2, 3, 4])), {}),
+        ((x, torch.tensor([0, -1, 1, 2, 3, 4])), {}),
+        ((x, y[:5]), {}),
+        ((x, y), {"weight": torch.ones(3)}),
+        ((x, y.int()), {}),
+        ((torch.randn(2, 3, 4), y), {}),
+        ((torch.randn(3, 0), y[:3]), {}),
+        ((x, y), {"p": 3}),
+        ((x.half(), y), {}),
+    ]:
+        with pytest.raises(Exception) as cpu:
+            F.multi_margin_loss(*args, **kwargs)
+        with pytest.raises(type(cpu.value)):
+            run_on_kernels(lambda *a: F.multi_margin_loss(*a, **kwargs), *args)
+
+
+# --- multilabel_margin_loss -------------------------------------------------------
+
+def _labels(n, c, seed=0):
+    """Rows of targets: some labels, a -1, then leftovers the loss ignores;
+    one row lists a label twice, one row lists every class."""
+    g = torch.Generator().manual_seed(seed)
+    target = torch.randint(0, c, (n, c), generator=g)
+    for i in range(n):
+        stop = int(torch.randint(0, c + 1, (1,), generator=g))
+        if stop < c:
+            target[i, stop] = -1
+    target[0, :3] = torch.tensor([1, 1, -1])
+    if n > 1:
+        target[1] = torch.randperm(c, generator=g)
+    return target
+
+
+ML_CASES = {
+    "matrix": lambda: (torch.randn(5, 6), _labels(5, 6)),
+    "many_classes": lambda: (torch.randn(3, 300) * 0.01, _labels(3, 300)),
+    "strided": lambda: (torch.randn(5, 12)[:, ::2], _labels(5, 6)),
+    "vector": lambda: (torch.randn(6), _labels(2, 6)[0]),
+    "zero_dim": lambda: (torch.tensor(0.5), torch.tensor(0)),
+}
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("kind", list(ML_CASES))
+def test_multilabel_margin_loss_forward_and_backward(kind, reduction):
+    x, y = ML_CASES[kind]()
+
+    def fn(x_, y_):
+        return torch.ops.aten.multilabel_margin_loss_forward(
+            x_, y_, {"none": 0, "mean": 1, "sum": 2}[reduction])
+
+    expected = fn(x, y)
+    actual, dispatches = run_on_kernels(fn, x, y)
+    assert_matches(actual, expected)
+    assert dispatches
+
+    grad = torch.randn(expected[0].shape)
+    x_ref = x.clone().requires_grad_()
+    F.multilabel_margin_loss(x_ref, y, reduction=reduction).backward(grad)
+    x_dev, y_dev, grad_dev = to_device((x.clone(), y, grad))
+    x_dev.requires_grad_()
+    with mps_ops.profile() as prof, emulate():
+        F.multilabel_margin_loss(x_dev, y_dev, reduction=reduction).backward(grad_dev)
+    assert_matches(to_cpu(x_dev.grad), x_ref.grad)
+    assert any(d.kernel.startswith("multilabel_margin_loss_backward") for d in prof.dispatches)
+
+
+def test_multilabel_errors_are_the_cpus():
+    x, y = ML_CASES["matrix"]()
+    bad_label, below = y.clone(), y.clone()
+    bad_label[2, -1] = 6  # after the row's -1 too: the CPU checks every element
+    below[3, 0] = -2
+    for args in [(x, bad_label), (x, below), (x, y[:4]), (x, y.int()), (torch.randn(2, 3, 4), y),
+                 (torch.randn(2, 0), torch.zeros(2, 0, dtype=torch.long)), (x.half(), y)]:
+        with pytest.raises(Exception) as cpu:
+            F.multilabel_margin_loss(*args)
+        with pytest.raises(type(cpu.value)):
+            run_on_kernels(F.multilabel_margin_loss, *args)
