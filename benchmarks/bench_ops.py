@@ -203,6 +203,7 @@ OPS = {
                                              kind="loss", inputs=_loss_inputs),
     "multilabel_margin_loss_backward": OpSpec(_multilabel_backward, (), kind="loss",
                                               inputs=_loss_inputs),
+    "mode": OpSpec(lambda x: torch.mode(x.round(), -1), (), kind="reduction", inputs=_reduction_inputs),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }

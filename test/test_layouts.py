@@ -44,7 +44,7 @@ BINARY = {
 # test_reductions.py, the view copies' and logit_'s in test_view_copies.py,
 # the pools' in test_pooling.py.
 INDEXING = {"take"}
-REDUCTIONS = {"max", "min", "_aminmax", "var", "std", "batch_norm_update_stats"}
+REDUCTIONS = {"max", "min", "_aminmax", "var", "std", "batch_norm_update_stats", "mode"}
 VIEW_COPIES = {"channel_shuffle", "narrow_copy", "logit_"}
 POOLS = {"_adaptive_avg_pool3d", "adaptive_max_pool3d"}  # test_pooling.py
 DISTANCES = {"_pdist_forward", "_pdist_backward"}  # test_pdist.py

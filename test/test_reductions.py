@@ -201,3 +201,57 @@ def test_batch_norm_update_stats_errors():
     # The CPU reads past a short running_mean; we refuse it.
     with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 2"):
         run_on_kernels(fn, torch.randn(2, 3), torch.zeros(2), torch.ones(3))
+
+
+# --- mode --------------------------------------------------------------------------
+
+def _check_mode(x, dim=-1, keepdim=False):
+    """Values as the CPU's; the index (unspecified among repeats: the CPU's
+    comes from an unstable sort) must be the mode's last occurrence."""
+    expected = torch.mode(x, dim, keepdim)
+    (values, indices), dispatches = run_on_kernels(lambda t: torch.mode(t, dim, keepdim), x)
+    assert_matches(values, expected.values)
+    assert dispatches
+    if x.dim() == 0:
+        assert indices.item() == 0
+        return
+    d = dim % x.dim()
+    idx = indices if keepdim else indices.unsqueeze(d)
+    v = values if keepdim else values.unsqueeze(d)
+    positions = torch.arange(x.size(d)).view([-1 if i == d else 1 for i in range(x.dim())])
+    last = torch.where(x == v, positions, -1).amax(d, keepdim=True)
+    assert torch.equal(idx, last)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("dim, keepdim", [(-1, False), (0, True)])
+def test_mode_layouts(layout, dim, keepdim):
+    x = (LAYOUTS[layout]() * 2).round()  # few distinct values: real ties
+    _check_mode(x, dim, keepdim)
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32,
+                                   torch.int64, torch.float16, torch.bfloat16])
+def test_mode_dtypes(dtype):
+    x = torch.randint(0, 4, (6, 33)).to(dtype)
+    _check_mode(x, 1)
+
+
+def test_mode_ties_pick_the_smallest_value_at_its_last_index():
+    x = torch.tensor([[3.0, 1.0, 3.0, 1.0, 2.0], [-0.0, 0.0, 5.0, 5.0, 0.0]])
+    (values, indices), _ = run_on_kernels(lambda t: torch.mode(t, 1), x)
+    assert values.tolist() == [1.0, 0.0] and indices.tolist() == [3, 4]
+    # Slices of up to 16 elements: the CPU sorts them stably, so its index is
+    # the last occurrence too and must match exactly.
+    _check(lambda t: torch.mode(t, 1), x)
+
+
+def test_mode_empty_and_errors():
+    actual, dispatches = run_on_kernels(lambda t: torch.mode(t, 1), torch.empty(0, 3))
+    assert actual[0].shape == (0,) and not dispatches
+    _check_mode(torch.tensor(5.0))
+    for x, dim in [(torch.empty(3, 0), 1), (torch.randn(2, 3), 2)]:
+        with pytest.raises(IndexError):
+            torch.mode(x, dim)
+        with pytest.raises(IndexError):
+            run_on_kernels(lambda t: torch.mode(t, dim), x)

@@ -40,7 +40,7 @@ ELEMENTWISE = {
     "_add_relu": (torch._add_relu, (lambda s: torch.randn(s), lambda s: torch.randn(s))),
 }
 # Registry ops that are not one read and one write per element.
-NOT_ELEMENTWISE = {"take", "max", "min", "_aminmax", "var", "std", "batch_norm_update_stats",
+NOT_ELEMENTWISE = {"take", "max", "min", "_aminmax", "var", "std", "batch_norm_update_stats", "mode",
                    "channel_shuffle", "narrow_copy", "_adaptive_avg_pool3d",
                    "adaptive_max_pool3d", "_pdist_forward", "_pdist_backward", "multi_margin_loss",
                    "multilabel_margin_loss_forward", "multilabel_margin_loss_backward"}

@@ -1,0 +1,76 @@
+// torch.mode along one dim: per slice, the most frequent value; among equally
+// frequent values the smallest; its index is that of its last occurrence, as
+// the CPU's sort-then-scan gives. One threadgroup per slice; each thread
+// counts the occurrences of its share of the elements (O(n^2) per slice:
+// meant for the slice lengths mode is used on, not for huge ones).
+#include <metal_stdlib>
+#include <mps_ops/reduction.h>
+using namespace metal;
+
+template <typename In>
+struct mode_reducer {
+  using T = mps_ops::opmath_t<In>;
+  struct state {
+    int count;
+    T value;
+    long index;
+  };
+  static state identity() { return state{0, T(0), -1}; }
+  static state merge(state a, state b) {
+    if (a.count != b.count) {
+      return a.count > b.count ? a : b;
+    }
+    if (a.value != b.value) {
+      return a.value < b.value ? a : b;
+    }
+    return a.index > b.index ? a : b;
+  }
+  static state shuffle_xor(state s, ushort mask) {
+    return state{mps_ops::shuffle_xor(s.count, mask), mps_ops::shuffle_xor(s.value, mask),
+                 mps_ops::shuffle_xor(s.index, mask)};
+  }
+};
+
+template <typename T>
+kernel void mode(
+    device T* values [[buffer(0)]],
+    device long* indices [[buffer(1)]],
+    constant T* in [[buffer(2)]],
+    constant mps_ops::reduction_layout& layout [[buffer(3)]],
+    uint2 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint2 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  using reducer = mode_reducer<T>;
+  threadgroup typename reducer::state partials[32];
+  mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const long slice = long(group.y), n = layout.inner_numel;
+  const long start = mps_ops::slice_offset(layout, slice);
+  typename reducer::state best = reducer::identity();
+  for (long i = index; i < n; i += group_size.x) {
+    const T value = in[start + mps_ops::reduced_offset(layout, i)];
+    int count = 0;
+    for (long j = 0; j < n; ++j) {
+      count += in[start + mps_ops::reduced_offset(layout, j)] == value ? 1 : 0;
+    }
+    best = reducer::merge(best, typename reducer::state{count, typename reducer::T(value), i});
+  }
+  best = mps_ops::merge_threadgroup<reducer>(best, partials, at);
+  if (index == 0) {
+    values[slice] = static_cast<T>(best.value);
+    indices[slice] = best.index;
+  }
+}
+
+#define REGISTER_MODE(T) MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(mode, reduce, T, T), mode, T)
+REGISTER_MODE(bool)
+REGISTER_MODE(uchar)
+REGISTER_MODE(char)
+REGISTER_MODE(short)
+REGISTER_MODE(int)
+REGISTER_MODE(long)
+REGISTER_MODE(half)
+REGISTER_MODE(bfloat)
+REGISTER_MODE(float)
