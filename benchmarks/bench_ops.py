@@ -150,6 +150,15 @@ def _multilabel_backward(x, y):
                                                          is_target)
 
 
+def _adagrad_step(param):
+    """One fused Adagrad step on one parameter tensor."""
+    grad, state_sum = torch.ones_like(param), torch.zeros_like(param)
+    step = torch.ones((), device=param.device)
+    torch._fused_adagrad_([param], [grad], [state_sum], [step], lr=0.01, lr_decay=0.0,
+                          weight_decay=0.0, eps=1e-10, maximize=False)
+    return param
+
+
 def _into_new_out(fn, **kwargs):
     """fn's out= overload (the one ours fills) with a fresh output."""
     return lambda x: fn(x, out=torch.empty(0, dtype=x.dtype, device=x.device), **kwargs)
@@ -204,6 +213,12 @@ OPS = {
     "multilabel_margin_loss_backward": OpSpec(_multilabel_backward, (), kind="loss",
                                               inputs=_loss_inputs),
     "mode": OpSpec(lambda x: torch.mode(x.round(), -1), (), kind="reduction", inputs=_reduction_inputs),
+    "embedding_renorm_": OpSpec(
+        lambda w, i: torch.embedding_renorm_(w, i, 1.0, 2.0), (), kind="loss",
+        inputs=lambda layout, rows, cols, dtype: [_reduction_inputs(layout, rows, cols, dtype)[0] * 3,
+                                                  torch.randint(0, rows, (2 * rows,))]),
+    "_fused_adagrad_": OpSpec(_adagrad_step, (), kind="optimizer",
+                              inputs=lambda layout, rows, cols, dtype: [torch.randn(rows, cols).to(dtype)]),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }
@@ -283,6 +298,7 @@ WORK_ROWS_REDUCTION = [
 WORK_ROWS_INPLACE_ONLY = [("inplace", "dense", True), ("inplace", "transposed", True),
                           ("inplace", "strided", False)]
 WORK_ROWS_VIEW_COPY = [("fn", "dense", False), ("fn", "transposed", False), ("fn", "strided", False)]
+WORK_ROWS_OPTIMIZER = [("fn", "dense", False)]  # optimizer state is contiguous
 WORK_NOTES = {
     "strided": "span: [:, ::2] binds first..last element, ~2x its elements",
     "scalar_broadcast": "",
@@ -322,6 +338,8 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
             plan = WORK_ROWS_REDUCTION
         elif spec.kind == "inplace_only":
             plan = WORK_ROWS_INPLACE_ONLY
+        elif spec.kind == "optimizer":
+            plan = WORK_ROWS_OPTIMIZER
         elif spec.kind in ("view_copy", "pool", "loss"):
             plan = WORK_ROWS_VIEW_COPY
         else:

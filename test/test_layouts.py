@@ -48,13 +48,15 @@ REDUCTIONS = {"max", "min", "_aminmax", "var", "std", "batch_norm_update_stats",
 VIEW_COPIES = {"channel_shuffle", "narrow_copy", "logit_"}
 POOLS = {"_adaptive_avg_pool3d", "adaptive_max_pool3d"}  # test_pooling.py
 DISTANCES = {"_pdist_forward", "_pdist_backward"}  # test_pdist.py
+EMBEDDING = {"embedding_renorm_"}  # test_embedding_renorm.py
+OPTIMIZERS = {"_fused_adagrad_"}  # test_fused_adagrad.py
 LOSSES = {"multi_margin_loss", "multilabel_margin_loss_forward",
           "multilabel_margin_loss_backward"}  # test_losses.py
 
 
 def test_every_registry_op_has_layout_samples():
     names = {r.name.split("::")[1] for r in mps_ops.ops()}
-    assert names == set(UNARY) | set(BINARY) | INDEXING | REDUCTIONS | VIEW_COPIES | POOLS | DISTANCES | LOSSES
+    assert names == set(UNARY) | set(BINARY) | INDEXING | REDUCTIONS | VIEW_COPIES | POOLS | DISTANCES | LOSSES | EMBEDDING | OPTIMIZERS
 
 
 def _check(fn, *args, expect_dispatch=True, variant=None):

@@ -59,6 +59,31 @@ struct multilabel_margin_params {
   float scale;
 };
 
+// embedding_renorm_: rows of `dim` elements, rows_total of them; strides in
+// elements; renorm rows whose norm_type-norm exceeds max_norm.
+struct embedding_renorm_params {
+  float max_norm;
+  float norm_type;
+  long rows_total;
+  long dim;
+  long row_stride;
+  long column_stride;
+};
+
+// _fused_adagrad_: the hyperparameters; lr comes from a tensor when
+// lr_from_tensor (the tensor_lr overload), grad_scale and found_inf only when
+// their flags say they were given.
+struct adagrad_params {
+  float lr;
+  float lr_decay;
+  float weight_decay;
+  float eps;
+  int maximize;
+  int lr_from_tensor;
+  int has_grad_scale;
+  int has_found_inf;
+};
+
 // sum: the total times scale (mean: 1 / count).
 struct sum_params {
   float scale;

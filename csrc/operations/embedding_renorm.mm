@@ -1,0 +1,58 @@
+// Host stub of embedding_renorm_ (nn.functional.embedding with max_norm);
+// kernel in csrc/kernels/embedding_renorm.metal. Checks and messages are
+// the CPU's.
+#include "../runtime/host_name.h"
+#include "../runtime/kernel_function.h"
+#include "../runtime/op_checks.h"
+
+#include "../kernels/include/mps_ops/params.h"
+
+#include <ATen/ops/aminmax.h>
+#include <ATen/ops/zeros.h>
+
+namespace mps_ops {
+
+at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, double max_norm,
+                              double norm_type) {
+  static KernelCache kernels("embedding_renorm");
+  check_device("embedding_renorm_", self);
+  check_device("embedding_renorm_", indices);
+  check_dtype("embedding_renorm_", self);
+  TORCH_CHECK(self.dim() == 2, "Expected 2-dimensional tensor, but got ", self.dim(),
+              "-dimensional tensor for argument #1 'self' (while checking arguments for "
+              "embedding_renorm_)");
+  TORCH_CHECK(indices.scalar_type() == at::kLong || indices.scalar_type() == at::kInt,
+              "Expected tensor for argument #2 'indices' to have one of the following scalar types: "
+              "Long, Int; but got ", indices.scalar_type(), " instead (while checking arguments for "
+              "embedding_renorm_)");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
+                              "\"embedding_renorm_\" not implemented for '",
+                              c10::toString(self.scalar_type()), "' on ", self.device());
+  const int64_t rows = self.size(0), n = indices.numel();
+  if (n == 0 || self.size(1) == 0) {
+    return self;
+  }
+  // One reduction to validate every index (on a Mac it waits for the GPU;
+  // the kernel then never touches a row outside the table).
+  const auto [lowest, highest] = at::aminmax(indices);
+  const int64_t lo = lowest.item<int64_t>(), hi = highest.item<int64_t>();
+  TORCH_CHECK_INDEX(lo >= -rows && hi < rows, "select(): index ", lo < -rows ? lo : hi,
+                    " out of range for tensor of size ", self.sizes(), " at dimension 0");
+  TORCH_CHECK(n <= UINT32_MAX, "mps_ops: embedding_renorm_ of more than 2**32 - 1 indices");
+  const at::Tensor flat = indices.reshape({-1});
+  const at::Tensor index_list = flat.scalar_type() == at::kLong ? flat.contiguous() : flat.to(at::kLong);
+  at::Tensor claimed = at::zeros({rows}, self.options().dtype(at::kInt));
+  const embedding_renorm_params params{static_cast<float>(max_norm), static_cast<float>(norm_type), rows,
+                                       self.size(1), self.stride(0), self.stride(1)};
+  const uint32_t group = static_cast<uint32_t>(std::min<int64_t>(256, (self.size(1) + 31) / 32 * 32));
+  KernelFunction function(kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type()));
+  function.set_tensor(0, self);
+  function.set_tensor(1, claimed);
+  function.set_tensor(2, index_list);
+  function.set_operand_count(3);
+  function.set_value(3, params);
+  function.dispatch(Dim3{group, static_cast<uint32_t>(n), 1}, Dim3{group, 1, 1});
+  return self;
+}
+
+}  // namespace mps_ops
