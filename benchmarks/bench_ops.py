@@ -219,6 +219,18 @@ OPS = {
                                                   torch.randint(0, rows, (2 * rows,))]),
     "_fused_adagrad_": OpSpec(_adagrad_step, (), kind="optimizer",
                               inputs=lambda layout, rows, cols, dtype: [torch.randn(rows, cols).to(dtype)]),
+    # dim 1: the rows (24 by default) halve evenly.
+    "glu_jvp": OpSpec(lambda x: torch.ops.aten.glu_jvp(torch.nn.functional.glu(x, 1), x, x, 1), (),
+                      kind="view_copy", inputs=_view_copy_inputs),
+    "glu_backward_jvp": OpSpec(
+        lambda x: torch.ops.aten.glu_backward_jvp(x, torch.nn.functional.glu(x, 1), x,
+                                                  torch.nn.functional.glu(x, 1), x, 1), (),
+        kind="view_copy", inputs=_view_copy_inputs),
+    "_masked_softmax": OpSpec(lambda x: torch.ops.aten._masked_softmax(x, x > 1.0, -1, None), (),
+                              kind="reduction", inputs=_reduction_inputs),
+    "_masked_softmax_backward": OpSpec(
+        lambda x: torch.ops.aten._masked_softmax_backward(x, x, x > 1.0, -1), (), kind="reduction",
+        inputs=_reduction_inputs),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }

@@ -44,7 +44,8 @@ NOT_ELEMENTWISE = {"take", "max", "min", "_aminmax", "var", "std", "batch_norm_u
                    "channel_shuffle", "narrow_copy", "_adaptive_avg_pool3d",
                    "adaptive_max_pool3d", "_pdist_forward", "_pdist_backward", "multi_margin_loss",
                    "multilabel_margin_loss_forward", "multilabel_margin_loss_backward",
-                   "embedding_renorm_", "_fused_adagrad_"}
+                   "embedding_renorm_", "_fused_adagrad_", "glu_jvp", "glu_backward_jvp",
+                   "_masked_softmax", "_masked_softmax_backward"}
 # Element-wise but in-place only (no functional form of ours to measure here):
 # its work rows are in bench_ops.py --work.
 NOT_ELEMENTWISE |= {"logit_"}

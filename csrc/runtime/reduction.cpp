@@ -73,8 +73,8 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
 }
 
 void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
-                        const at::Tensor& input, const ReductionPlan& plan, const void* params,
-                        size_t params_size) {
+                        std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
+                        const void* params, size_t params_size) {
   if (plan.slices == 0) {
     return;
   }
@@ -91,10 +91,14 @@ void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const 
   for (const at::Tensor* out : outputs) {
     function.set_tensor(slot++, *out);
   }
-  function.set_tensor(slot++, input);
+  for (const at::Tensor* in : inputs) {
+    function.set_tensor(slot++, *in);
+  }
   function.set_operand_count(slot);
   function.set_bytes(slot++, &plan.layout, sizeof(plan.layout));
-  function.set_bytes(slot++, params, params_size);
+  if (params_size > 0) {
+    function.set_bytes(slot++, params, params_size);
+  }
   function.dispatch(Dim3{group, static_cast<uint32_t>(plan.slices), 1}, Dim3{group, 1, 1});
 }
 

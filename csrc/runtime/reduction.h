@@ -26,10 +26,16 @@ struct ReductionPlan {
 ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool all_if_empty = true);
 
 // One threadgroup per slice: outputs (contiguous, `plan.slices` elements
-// each) in slots 0.., the input after them, then the layout and the params.
+// each) in slots 0.., the inputs after them, then the layout and the params
+// (none bound when params_size is 0).
 void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
-                        const at::Tensor& input, const ReductionPlan& plan, const void* params,
-                        size_t params_size);
+                        std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
+                        const void* params, size_t params_size);
+inline void dispatch_reduction(const KernelHandle* kernel,
+                               std::initializer_list<const at::Tensor*> outputs, const at::Tensor& input,
+                               const ReductionPlan& plan, const void* params, size_t params_size) {
+  dispatch_reduction(kernel, outputs, {&input}, plan, params, params_size);
+}
 
 // The contiguous tensor a reduction kernel writes: out itself when it already
 // is one of the right dtype, else a fresh one copied into out afterwards.

@@ -84,6 +84,18 @@ struct adagrad_params {
   int has_found_inf;
 };
 
+enum { reduction_max_dims = 16 };  // an enum: plain C++ and MSL alike
+
+// glu_jvp / glu_backward_jvp: the half shape (ndim dims, innermost last) and
+// each operand's strides in elements, [operand][dim]. 8 x 8 keeps it within
+// what one setBytes carries here (1 KiB).
+enum { glu_max_operands = 8, glu_max_dims = 8 };
+struct glu_geometry {
+  long sizes[glu_max_dims];
+  long strides[glu_max_operands][glu_max_dims];
+  int ndim;
+};
+
 // sum: the total times scale (mean: 1 / count).
 struct sum_params {
   float scale;
@@ -100,7 +112,6 @@ struct moments_params {
   int take_sqrt;
 };
 
-enum { reduction_max_dims = 16 };  // an enum: plain C++ and MSL alike
 struct reduction_layout {
   long outer_sizes[reduction_max_dims];
   long outer_strides[reduction_max_dims];

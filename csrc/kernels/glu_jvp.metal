@@ -1,0 +1,80 @@
+// Forward-mode derivatives of GLU (glu(x) = a * sigmoid(b), x = [a, b]
+// halved along dim): glu_jvp gives d(glu) from dx, glu_backward_jvp gives
+// d(grad_x) from dx and d(grad_glu). One thread per element of the half
+// shape; every operand is a view (a half of x, dx or grad_x) read through its
+// own strides, in float for half and bfloat. With s = sigmoid(b), g = grad_glu:
+//   d glu       = da * s + glu * (1 - s) * db
+//   d grad_a    = s (1 - s) db g + s dg
+//   d grad_b    = s (1 - s) (da g + a (1 - 2 s) db g + a dg)
+#include <metal_stdlib>
+#include <mps_ops/elementwise.h>
+#include <mps_ops/params.h>
+using namespace metal;
+
+namespace {
+
+// Element offsets of the first n operands at position `flat` of the half shape.
+inline void operand_offsets(long flat, constant mps_ops::glu_geometry& g, int n, thread long* offsets) {
+  for (int op = 0; op < n; ++op) {
+    offsets[op] = 0;
+  }
+  for (int d = g.ndim - 1; d >= 0; --d) {
+    const long coord = flat % g.sizes[d];
+    flat /= g.sizes[d];
+    for (int op = 0; op < n; ++op) {
+      offsets[op] += coord * g.strides[op][d];
+    }
+  }
+}
+
+inline float sigmoid(float v) {
+  return 1.0f / (1.0f + exp(-v));
+}
+
+}  // namespace
+
+// Operands: out, glu, b, da, db.
+template <typename T>
+kernel void glu_jvp(
+    device T* out [[buffer(0)]],
+    constant T* glu [[buffer(1)]],
+    constant T* b [[buffer(2)]],
+    constant T* da [[buffer(3)]],
+    constant T* db [[buffer(4)]],
+    constant mps_ops::glu_geometry& g [[buffer(5)]],
+    uint index [[thread_position_in_grid]]) {
+  long o[5];
+  operand_offsets(long(index), g, 5, o);
+  const float s = sigmoid(float(b[o[2]]));
+  out[o[0]] = static_cast<T>(float(da[o[3]]) * s + float(glu[o[1]]) * (1.0f - s) * float(db[o[4]]));
+}
+
+// Operands: out_a, out_b, grad_glu, a, b, dgrad_glu, da, db.
+template <typename T>
+kernel void glu_backward_jvp(
+    device T* out_a [[buffer(0)]],
+    device T* out_b [[buffer(1)]],
+    constant T* grad_glu [[buffer(2)]],
+    constant T* a [[buffer(3)]],
+    constant T* b [[buffer(4)]],
+    constant T* dgrad_glu [[buffer(5)]],
+    constant T* da [[buffer(6)]],
+    constant T* db [[buffer(7)]],
+    constant mps_ops::glu_geometry& g [[buffer(8)]],
+    uint index [[thread_position_in_grid]]) {
+  long o[8];
+  operand_offsets(long(index), g, 8, o);
+  const float s = sigmoid(float(b[o[4]]));
+  const float slope = s * (1.0f - s);
+  const float gg = float(grad_glu[o[2]]), dg = float(dgrad_glu[o[5]]);
+  const float av = float(a[o[3]]), dav = float(da[o[6]]), dbv = float(db[o[7]]);
+  out_a[o[0]] = static_cast<T>(slope * dbv * gg + s * dg);
+  out_b[o[1]] = static_cast<T>(slope * (dav * gg + av * (1.0f - 2.0f * s) * dbv * gg + av * dg));
+}
+
+#define REGISTER_GLU_JVP(T)                                                          \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(glu_jvp, strided, T, T), glu_jvp, T)          \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(glu_backward_jvp, strided, T, T), glu_backward_jvp, T)
+REGISTER_GLU_JVP(half)
+REGISTER_GLU_JVP(bfloat)
+REGISTER_GLU_JVP(float)

@@ -1,0 +1,84 @@
+"""glu_jvp and glu_backward_jvp against the CPU: halves along the first,
+middle and last dims, transposed and strided operands, half/bfloat16, and
+glu's forward-mode derivative through torch.func.jvp on our kernel."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from helpers import assert_matches, run_on_kernels
+
+LAYOUTS = {
+    "contiguous": lambda shape: torch.randn(shape),
+    "transposed": lambda shape: torch.randn(shape[::-1]).permute(*reversed(range(len(shape)))),
+    "strided": lambda shape: torch.randn(*shape[:-1], 2 * shape[-1])[..., ::2],
+}
+
+
+def _operands(layout, dim, dtype=torch.float32):
+    torch.manual_seed(0)
+    shape = [3, 4, 6]
+    shape[dim] = 8
+    make = LAYOUTS[layout]
+    x, dx = make(tuple(shape)).to(dtype), make(tuple(shape)).to(dtype)
+    glu = F.glu(x, dim)
+    half = list(shape)
+    half[dim] //= 2
+    grad_glu, dgrad_glu = make(tuple(half)).to(dtype), make(tuple(half)).to(dtype)
+    grad_x = torch.ops.aten.glu_backward(grad_glu, x, dim)
+    return x, dx, glu, grad_glu, dgrad_glu, grad_x
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_glu_jvp_and_backward_jvp(layout, dim):
+    x, dx, glu, grad_glu, dgrad_glu, grad_x = _operands(layout, dim)
+    jvp = lambda g, x_, dx_: torch.ops.aten.glu_jvp(g, x_, dx_, dim)  # noqa: E731
+    expected = jvp(glu, x, dx)
+    actual, dispatches = run_on_kernels(jvp, glu, x, dx)
+    assert_matches(actual, expected)
+    assert len(dispatches) == 1
+
+    bjvp = lambda *t: torch.ops.aten.glu_backward_jvp(*t, dim)  # noqa: E731
+    args = (grad_x, grad_glu, x, dgrad_glu, dx)
+    expected = bjvp(*args)
+    actual, dispatches = run_on_kernels(bjvp, *args)
+    assert_matches(actual, expected)
+    assert len(dispatches) == 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_reduced_precision(dtype):
+    """The CPU has these ops in float only (MPS's glu takes half too): the
+    reference is the CPU's float result of the same rounded inputs, rounded."""
+    operands = _operands("contiguous", -1, dtype)
+    x, dx, glu, grad_glu, dgrad_glu, grad_x = (t.float() for t in operands)
+    expected = torch.ops.aten.glu_jvp(glu, x, dx, -1).to(dtype)
+    actual, _ = run_on_kernels(lambda *t: torch.ops.aten.glu_jvp(*t, -1),
+                               *(t.to(dtype) for t in (glu, x, dx)))
+    assert_matches(actual, expected)
+    args = (grad_x, grad_glu, x, dgrad_glu, dx)
+    expected = torch.ops.aten.glu_backward_jvp(*args, -1).to(dtype)
+    actual, _ = run_on_kernels(lambda *t: torch.ops.aten.glu_backward_jvp(*t, -1),
+                               *(t.to(dtype) for t in args))
+    assert_matches(actual, expected)
+
+
+def test_forward_mode_ad_of_glu_runs_our_kernel():
+    x, dx = torch.randn(5, 8), torch.randn(5, 8)
+    fn = lambda x_, dx_: torch.func.jvp(lambda t: F.glu(t, -1), (x_,), (dx_,))  # noqa: E731
+    expected = fn(x, dx)
+    actual, dispatches = run_on_kernels(fn, x, dx)
+    assert_matches(actual, expected)
+    assert any(d.kernel.startswith("glu_jvp") for d in dispatches)
+
+
+def test_empty_and_errors():
+    x = torch.randn(0, 4)
+    actual, dispatches = run_on_kernels(lambda *t: torch.ops.aten.glu_jvp(*t, 1), F.glu(x, 1), x, x)
+    assert actual.shape == (0, 2) and not dispatches
+    with pytest.raises(NotImplementedError):
+        xi = torch.ones(2, 4, dtype=torch.int32)
+        run_on_kernels(lambda *t: torch.ops.aten.glu_jvp(*t, 1), xi[:, :2], xi, xi)

@@ -1,0 +1,73 @@
+"""_masked_softmax and its backward against the CPU: the three mask types
+(an (L, L) attention mask, a (B, L) padding mask, a full mask) along the
+last and other dims, fully masked rows (NaN, as on the CPU), long rows
+(several SIMD groups), non-contiguous inputs, half/bfloat16, and errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import assert_matches, run_on_kernels
+
+B, H, L = 2, 3, 5
+
+
+def _masks(kind, shape):
+    g = torch.Generator().manual_seed(1)
+    if kind == "attention":  # type 0
+        return torch.rand(L, L, generator=g) > 0.6, 0
+    if kind == "padding":  # type 1
+        mask = torch.rand(B, L, generator=g) > 0.6
+        mask[1] = True  # every key of batch 1 masked: NaN rows
+        return mask, 1
+    if kind == "full":  # type 2
+        return torch.rand(shape, generator=g) > 0.5, 2
+    raise ValueError(kind)
+
+
+@pytest.mark.parametrize("dim", [-1, 2, 1])
+@pytest.mark.parametrize("kind", ["attention", "padding", "full"])
+def test_masked_softmax_forward_and_backward(kind, dim):
+    torch.manual_seed(0)
+    x = torch.randn(B, H, L, L)
+    mask, mask_type = _masks(kind, x.shape)
+    fn = lambda x_, m_: torch.ops.aten._masked_softmax(x_, m_, dim, mask_type)  # noqa: E731
+    expected = fn(x, mask)
+    actual, dispatches = run_on_kernels(fn, x, mask)
+    assert_matches(actual, expected)
+    assert len(dispatches) == 1
+
+    full = mask if mask_type == 2 else (
+        mask.view(1, 1, L, L) if mask_type == 0 else mask.view(B, 1, 1, L)).expand(x.shape).contiguous()
+    grad = torch.randn(x.shape)
+    back = lambda g_, o_, m_: torch.ops.aten._masked_softmax_backward(g_, o_, m_, dim)  # noqa: E731
+    out = torch.nan_to_num(expected)
+    expected = back(grad, out, full)
+    actual, dispatches = run_on_kernels(back, grad, out, full)
+    assert_matches(actual, expected)
+    assert len(dispatches) == 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_reduced_precision_long_rows_and_strided_input(dtype):
+    x = (torch.randn(3, 1000) * 4)[:, ::2].to(dtype)
+    mask = torch.rand(3, 500) > 0.7
+    fn = lambda x_, m_: torch.ops.aten._masked_softmax(x_, m_, 1, None)  # noqa: E731
+    assert_matches(run_on_kernels(fn, x, mask)[0], fn(x, mask))
+
+
+def test_zero_dim_and_errors():
+    fn = lambda x_, m_: torch.ops.aten._masked_softmax(x_, m_, 0, None)  # noqa: E731
+    for m in (torch.tensor(False), torch.tensor(True)):
+        assert_matches(run_on_kernels(fn, torch.tensor(2.0), m)[0], fn(torch.tensor(2.0), m))
+    x = torch.randn(B, H, L, L)
+    for mask, mask_type, error in [(torch.zeros(B, H, L, L), 2, RuntimeError),
+                                   (torch.zeros(B, H, L, 1, dtype=torch.bool), 2, RuntimeError),
+                                   (torch.zeros(3, L, dtype=torch.bool), 1, RuntimeError)]:
+        with pytest.raises(error):
+            torch.ops.aten._masked_softmax(x, mask, 3, mask_type)
+        with pytest.raises(error):
+            run_on_kernels(lambda x_, m_: torch.ops.aten._masked_softmax(x_, m_, 3, mask_type), x, mask)
+    with pytest.raises(NotImplementedError):
+        run_on_kernels(fn, torch.ones(3, dtype=torch.int32), torch.zeros(3, dtype=torch.bool))
