@@ -231,6 +231,13 @@ OPS = {
     "_masked_softmax_backward": OpSpec(
         lambda x: torch.ops.aten._masked_softmax_backward(x, x, x > 1.0, -1), (), kind="reduction",
         inputs=_reduction_inputs),
+    "segment_reduce": OpSpec(
+        lambda x: torch.segment_reduce(x, "sum", lengths=torch.full((x.size(0),), 1, device=x.device)),
+        (), kind="reduction", inputs=_reduction_inputs),
+    "_segment_reduce_backward": OpSpec(
+        lambda x: torch.ops.aten._segment_reduce_backward(
+            x, x, x, "sum", lengths=torch.full((x.size(0),), 1, device=x.device)),
+        (), kind="reduction", inputs=_reduction_inputs),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }

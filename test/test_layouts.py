@@ -52,13 +52,14 @@ EMBEDDING = {"embedding_renorm_"}  # test_embedding_renorm.py
 OPTIMIZERS = {"_fused_adagrad_"}  # test_fused_adagrad.py
 GLU_JVPS = {"glu_jvp", "glu_backward_jvp"}  # test_glu_jvp.py
 SOFTMAXES = {"_masked_softmax", "_masked_softmax_backward"}  # test_masked_softmax.py
+SEGMENTS = {"segment_reduce", "_segment_reduce_backward"}  # test_segment_reduce.py
 LOSSES = {"multi_margin_loss", "multilabel_margin_loss_forward",
           "multilabel_margin_loss_backward"}  # test_losses.py
 
 
 def test_every_registry_op_has_layout_samples():
     names = {r.name.split("::")[1] for r in mps_ops.ops()}
-    assert names == set(UNARY) | set(BINARY) | INDEXING | REDUCTIONS | VIEW_COPIES | POOLS | DISTANCES | LOSSES | EMBEDDING | OPTIMIZERS | GLU_JVPS | SOFTMAXES
+    assert names == set(UNARY) | set(BINARY) | INDEXING | REDUCTIONS | VIEW_COPIES | POOLS | DISTANCES | LOSSES | EMBEDDING | OPTIMIZERS | GLU_JVPS | SOFTMAXES | SEGMENTS
 
 
 def _check(fn, *args, expect_dispatch=True, variant=None):

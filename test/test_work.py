@@ -45,7 +45,8 @@ NOT_ELEMENTWISE = {"take", "max", "min", "_aminmax", "var", "std", "batch_norm_u
                    "adaptive_max_pool3d", "_pdist_forward", "_pdist_backward", "multi_margin_loss",
                    "multilabel_margin_loss_forward", "multilabel_margin_loss_backward",
                    "embedding_renorm_", "_fused_adagrad_", "glu_jvp", "glu_backward_jvp",
-                   "_masked_softmax", "_masked_softmax_backward"}
+                   "_masked_softmax", "_masked_softmax_backward", "segment_reduce",
+                   "_segment_reduce_backward"}
 # Element-wise but in-place only (no functional form of ours to measure here):
 # its work rows are in bench_ops.py --work.
 NOT_ELEMENTWISE |= {"logit_"}

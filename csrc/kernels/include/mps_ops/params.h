@@ -96,6 +96,19 @@ struct glu_geometry {
   int ndim;
 };
 
+// _segment_reduce (+ backward): data viewed as (outer, length, inner) around
+// the reduced axis, segments per outer row; offsets (outer, segments + 1).
+// reduction: 0 sum, 1 mean, 2 max, 3 min, 4 prod.
+struct segment_params {
+  long outer;
+  long length;
+  long inner;
+  long segments;
+  int reduction;
+  int has_initial;
+  float initial;
+};
+
 // sum: the total times scale (mean: 1 / count).
 struct sum_params {
   float scale;

@@ -1,0 +1,143 @@
+// Host stubs of segment_reduce (torch.segment_reduce) and
+// _segment_reduce_backward; kernels in csrc/kernels/segment_reduce.metal.
+// Lengths become offsets here (a cumsum on the device); with !unsafe the
+// lengths are checked as the CPU checks them (a reduction that waits for the
+// GPU on a Mac).
+#include "../runtime/host_name.h"
+#include "../runtime/kernel_function.h"
+#include "../runtime/op_checks.h"
+
+#include "../kernels/include/mps_ops/params.h"
+
+#include <ATen/WrapDimUtils.h>
+#include <ATen/ops/aminmax.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/cumsum.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/zeros.h>
+
+namespace mps_ops {
+
+namespace {
+
+int reduction_code(c10::string_view reduce) {
+  if (reduce == "sum") return 0;
+  if (reduce == "mean") return 1;
+  if (reduce == "max") return 2;
+  if (reduce == "min") return 3;
+  if (reduce == "prod") return 4;
+  TORCH_CHECK(false, "reduce argument must be either sum, prod, mean, amax or amin, got ", reduce);
+}
+
+struct SegmentPlan {
+  segment_params params;
+  at::Tensor data;     // contiguous
+  at::Tensor offsets;  // (outer, segments + 1), long, contiguous
+  std::vector<int64_t> output_shape;
+};
+
+SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_view reduce,
+                          const std::optional<at::Tensor>& lengths, const std::optional<at::Tensor>& offsets,
+                          int64_t axis, bool unsafe, const std::optional<at::Scalar>& initial) {
+  check_device(op, data);
+  check_dtype(op, data);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(data.scalar_type()), "\"", op, "\" not implemented for '",
+                              c10::toString(data.scalar_type()), "' on ", data.device());
+  const int code = reduction_code(reduce);
+  axis = at::maybe_wrap_dim(axis, data.dim());
+  const bool has_lengths = lengths && lengths->defined(), has_offsets = offsets && offsets->defined();
+  TORCH_CHECK(has_lengths || has_offsets, "segment_reduce(): Either lengths or offsets must be defined");
+  const at::Tensor& given = has_lengths ? *lengths : *offsets;
+  check_device(op, given);
+  TORCH_CHECK(given.scalar_type() == at::kLong || given.scalar_type() == at::kInt, op,
+              ": expected lengths or offsets of dtype Long or Int, but got ", given.scalar_type());
+  TORCH_CHECK(axis == given.dim() - 1, "segment_reduce(): Expected axis to be the last dimension of ",
+              has_lengths ? "lengths" : "offsets", " but got ", axis, ".");
+  const int64_t length = data.size(axis);
+  at::Tensor offset_table;
+  if (has_lengths) {
+    if (!unsafe && lengths->numel() > 0) {
+      TORCH_CHECK(std::get<0>(at::aminmax(*lengths)).item<int64_t>() >= 0, "lengths contains negative value!");
+      const auto [lo, hi] = at::aminmax(at::sum(*lengths, -1));
+      TORCH_CHECK(lo.item<int64_t>() == length && hi.item<int64_t>() == length,
+                  "segment_reduce(): Expected all rows of lengths along axis to sum to "
+                  "data.size(lengths.dim()-1) when !unsafe.");
+    }
+    const at::Tensor ends = at::cumsum(*lengths, -1, at::kLong);
+    std::vector<int64_t> zero_shape(lengths->sizes().begin(), lengths->sizes().end());
+    zero_shape.back() = 1;
+    offset_table = at::cat({at::zeros(zero_shape, ends.options()), ends}, -1);
+  } else {
+    offset_table = offsets->to(at::kLong);
+  }
+  SegmentPlan plan;
+  plan.data = data.contiguous();
+  const int64_t segments = offset_table.size(-1) - 1;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= data.size(d);
+  for (int64_t d = axis + 1; d < data.dim(); ++d) inner *= data.size(d);
+  TORCH_CHECK(offset_table.numel() == outer * (segments + 1), op,
+              ": lengths or offsets must have the data's sizes before axis");
+  plan.offsets = offset_table.reshape({outer, segments + 1}).contiguous();
+  plan.output_shape.assign(data.sizes().begin(), data.sizes().end());
+  plan.output_shape[axis] = segments;
+  plan.params = segment_params{outer, length, inner, segments, code, initial.has_value(),
+                               initial ? static_cast<float>(initial->toDouble()) : 0.0f};
+  return plan;
+}
+
+void dispatch_segments(KernelCache& kernels, const at::Tensor& grid_like,
+                       std::initializer_list<const at::Tensor*> operands, const segment_params& params) {
+  if (grid_like.numel() == 0) {
+    return;
+  }
+  TORCH_CHECK(grid_like.numel() <= UINT32_MAX, "mps_ops: ", kernels.op(), " over more than 2**32 - 1 elements");
+  KernelFunction function(kernels.get(Variant::dense, grid_like.scalar_type(), grid_like.scalar_type()));
+  int slot = 0;
+  for (const at::Tensor* t : operands) {
+    function.set_tensor(slot++, *t);
+  }
+  function.set_operand_count(slot);
+  function.set_value(slot, params);
+  function.dispatch(Dim3{static_cast<uint32_t>(grid_like.numel()), 1, 1});
+}
+
+}  // namespace
+
+at::Tensor segment_reduce(const at::Tensor& data, c10::string_view reduce,
+                          const std::optional<at::Tensor>& lengths, const std::optional<at::Tensor>& indices,
+                          const std::optional<at::Tensor>& offsets, int64_t axis, bool unsafe,
+                          const std::optional<at::Scalar>& initial) {
+  static KernelCache kernels("segment_reduce");
+  TORCH_CHECK(!(indices && indices->defined()), "segment_reduce(): indices based reduction is not supported yet.");
+  const SegmentPlan plan = plan_segments("segment_reduce", data, reduce, lengths, offsets, axis, unsafe, initial);
+  at::Tensor out = at::empty(plan.output_shape, data.options());
+  dispatch_segments(kernels, out, {&out, &plan.data, &plan.offsets}, plan.params);
+  return out;
+}
+
+at::Tensor _segment_reduce_backward(const at::Tensor& grad, const at::Tensor& output, const at::Tensor& data,
+                                    c10::string_view reduce, const std::optional<at::Tensor>& lengths,
+                                    const std::optional<at::Tensor>& offsets, int64_t axis,
+                                    const std::optional<at::Scalar>& initial) {
+  static KernelCache kernels("segment_reduce_backward");
+  const SegmentPlan plan = plan_segments("_segment_reduce_backward", data, reduce, lengths, offsets, axis,
+                                         /*unsafe=*/true, initial);
+  check_device("_segment_reduce_backward", grad);
+  check_device("_segment_reduce_backward", output);
+  TORCH_CHECK(grad.sizes() == output.sizes() && grad.sizes() == at::IntArrayRef(plan.output_shape),
+              "_segment_reduce_backward: expected grad and output of shape ", at::IntArrayRef(plan.output_shape));
+  TORCH_CHECK(grad.scalar_type() == data.scalar_type() && output.scalar_type() == data.scalar_type(),
+              "_segment_reduce_backward: expected grad, output and data of one dtype");
+  const at::Tensor grad_c = grad.contiguous(), output_c = output.contiguous();
+  at::Tensor grad_data = at::empty(data.sizes(), data.options());
+  if (plan.params.segments == 0) {
+    return grad_data.zero_();
+  }
+  dispatch_segments(kernels, grad_data, {&grad_data, &grad_c, &output_c, &plan.data, &plan.offsets},
+                    plan.params);
+  return grad_data;
+}
+
+}  // namespace mps_ops
