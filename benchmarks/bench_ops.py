@@ -238,6 +238,9 @@ OPS = {
         lambda x: torch.ops.aten._segment_reduce_backward(
             x, x, x, "sum", lengths=torch.full((x.size(0),), 1, device=x.device)),
         (), kind="reduction", inputs=_reduction_inputs),
+    "fractional_max_pool2d": OpSpec(
+        lambda x: torch.nn.functional.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5)), (), kind="pool",
+        inputs=lambda layout, rows, cols, dtype: [t.flatten(0, 1) for t in _pool_inputs(layout, rows, cols, dtype)]),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }

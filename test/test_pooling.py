@@ -108,3 +108,64 @@ def test_errors_are_the_cpus(pool):
             run_on_kernels(pool, x, size)
     with pytest.raises(TypeError, match="float64"):
         run_on_kernels(pool, torch.randn(1, 2, 3, 4, 5).double(), 2)
+
+
+# --- fractional_max_pool2d -------------------------------------------------------------
+
+FRACTIONAL_INPUTS = {
+    "4d": lambda: torch.randn(2, 3, 9, 11),
+    "3d": lambda: torch.randn(3, 9, 11),
+    "channels_last": lambda: torch.randn(2, 3, 9, 11).to(memory_format=torch.channels_last),
+    "strided": lambda: torch.randn(2, 3, 18, 11)[:, :, ::2],
+}
+
+
+@pytest.mark.parametrize("kernel, output", [((2, 2), (4, 5)), ((3, 2), (7, 10)), ((1, 1), (9, 11)),
+                                            ((2, 3), (1, 1))], ids=str)
+@pytest.mark.parametrize("layout", list(FRACTIONAL_INPUTS))
+def test_fractional_max_pool2d_forward_and_backward(layout, kernel, output):
+    torch.manual_seed(0)
+    x = FRACTIONAL_INPUTS[layout]()
+    batch = x.size(0) if x.dim() == 4 else 1
+    samples = torch.rand(batch, x.size(-3), 2)
+
+    def fn(t, s):
+        return F.fractional_max_pool2d(t, kernel, output_size=output, return_indices=True, _random_samples=s)
+
+    expected = fn(x, samples)
+    actual, dispatches = run_on_kernels(fn, x, samples)
+    assert_matches(actual, expected)
+    assert len(dispatches) == 1
+
+    grad = torch.randn(expected[0].shape)
+    x_ref = x.clone().requires_grad_()
+    fn(x_ref, samples)[0].backward(grad)
+    x_dev, s_dev, g_dev = to_device((x.clone(), samples, grad))
+    x_dev.requires_grad_()
+    with mps_ops.profile() as prof, emulate():
+        fn(x_dev, s_dev)[0].backward(g_dev)
+    assert_matches(to_cpu(x_dev.grad), x_ref.grad)
+    assert any(d.kernel.startswith("fractional_max_pool2d_backward") for d in prof.dispatches)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_fractional_max_pool2d_reduced_precision_windows_round_as_on_the_cpu(dtype):
+    x = torch.randn(2, 4, 17, 23).to(dtype)
+    samples = torch.rand(2, 4, 2).to(dtype)
+    fn = lambda t, s: torch.ops.aten.fractional_max_pool2d(t, [3, 2], [8, 13], s)  # noqa: E731
+    assert_matches(run_on_kernels(fn, x, samples)[0], fn(x, samples))
+
+
+def test_fractional_max_pool2d_ties_nan_and_errors():
+    x = torch.zeros(1, 2, 6, 6)
+    x[0, 1, 2, 3] = float("nan")
+    samples = torch.rand(1, 2, 2)
+    fn = lambda t, s: torch.ops.aten.fractional_max_pool2d(t, [2, 2], [3, 3], s)  # noqa: E731
+    assert_matches(run_on_kernels(fn, x, samples)[0], fn(x, samples))
+    for t, kernel, out in [(torch.randn(1, 2, 7, 7), [3, 3], [7, 7]), (torch.randn(7, 7), [2, 2], [3, 3]),
+                           (torch.randn(1, 0, 7, 7), [2, 2], [3, 3])]:
+        call = lambda a, s: torch.ops.aten.fractional_max_pool2d(a, kernel, out, s)  # noqa: E731
+        with pytest.raises(RuntimeError):
+            call(t, torch.rand(1, 2, 2))
+        with pytest.raises(RuntimeError):
+            run_on_kernels(call, t, torch.rand(1, 2, 2))

@@ -109,6 +109,21 @@ struct segment_params {
   float initial;
 };
 
+// fractional_max_pool2d (+ backward): planes of (height, width) pooled by
+// (pool_h, pool_w) windows into (out_h, out_w); input strides in elements
+// (batch, channel, h, w); output, indices and samples contiguous.
+struct fractional_pool2d_params {
+  long batch;
+  long channels;
+  long height;
+  long width;
+  long out_h;
+  long out_w;
+  long pool_h;
+  long pool_w;
+  long in_strides[4];
+};
+
 // sum: the total times scale (mean: 1 / count).
 struct sum_params {
   float scale;
