@@ -241,6 +241,9 @@ OPS = {
     "fractional_max_pool2d": OpSpec(
         lambda x: torch.nn.functional.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5)), (), kind="pool",
         inputs=lambda layout, rows, cols, dtype: [t.flatten(0, 1) for t in _pool_inputs(layout, rows, cols, dtype)]),
+    "fractional_max_pool3d": OpSpec(
+        lambda x: torch.nn.functional.fractional_max_pool3d(x, 2, output_ratio=(0.5, 0.5, 0.5)), (),
+        kind="pool", inputs=_pool_inputs),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }

@@ -46,7 +46,8 @@ BINARY = {
 INDEXING = {"take"}
 REDUCTIONS = {"max", "min", "_aminmax", "var", "std", "batch_norm_update_stats", "mode"}
 VIEW_COPIES = {"channel_shuffle", "narrow_copy", "logit_"}
-POOLS = {"_adaptive_avg_pool3d", "adaptive_max_pool3d", "fractional_max_pool2d"}  # test_pooling.py
+POOLS = {"_adaptive_avg_pool3d", "adaptive_max_pool3d", "fractional_max_pool2d",
+         "fractional_max_pool3d"}  # test_pooling.py
 DISTANCES = {"_pdist_forward", "_pdist_backward"}  # test_pdist.py
 EMBEDDING = {"embedding_renorm_"}  # test_embedding_renorm.py
 OPTIMIZERS = {"_fused_adagrad_"}  # test_fused_adagrad.py

@@ -145,7 +145,7 @@ def test_fractional_max_pool2d_forward_and_backward(layout, kernel, output):
     with mps_ops.profile() as prof, emulate():
         fn(x_dev, s_dev)[0].backward(g_dev)
     assert_matches(to_cpu(x_dev.grad), x_ref.grad)
-    assert any(d.kernel.startswith("fractional_max_pool2d_backward") for d in prof.dispatches)
+    assert any(d.kernel.startswith("fractional_max_pool_backward") for d in prof.dispatches)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -169,3 +169,40 @@ def test_fractional_max_pool2d_ties_nan_and_errors():
             call(t, torch.rand(1, 2, 2))
         with pytest.raises(RuntimeError):
             run_on_kernels(call, t, torch.rand(1, 2, 2))
+
+
+@pytest.mark.parametrize("kernel, output", [((2, 2, 2), (3, 4, 5)), ((1, 3, 2), (4, 2, 5)), ((2, 1, 1), (1, 1, 1))],
+                         ids=str)
+@pytest.mark.parametrize("layout", ["5d", "4d", "strided"])
+def test_fractional_max_pool3d_forward_and_backward(layout, kernel, output):
+    torch.manual_seed(0)
+    x = {"5d": lambda: torch.randn(2, 3, 5, 6, 7), "4d": lambda: torch.randn(3, 5, 6, 7),
+         "strided": lambda: torch.randn(2, 3, 5, 12, 7)[:, :, :, ::2]}[layout]()
+    batch = x.size(0) if x.dim() == 5 else 1
+    samples = torch.rand(batch, x.size(-4), 3)
+
+    def fn(t, s):
+        return F.fractional_max_pool3d(t, kernel, output_size=output, return_indices=True, _random_samples=s)
+
+    expected = fn(x, samples)
+    actual, dispatches = run_on_kernels(fn, x, samples)
+    assert_matches(actual, expected)
+    assert len(dispatches) == 1
+    grad = torch.randn(expected[0].shape)
+    x_ref = x.clone().requires_grad_()
+    fn(x_ref, samples)[0].backward(grad)
+    x_dev, s_dev, g_dev = to_device((x.clone(), samples, grad))
+    x_dev.requires_grad_()
+    with emulate():
+        fn(x_dev, s_dev)[0].backward(g_dev)
+    assert_matches(to_cpu(x_dev.grad), x_ref.grad)
+
+
+def test_fractional_max_pool3d_errors():
+    for t, kernel, out in [(torch.randn(1, 2, 4, 7, 7), [3, 3, 3], [3, 7, 7]),
+                           (torch.randn(7, 7, 7), [2, 2, 2], [3, 3, 3])]:
+        call = lambda a, s: torch.ops.aten.fractional_max_pool3d(a, kernel, out, s)  # noqa: E731
+        with pytest.raises(RuntimeError):
+            call(t, torch.rand(1, 2, 3))
+        with pytest.raises(RuntimeError):
+            run_on_kernels(call, t, torch.rand(1, 2, 3))

@@ -5,6 +5,7 @@
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
+#include "../runtime/per_element.h"
 
 #include "../kernels/include/mps_ops/params.h"
 
@@ -49,35 +50,6 @@ std::vector<int64_t> pooled_shape(const at::Tensor& self, at::IntArrayRef output
   return shape;
 }
 
-// One thread per element of `grid_like`; operands (outputs first) then the geometry.
-void dispatch_pool(KernelCache& kernels, const at::Tensor& grid_like,
-                   std::initializer_list<const at::Tensor*> operands, const pool3d_geometry& geometry) {
-  if (grid_like.numel() == 0) {
-    return;
-  }
-  TORCH_CHECK(grid_like.numel() <= UINT32_MAX, "mps_ops: ", kernels.op(),
-              " over more than 2**32 - 1 elements");
-  const auto dtype = operands.begin()[0]->scalar_type();
-  KernelFunction function(kernels.get(Variant::dense, dtype, dtype));
-  int slot = 0;
-  for (const at::Tensor* t : operands) {
-    function.set_tensor(slot++, *t);
-  }
-  function.set_operand_count(slot);
-  function.set_bytes(slot, &geometry, sizeof(geometry));
-  function.dispatch(Dim3{static_cast<uint32_t>(grid_like.numel()), 1, 1});
-}
-
-// out itself when contiguous, else a contiguous stand-in copied back by finish().
-at::Tensor contiguous_target(const at::Tensor& out) {
-  return out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
-}
-void finish(at::Tensor& out, const at::Tensor& target) {
-  if (!target.is_same(out)) {
-    out.copy_(target);
-  }
-}
-
 }  // namespace
 
 at::Tensor& adaptive_avg_pool3d_out(const at::Tensor& self, c10::SymIntArrayRef output_size_,
@@ -93,8 +65,8 @@ at::Tensor& adaptive_avg_pool3d_out(const at::Tensor& self, c10::SymIntArrayRef 
   as_5d(self, g.in_sizes, g.in_strides);
   as_5d(target, g.out_sizes, g.out_strides);
   static KernelCache kernels("adaptive_avg_pool3d");
-  dispatch_pool(kernels, target, {&target, &self}, g);
-  finish(out, target);
+  dispatch_per_element(kernels, target, {&target, &self}, &g, sizeof(g));
+  copy_back(out, target);
   return out;
 }
 
@@ -119,8 +91,8 @@ at::Tensor& adaptive_avg_pool3d_backward_out(const at::Tensor& grad_output, cons
   as_5d(target, g.in_sizes, g.in_strides);
   as_5d(grad_output, g.out_sizes, g.out_strides);
   static KernelCache kernels("adaptive_avg_pool3d_backward");
-  dispatch_pool(kernels, target, {&target, &grad_output}, g);
-  finish(grad_input, target);
+  dispatch_per_element(kernels, target, {&target, &grad_output}, &g, sizeof(g));
+  copy_back(grad_input, target);
   return grad_input;
 }
 
@@ -149,9 +121,9 @@ std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool3d_out(const at::Tensor& s
   long unused[5];
   as_5d(index_target, unused, g.index_strides);
   static KernelCache kernels("adaptive_max_pool3d");
-  dispatch_pool(kernels, target, {&target, &index_target, &self}, g);
-  finish(out, target);
-  finish(indices, index_target);
+  dispatch_per_element(kernels, target, {&target, &index_target, &self}, &g, sizeof(g));
+  copy_back(out, target);
+  copy_back(indices, index_target);
   return {out, indices};
 }
 
@@ -181,8 +153,8 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
   long unused[5];
   as_5d(indices, unused, g.index_strides);
   static KernelCache kernels("adaptive_max_pool3d_backward");
-  dispatch_pool(kernels, target, {&target, &grad_output, &indices}, g);
-  finish(grad_input, target);
+  dispatch_per_element(kernels, target, {&target, &grad_output, &indices}, &g, sizeof(g));
+  copy_back(grad_input, target);
   return grad_input;
 }
 

@@ -6,6 +6,7 @@
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
+#include "../runtime/per_element.h"
 
 #include "../kernels/include/mps_ops/params.h"
 
@@ -87,22 +88,6 @@ SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_vi
   return plan;
 }
 
-void dispatch_segments(KernelCache& kernels, const at::Tensor& grid_like,
-                       std::initializer_list<const at::Tensor*> operands, const segment_params& params) {
-  if (grid_like.numel() == 0) {
-    return;
-  }
-  TORCH_CHECK(grid_like.numel() <= UINT32_MAX, "mps_ops: ", kernels.op(), " over more than 2**32 - 1 elements");
-  KernelFunction function(kernels.get(Variant::dense, grid_like.scalar_type(), grid_like.scalar_type()));
-  int slot = 0;
-  for (const at::Tensor* t : operands) {
-    function.set_tensor(slot++, *t);
-  }
-  function.set_operand_count(slot);
-  function.set_value(slot, params);
-  function.dispatch(Dim3{static_cast<uint32_t>(grid_like.numel()), 1, 1});
-}
-
 }  // namespace
 
 at::Tensor segment_reduce(const at::Tensor& data, c10::string_view reduce,
@@ -113,7 +98,7 @@ at::Tensor segment_reduce(const at::Tensor& data, c10::string_view reduce,
   TORCH_CHECK(!(indices && indices->defined()), "segment_reduce(): indices based reduction is not supported yet.");
   const SegmentPlan plan = plan_segments("segment_reduce", data, reduce, lengths, offsets, axis, unsafe, initial);
   at::Tensor out = at::empty(plan.output_shape, data.options());
-  dispatch_segments(kernels, out, {&out, &plan.data, &plan.offsets}, plan.params);
+  dispatch_per_element(kernels, out, {&out, &plan.data, &plan.offsets}, &plan.params, sizeof(plan.params));
   return out;
 }
 
@@ -135,8 +120,7 @@ at::Tensor _segment_reduce_backward(const at::Tensor& grad, const at::Tensor& ou
   if (plan.params.segments == 0) {
     return grad_data.zero_();
   }
-  dispatch_segments(kernels, grad_data, {&grad_data, &grad_c, &output_c, &plan.data, &plan.offsets},
-                    plan.params);
+  dispatch_per_element(kernels, grad_data, {&grad_data, &grad_c, &output_c, &plan.data, &plan.offsets}, &plan.params, sizeof(plan.params));
   return grad_data;
 }
 

@@ -109,19 +109,25 @@ struct segment_params {
   float initial;
 };
 
-// fractional_max_pool2d (+ backward): planes of (height, width) pooled by
-// (pool_h, pool_w) windows into (out_h, out_w); input strides in elements
-// (batch, channel, h, w); output, indices and samples contiguous.
-struct fractional_pool2d_params {
+// fractional_max_pool2d/3d (+ backward): planes of (depth, height, width)
+// (depth 1 for 2-D) pooled by (pool_t, pool_h, pool_w) windows into
+// (out_t, out_h, out_w); input strides in elements (batch, channel, t, h, w);
+// output, indices and samples contiguous, `sample_count` samples per plane
+// (2-D: width, height; 3-D: time, height, width).
+struct fractional_pool_params {
   long batch;
   long channels;
+  long depth;
   long height;
   long width;
+  long out_t;
   long out_h;
   long out_w;
+  long pool_t;
   long pool_h;
   long pool_w;
-  long in_strides[4];
+  long in_strides[5];
+  int sample_count;
 };
 
 // sum: the total times scale (mean: 1 / count).

@@ -1,0 +1,100 @@
+// fractional_max_pool2d/3d and their backward (2-D: depth 1). Each (batch,
+// channel) plane has samples u in [0, 1) ((width, height) for 2-D, (time,
+// height, width) for 3-D, as the CPU orders them) that place its windows:
+// along an axis of input size I, output size O and window P, window o starts
+// at int((o + u) * a) - int(u * a), a = (I - P) / (O - 1), and the last at
+// I - P, computed in the input's type as the CPU does (so half inputs round
+// where the CPU's do). A window keeps its first maximum or its last NaN, and
+// that element's index in the (t, h, w) plane. Forward: one thread per output
+// element. Backward: one thread per input element, gathering the gradient
+// of every window whose index names it (no atomics).
+#include <metal_stdlib>
+#include <mps_ops/elementwise.h>
+#include <mps_ops/params.h>
+using namespace metal;
+
+namespace {
+
+template <typename T>
+inline long window_start(T sample, long o, long in_size, long out_size, long pool) {
+  if (o == out_size - 1) {
+    return in_size - pool;
+  }
+  const T alpha = T(float(in_size - pool)) / T(float(out_size - 1));
+  return long(int(float(T(T(float(o)) + sample) * alpha)) - int(float(sample * alpha)));
+}
+
+}  // namespace
+
+template <typename T>
+kernel void fractional_max_pool(
+    device T* out [[buffer(0)]],
+    device long* indices [[buffer(1)]],
+    constant T* in [[buffer(2)]],
+    constant T* samples [[buffer(3)]],
+    constant mps_ops::fractional_pool_params& p [[buffer(4)]],
+    uint index [[thread_position_in_grid]]) {
+  long rest = long(index);
+  const long ow = rest % p.out_w;
+  rest /= p.out_w;
+  const long oh = rest % p.out_h;
+  rest /= p.out_h;
+  const long ot = rest % p.out_t;
+  const long plane = rest / p.out_t;
+  const long n = plane / p.channels, c = plane % p.channels;
+  // The CPU's sample order: (width, height) for 2-D, (time, height, width) for 3-D.
+  constant T* u = samples + plane * p.sample_count;
+  const bool three_d = p.sample_count > 2;
+  const long w0 = window_start(u[three_d ? 2 : 0], ow, p.width, p.out_w, p.pool_w);
+  const long h0 = window_start(u[1], oh, p.height, p.out_h, p.pool_h);
+  // 2-D: one window of depth 1 at 0 (the last-window rule), no sample read.
+  const long t0 = three_d ? window_start(u[0], ot, p.depth, p.out_t, p.pool_t) : 0;
+  constant T* base = in + n * p.in_strides[0] + c * p.in_strides[1];
+  float best = -numeric_limits<float>::infinity();
+  long best_index = (t0 * p.height + h0) * p.width + w0;
+  for (long t = t0; t < t0 + p.pool_t; ++t) {
+    for (long h = h0; h < h0 + p.pool_h; ++h) {
+      for (long w = w0; w < w0 + p.pool_w; ++w) {
+        const float value = base[t * p.in_strides[2] + h * p.in_strides[3] + w * p.in_strides[4]];
+        if (value > best || isnan(value)) {
+          best = value;
+          best_index = (t * p.height + h) * p.width + w;
+        }
+      }
+    }
+  }
+  out[index] = static_cast<T>(best);
+  indices[index] = best_index;
+}
+
+// grad_in is contiguous (batch, channels, depth, height, width); grad_out and
+// indices contiguous (batch, channels, out_t, out_h, out_w). Without the
+// samples, which windows hold an element is unknown: every output of the
+// plane is checked (O(outputs per plane) per element).
+template <typename T>
+kernel void fractional_max_pool_backward(
+    device T* grad_in [[buffer(0)]],
+    constant T* grad_out [[buffer(1)]],
+    constant long* indices [[buffer(2)]],
+    constant mps_ops::fractional_pool_params& p [[buffer(3)]],
+    uint index [[thread_position_in_grid]]) {
+  const long plane_size = p.depth * p.height * p.width, outputs = p.out_t * p.out_h * p.out_w;
+  const long me = long(index) % plane_size, plane = long(index) / plane_size;
+  constant long* plane_indices = indices + plane * outputs;
+  constant T* plane_grads = grad_out + plane * outputs;
+  float sum = 0.0f;
+  for (long o = 0; o < outputs; ++o) {
+    if (plane_indices[o] == me) {
+      sum += float(plane_grads[o]);
+    }
+  }
+  grad_in[index] = static_cast<T>(sum);
+}
+
+#define REGISTER_FRACTIONAL_MAX_POOL(T)                                                          \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(fractional_max_pool, dense, T, T), fractional_max_pool, T) \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(fractional_max_pool_backward, dense, T, T),                 \
+                      fractional_max_pool_backward, T)
+REGISTER_FRACTIONAL_MAX_POOL(half)
+REGISTER_FRACTIONAL_MAX_POOL(bfloat)
+REGISTER_FRACTIONAL_MAX_POOL(float)

@@ -1,0 +1,192 @@
+// Host stubs of fractional_max_pool2d and fractional_max_pool3d with their
+// backward (functional and out= forms); kernels in
+// csrc/kernels/fractional_max_pool.metal (2-D runs as depth 1). The random
+// samples come in as a tensor (nn.functional draws them from the device's
+// generator), so the op itself is deterministic. Checks and messages are the
+// CPU's.
+#include "../runtime/host_name.h"
+#include "../runtime/kernel_function.h"
+#include "../runtime/op_checks.h"
+#include "../runtime/per_element.h"
+
+#include "../kernels/include/mps_ops/params.h"
+
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+
+namespace mps_ops {
+
+namespace {
+
+// dims: 2 or 3 pooled dims.
+fractional_pool_params pool_geometry(const char* op, int64_t dims, const at::Tensor& self,
+                                     at::IntArrayRef kernel_size, at::IntArrayRef output_size) {
+  check_device(op, self);
+  check_dtype(op, self);
+  TORCH_CHECK(static_cast<int64_t>(kernel_size.size()) == dims, op, ": kernel_size must either be a single ",
+              "Int or tuple of ", dims, " Ints");
+  TORCH_CHECK(static_cast<int64_t>(output_size.size()) == dims, op, ": output_size must either be a single ",
+              "Int or tuple of ", dims, " Ints");
+  TORCH_CHECK(self.dim() == dims + 1 || self.dim() == dims + 2, op, "(): Expected ", dims + 1, "D or ",
+              dims + 2, "D tensor, but got: ", self.sizes());
+  for (int64_t d = self.dim() - dims - 1; d < self.dim(); ++d) {
+    TORCH_CHECK(self.size(d) > 0, op, "(): Expected input to have non-zero size for non-batch dimensions, ",
+                "but got", self.sizes(), " with dimension ", d, " being empty.");
+  }
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
+                              c10::toString(self.scalar_type()), "' on ", self.device());
+  const bool batched = self.dim() == dims + 2;
+  const int64_t c_dim = batched ? 1 : 0;
+  fractional_pool_params p{};
+  p.batch = batched ? self.size(0) : 1;
+  p.channels = self.size(c_dim);
+  p.depth = dims == 3 ? self.size(-3) : 1;
+  p.height = self.size(-2);
+  p.width = self.size(-1);
+  p.pool_t = dims == 3 ? kernel_size[0] : 1;
+  p.pool_h = kernel_size[dims - 2];
+  p.pool_w = kernel_size[dims - 1];
+  p.out_t = dims == 3 ? output_size[0] : 1;
+  p.out_h = output_size[dims - 2];
+  p.out_w = output_size[dims - 1];
+  const char* names[3] = {"time", "height", "width"};
+  const int64_t in[3] = {p.depth, p.height, p.width}, pool[3] = {p.pool_t, p.pool_h, p.pool_w},
+                out[3] = {p.out_t, p.out_h, p.out_w};
+  // The CPU's bounds: the last window may end at the input's end in 2-D,
+  // but must end before it in 3-D.
+  for (int a = 3 - static_cast<int>(dims); a < 3; ++a) {
+    const int64_t end = out[a] + pool[a] - 1;
+    TORCH_CHECK(dims == 2 ? end <= in[a] : end < in[a], op, "(): pool ", names[a], " ", pool[a],
+                " too large relative to input ", names[a], " ", in[a]);
+  }
+  p.in_strides[0] = batched ? self.stride(0) : 0;
+  p.in_strides[1] = self.stride(c_dim);
+  p.in_strides[2] = dims == 3 ? self.stride(-3) : 0;
+  p.in_strides[3] = self.stride(-2);
+  p.in_strides[4] = self.stride(-1);
+  p.sample_count = static_cast<int>(dims);
+  return p;
+}
+
+std::vector<int64_t> pooled_shape(const at::Tensor& self, int64_t dims, at::IntArrayRef output_size) {
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - dims);
+  shape.insert(shape.end(), output_size.begin(), output_size.end());
+  return shape;
+}
+
+std::tuple<at::Tensor&, at::Tensor&> pool_out(const char* op, int64_t dims, const at::Tensor& self,
+                                              at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+                                              const at::Tensor& random_samples, at::Tensor& output,
+                                              at::Tensor& indices) {
+  static KernelCache kernels("fractional_max_pool");
+  const fractional_pool_params p = pool_geometry(op, dims, self, kernel_size, output_size);
+  check_device(op, random_samples);
+  check_device(op, output);
+  check_device(op, indices);
+  TORCH_CHECK(random_samples.scalar_type() == self.scalar_type() && random_samples.dim() == 3 &&
+                  random_samples.size(0) == p.batch && random_samples.size(1) == p.channels &&
+                  random_samples.size(2) == dims,
+              op, "(): expected random_samples of shape (", p.batch, ", ", p.channels, ", ", dims,
+              ") and dtype ", self.scalar_type(), ", but got ", random_samples.sizes(), " ",
+              random_samples.scalar_type());
+  TORCH_CHECK(output.scalar_type() == self.scalar_type() && indices.scalar_type() == at::kLong, op,
+              ": expected output of dtype ", self.scalar_type(), " and Long indices");
+  const auto shape = pooled_shape(self, dims, output_size);
+  at::native::resize_output(output, shape);
+  at::native::resize_output(indices, shape);
+  at::Tensor out = contiguous_target(output), idx = contiguous_target(indices);
+  const at::Tensor samples = random_samples.contiguous();
+  dispatch_per_element(kernels, out, {&out, &idx, &self, &samples}, &p, sizeof(p));
+  copy_back(output, out);
+  copy_back(indices, idx);
+  return {output, indices};
+}
+
+at::Tensor& pool_backward_out(const char* op, int64_t dims, const at::Tensor& grad_output,
+                              const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+                              const at::Tensor& indices, at::Tensor& grad_input) {
+  static KernelCache kernels("fractional_max_pool_backward");
+  const fractional_pool_params p = pool_geometry(op, dims, self, kernel_size, output_size);
+  check_device(op, grad_output);
+  check_device(op, indices);
+  check_device(op, grad_input);
+  const auto shape = pooled_shape(self, dims, output_size);
+  TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(shape) && indices.sizes() == at::IntArrayRef(shape), op,
+              "(): gradOutput and indices must have the output's shape ", at::IntArrayRef(shape));
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type() && indices.scalar_type() == at::kLong, op,
+              ": expected grad_output of dtype ", self.scalar_type(), " and Long indices");
+  at::native::resize_output(grad_input, self.sizes());
+  at::Tensor target = contiguous_target(grad_input);
+  const at::Tensor grad = grad_output.contiguous(), idx = indices.contiguous();
+  dispatch_per_element(kernels, target, {&target, &grad, &idx}, &p, sizeof(p));
+  copy_back(grad_input, target);
+  return grad_input;
+}
+
+}  // namespace
+
+std::tuple<at::Tensor&, at::Tensor&> fractional_max_pool2d_out(const at::Tensor& self,
+                                                               at::IntArrayRef kernel_size,
+                                                               at::IntArrayRef output_size,
+                                                               const at::Tensor& random_samples,
+                                                               at::Tensor& output, at::Tensor& indices) {
+  return pool_out("fractional_max_pool2d", 2, self, kernel_size, output_size, random_samples, output,
+                  indices);
+}
+
+std::tuple<at::Tensor, at::Tensor> fractional_max_pool2d(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                                         at::IntArrayRef output_size,
+                                                         const at::Tensor& random_samples) {
+  at::Tensor output = at::empty({0}, self.options()), indices = at::empty({0}, self.options().dtype(at::kLong));
+  pool_out("fractional_max_pool2d", 2, self, kernel_size, output_size, random_samples, output, indices);
+  return {output, indices};
+}
+
+at::Tensor& fractional_max_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                               at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+                                               const at::Tensor& indices, at::Tensor& grad_input) {
+  return pool_backward_out("fractional_max_pool2d_backward", 2, grad_output, self, kernel_size, output_size,
+                           indices, grad_input);
+}
+
+at::Tensor fractional_max_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                          at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+                                          const at::Tensor& indices) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return pool_backward_out("fractional_max_pool2d_backward", 2, grad_output, self, kernel_size, output_size,
+                           indices, grad_input);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> fractional_max_pool3d_out(const at::Tensor& self,
+                                                               at::IntArrayRef kernel_size,
+                                                               at::IntArrayRef output_size,
+                                                               const at::Tensor& random_samples,
+                                                               at::Tensor& output, at::Tensor& indices) {
+  return pool_out("fractional_max_pool3d", 3, self, kernel_size, output_size, random_samples, output,
+                  indices);
+}
+
+std::tuple<at::Tensor, at::Tensor> fractional_max_pool3d(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                                         at::IntArrayRef output_size,
+                                                         const at::Tensor& random_samples) {
+  at::Tensor output = at::empty({0}, self.options()), indices = at::empty({0}, self.options().dtype(at::kLong));
+  pool_out("fractional_max_pool3d", 3, self, kernel_size, output_size, random_samples, output, indices);
+  return {output, indices};
+}
+
+at::Tensor& fractional_max_pool3d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                               at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+                                               const at::Tensor& indices, at::Tensor& grad_input) {
+  return pool_backward_out("fractional_max_pool3d_backward", 3, grad_output, self, kernel_size, output_size,
+                           indices, grad_input);
+}
+
+at::Tensor fractional_max_pool3d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                          at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+                                          const at::Tensor& indices) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return pool_backward_out("fractional_max_pool3d_backward", 3, grad_output, self, kernel_size, output_size,
+                           indices, grad_input);
+}
+
+}  // namespace mps_ops
