@@ -7,24 +7,6 @@
 #include <mps_ops/reduction.h>
 using namespace metal;
 
-namespace {
-
-struct float_sum {
-  using state = float;
-  static state identity() { return 0.0f; }
-  static state merge(state a, state b) { return a + b; }
-  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
-};
-
-struct float_max {
-  using state = float;
-  static state identity() { return 0.0f; }
-  static state merge(state a, state b) { return mps_ops::nan_max(a, b); }
-  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
-};
-
-}  // namespace
-
 template <typename T>
 kernel void embedding_renorm(
     device T* weight [[buffer(0)]],
@@ -65,9 +47,9 @@ kernel void embedding_renorm(
   }
   // p is uniform: every thread takes the same branch.
   if (isinf(p)) {
-    acc = mps_ops::merge_threadgroup<float_max>(acc, partials, at);
+    acc = mps_ops::merge_threadgroup<mps_ops::float_max>(acc, partials, at);
   } else {
-    acc = mps_ops::merge_threadgroup<float_sum>(acc, partials, at);
+    acc = mps_ops::merge_threadgroup<mps_ops::float_sum>(acc, partials, at);
   }
   if (index == 0) {
     row_norm = (isinf(p) || p == 0.0f || p == 1.0f) ? acc : (p == 2.0f ? sqrt(acc) : pow(acc, 1.0f / p));

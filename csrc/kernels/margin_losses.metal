@@ -8,17 +8,6 @@
 #include <mps_ops/reduction.h>
 using namespace metal;
 
-namespace {
-
-struct float_sum {
-  using state = float;
-  static state identity() { return 0.0f; }
-  static state merge(state a, state b) { return a + b; }
-  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
-};
-
-}  // namespace
-
 template <typename T>
 kernel void multi_margin_loss(
     device T* loss [[buffer(0)]],
@@ -45,7 +34,7 @@ kernel void multi_margin_loss(
       sum += (params.p == 1 ? z : z * z) * w;
     }
   }
-  sum = mps_ops::merge_threadgroup<float_sum>(sum, partials, at);
+  sum = mps_ops::merge_threadgroup<mps_ops::float_sum>(sum, partials, at);
   if (index == 0) {
     loss[i] = static_cast<T>(sum / float(c));
   }
@@ -83,7 +72,7 @@ kernel void multi_margin_loss_backward(
     grad_row[j] = static_cast<T>(h);
     target_grad -= h;
   }
-  target_grad = mps_ops::merge_threadgroup<float_sum>(target_grad, partials, at);
+  target_grad = mps_ops::merge_threadgroup<mps_ops::float_sum>(target_grad, partials, at);
   if (index == 0) {
     grad_row[y] = static_cast<T>(target_grad);
   }
@@ -151,7 +140,7 @@ kernel void multilabel_margin_loss(
       sum += z > 0.0f ? z : 0.0f;
     }
   }
-  sum = mps_ops::merge_threadgroup<float_sum>(sum, partials, at);
+  sum = mps_ops::merge_threadgroup<mps_ops::float_sum>(sum, partials, at);
   if (index == 0) {
     loss[i] = static_cast<T>(sum / float(c));
   }

@@ -11,20 +11,6 @@ using namespace metal;
 
 namespace {
 
-struct float_max {
-  using state = float;
-  static state identity() { return -numeric_limits<float>::infinity(); }
-  static state merge(state a, state b) { return mps_ops::nan_max(a, b); }
-  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
-};
-
-struct float_sum {
-  using state = float;
-  static state identity() { return 0.0f; }
-  static state merge(state a, state b) { return a + b; }
-  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
-};
-
 template <typename T>
 inline float unmasked_value(constant T* in, constant bool* mask, long at_i) {
   return mask[at_i] ? -numeric_limits<float>::infinity() : float(in[at_i]);
@@ -50,11 +36,11 @@ kernel void masked_softmax(
   mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
   const long start = mps_ops::slice_offset(layout, long(group.y)), n = layout.inner_numel;
 
-  float local_max = float_max::identity();
+  float local_max = mps_ops::float_max::identity();
   for (long i = index; i < n; i += group_size.x) {
-    local_max = float_max::merge(local_max, unmasked_value(in, mask, start + mps_ops::reduced_offset(layout, i)));
+    local_max = mps_ops::float_max::merge(local_max, unmasked_value(in, mask, start + mps_ops::reduced_offset(layout, i)));
   }
-  local_max = mps_ops::merge_threadgroup<float_max>(local_max, partials, at);
+  local_max = mps_ops::merge_threadgroup<mps_ops::float_max>(local_max, partials, at);
   if (index == 0) {
     row_max = local_max;
   }
@@ -67,7 +53,7 @@ kernel void masked_softmax(
   }
   // partials is reused: every thread has read its last value before the
   // barrier above.
-  sum = mps_ops::merge_threadgroup<float_sum>(sum, partials, at);
+  sum = mps_ops::merge_threadgroup<mps_ops::float_sum>(sum, partials, at);
   if (index == 0) {
     row_sum = sum;
   }
@@ -103,7 +89,7 @@ kernel void masked_softmax_backward(
       dot += float(grad[at_i]) * float(out[at_i]);
     }
   }
-  dot = mps_ops::merge_threadgroup<float_sum>(dot, partials, at);
+  dot = mps_ops::merge_threadgroup<mps_ops::float_sum>(dot, partials, at);
   if (index == 0) {
     row_dot = dot;
   }

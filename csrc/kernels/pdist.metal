@@ -11,20 +11,6 @@ using namespace metal;
 
 namespace {
 
-struct sum_reducer {
-  using state = float;
-  static state identity() { return 0.0f; }
-  static state merge(state a, state b) { return a + b; }
-  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
-};
-
-struct max_reducer {
-  using state = float;
-  static state identity() { return 0.0f; }
-  static state merge(state a, state b) { return mps_ops::nan_max(a, b); }
-  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
-};
-
 // First pair index of row i: pairs (i, i+1 .. n-1) follow those of rows < i.
 inline long row_start(long i, long n) {
   return i * (2 * n - i - 1) / 2;
@@ -115,9 +101,9 @@ kernel void pdist_forward(
   }
   // Every thread of the group takes the same branch: p is uniform.
   if (isinf(p)) {
-    acc = mps_ops::merge_threadgroup<max_reducer>(acc, partials, at);
+    acc = mps_ops::merge_threadgroup<mps_ops::float_max>(acc, partials, at);
   } else {
-    acc = mps_ops::merge_threadgroup<sum_reducer>(acc, partials, at);
+    acc = mps_ops::merge_threadgroup<mps_ops::float_sum>(acc, partials, at);
   }
   if (index == 0) {
     if (p == 0.0f || p == 1.0f || isinf(p)) {

@@ -63,6 +63,22 @@ inline T nan_max(T a, T b) {
   return (a > b || a != a) ? a : b;
 }
 
+// float reducers for kernels that fold their own values and only merge
+// through merge_threadgroup (pdist, the losses, softmax, embedding_renorm).
+struct float_sum {
+  using state = float;
+  static state identity() { return 0.0f; }
+  static state merge(state a, state b) { return a + b; }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+};
+
+struct float_max {
+  using state = float;
+  static state identity() { return -metal::numeric_limits<float>::infinity(); }
+  static state merge(state a, state b) { return nan_max(a, b); }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+};
+
 // Where a thread sits in its threadgroup, as the merge needs it.
 struct group_position {
   uint index;         // thread_index_in_threadgroup
