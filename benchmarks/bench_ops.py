@@ -244,6 +244,8 @@ OPS = {
     "fractional_max_pool3d": OpSpec(
         lambda x: torch.nn.functional.fractional_max_pool3d(x, 2, output_ratio=(0.5, 0.5, 0.5)), (),
         kind="pool", inputs=_pool_inputs),
+    "logspace": OpSpec(lambda out: torch.logspace(-3.0, 3.0, out.numel(), 10.0, out=out), (), kind="factory",
+                       inputs=lambda layout, rows, cols, dtype: [torch.empty(rows * cols, dtype=dtype)]),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }
@@ -323,7 +325,7 @@ WORK_ROWS_REDUCTION = [
 WORK_ROWS_INPLACE_ONLY = [("inplace", "dense", True), ("inplace", "transposed", True),
                           ("inplace", "strided", False)]
 WORK_ROWS_VIEW_COPY = [("fn", "dense", False), ("fn", "transposed", False), ("fn", "strided", False)]
-WORK_ROWS_OPTIMIZER = [("fn", "dense", False)]  # optimizer state is contiguous
+WORK_ROWS_DENSE_ONLY = [("fn", "dense", False)]  # optimizer state, factory outputs: contiguous
 WORK_NOTES = {
     "strided": "span: [:, ::2] binds first..last element, ~2x its elements",
     "scalar_broadcast": "",
@@ -363,8 +365,8 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
             plan = WORK_ROWS_REDUCTION
         elif spec.kind == "inplace_only":
             plan = WORK_ROWS_INPLACE_ONLY
-        elif spec.kind == "optimizer":
-            plan = WORK_ROWS_OPTIMIZER
+        elif spec.kind in ("optimizer", "factory"):
+            plan = WORK_ROWS_DENSE_ONLY
         elif spec.kind in ("view_copy", "pool", "loss"):
             plan = WORK_ROWS_VIEW_COPY
         else:

@@ -11,11 +11,6 @@ struct add_relu_params {
   long integer_alpha;
 };
 
-
-// Where the elements reduced into each output lie (csrc/runtime/reduction.h
-// builds it). Both dimension lists run innermost first, strides in elements
-// of the input. Output slice s starts at the offset its index decomposes to
-// over the outer dims; its elements are the inner dims' positions from there.
 // logit_: inputs are clamped to [eps, 1 - eps] when eps >= 0 (eps < 0: none).
 struct logit_params {
   float eps;
@@ -146,6 +141,10 @@ struct moments_params {
   int take_sqrt;
 };
 
+// Where the elements reduced into each output lie (csrc/runtime/reduction.h
+// builds it). Both dimension lists run innermost first, strides in elements
+// of the input. Output slice s starts at the offset its index decomposes to
+// over the outer dims; its elements are the inner dims' positions from there.
 struct reduction_layout {
   long outer_sizes[reduction_max_dims];
   long outer_strides[reduction_max_dims];
@@ -154,6 +153,20 @@ struct reduction_layout {
   int outer_ndim;
   int inner_ndim;
   long inner_numel;
+};
+
+// logspace: element i is base ** e_i, e_i = start + step * i below `halfway`
+// and end - step * (steps - 1 - i) from there (the CPU's two-sided walk).
+// Doubles the host computed travel as (hi, lo) float pairs; Metal has no
+// double.
+struct logspace_params {
+  float start[2];
+  float end[2];
+  float step[2];
+  float base[2];
+  float log2_base[2];
+  long steps;
+  long halfway;
 };
 
 }  // namespace mps_ops

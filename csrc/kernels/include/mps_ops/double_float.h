@@ -1,0 +1,71 @@
+// Double-float arithmetic: a value carried as an unevaluated sum hi + lo of
+// two floats (about 48 significant bits), for the few kernels that must
+// reproduce a result the CPU computes in double (Metal has no double). The
+// error-free transformations rely on fast math being off (tools/macos_build.py
+// passes -fno-fast-math; the emulator builds with -ffp-contract=off) and on
+// fma being fused, as Metal specifies.
+#pragma once
+#include <metal_stdlib>
+
+namespace mps_ops {
+
+struct double_float {
+  float hi;
+  float lo;
+};
+
+// Exact for any long below 2**48 in magnitude.
+inline double_float double_float_from_long(long value) {
+  const float hi = float(value);
+  return double_float{hi, float(value - long(hi))};
+}
+
+// a + b exactly, when |a| >= |b| or a is zero.
+inline double_float quick_two_sum(float a, float b) {
+  const float sum = a + b;
+  return double_float{sum, b - (sum - a)};
+}
+
+inline double_float df_add(double_float a, double_float b) {
+  const float sum = a.hi + b.hi;
+  if (!metal::isfinite(sum)) {
+    return double_float{sum, 0.0f};
+  }
+  const float b_virtual = sum - a.hi;
+  const float error = (a.hi - (sum - b_virtual)) + (b.hi - b_virtual);
+  return quick_two_sum(sum, error + a.lo + b.lo);
+}
+
+inline double_float df_negate(double_float a) {
+  return double_float{-a.hi, -a.lo};
+}
+
+inline double_float df_mul(double_float a, double_float b) {
+  const float product = a.hi * b.hi;
+  if (!metal::isfinite(product) || product == 0.0f) {
+    return double_float{product, 0.0f};
+  }
+  const float error = metal::fma(a.hi, b.hi, -product) + (a.hi * b.lo + a.lo * b.hi);
+  return quick_two_sum(product, error);
+}
+
+inline double_float df_reciprocal(double_float a) {
+  const float first = 1.0f / a.hi;
+  if (!metal::isfinite(first) || first == 0.0f) {
+    return double_float{first, 0.0f};
+  }
+  // One Newton step on the residual 1 - a * first.
+  const double_float residual = df_add(double_float{1.0f, 0.0f}, df_negate(df_mul(a, double_float{first, 0.0f})));
+  return quick_two_sum(first, residual.hi * first);
+}
+
+// trunc(hi + lo) as a long, for magnitudes below 2**63.
+inline long df_trunc_to_long(double_float a) {
+  if (metal::trunc(a.hi) != a.hi) {
+    return long(a.hi);  // |hi| < 2**23: lo is far below one unit
+  }
+  const bool positive = a.hi > 0.0f || (a.hi == 0.0f && a.lo > 0.0f);
+  return long(a.hi) + long(positive ? metal::floor(a.lo) : metal::ceil(a.lo));
+}
+
+}  // namespace mps_ops

@@ -1,0 +1,64 @@
+// Host stub of logspace.out (the functional and Tensor overloads are torch's
+// composites over it). Kernel in csrc/kernels/logspace.metal. The host does in
+// double what the CPU does in double (start and end converted to the output
+// type first, the step between them, log2 of the base) and hands the kernel
+// each as a (hi, lo) float pair.
+#include "../runtime/host_name.h"
+#include "../runtime/op_checks.h"
+#include "../runtime/per_element.h"
+
+#include "../kernels/include/mps_ops/params.h"
+
+#include <ATen/Dispatch.h>
+
+#include <cmath>
+
+namespace mps_ops {
+namespace {
+
+void split(double value, float (&pair)[2]) {
+  pair[0] = static_cast<float>(value);
+  pair[1] = std::isfinite(pair[0]) ? static_cast<float>(value - static_cast<double>(pair[0])) : 0.0f;
+}
+
+}  // namespace
+
+at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps, double base,
+                         at::Tensor& out) {
+  static KernelCache kernels("logspace");
+  check_device("logspace", out);
+  check_dtype("logspace", out);
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  if (out.numel() != steps) {
+    out.resize_({steps});
+  }
+  double first = 0.0, last = 0.0, step = 0.0;
+  // The CPU's dispatch, for the same conversions and the same errors (bool,
+  // unsigned wider than 8 bits: NotImplementedError).
+  AT_DISPATCH_ALL_TYPES_AND2(at::kBFloat16, at::kHalf, out.scalar_type(), "logspace_mps", [&] {
+    const scalar_t scalar_start = start.to<scalar_t>();
+    const scalar_t scalar_end = end.to<scalar_t>();
+    first = static_cast<double>(scalar_start);
+    last = static_cast<double>(scalar_end);
+    step = steps > 1 ? static_cast<double>(scalar_end - scalar_start) / static_cast<double>(steps - 1) : 0.0;
+  });
+  logspace_params params{};
+  if (steps == 1) {
+    first = start.to<double>();  // one step: the CPU fills pow(base, start) unconverted
+    params.halfway = 1;
+  } else {
+    params.halfway = steps / 2;
+  }
+  split(first, params.start);
+  split(last, params.end);
+  split(step, params.step);
+  split(base, params.base);
+  split(std::log2(base), params.log2_base);
+  params.steps = steps;
+  at::Tensor target = contiguous_target(out);
+  dispatch_per_element(kernels, target, {&target}, &params, sizeof(params));
+  copy_back(out, target);
+  return out;
+}
+
+}  // namespace mps_ops

@@ -1,0 +1,97 @@
+"""logspace.out against the CPU beyond OpInfo's few steps: long runs (float32
+accuracy against float64 truth), exact integer powers (to 2**48, and powers of
+two to int64's range),
+negative and zero bases, non-contiguous and reshaped outs, and the CPU's
+errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import assert_matches, run_on_kernels, to_device
+from mps_ops.testing import emulate
+
+
+def _logspace_into(out, start, end, steps, base):
+    returned = torch.logspace(start, end, steps, base, out=out)
+    assert returned is out
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("start, end, steps, base", [
+    (-5.0, 5.0, 1001, 10.0), (-30.0, 30.0, 257, 2.0), (0.5, -2.5, 99, 7.5), (-3.0, 3.0, 64, 0.25),
+])
+def test_long_float_runs(dtype, start, end, steps, base):
+    expected = torch.logspace(start, end, steps, base, dtype=dtype)
+    actual, dispatches = run_on_kernels(torch.logspace, start, end, steps, base, dtype=dtype)
+    assert dispatches
+    assert_matches(actual, expected)
+    if dtype == torch.float32:
+        truth = torch.logspace(start, end, steps, base, dtype=torch.float64)
+        assert ((actual.double() - truth).abs() / truth).max() < 4e-7  # a few float ulps
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
+@pytest.mark.parametrize("start, end, steps, base", [
+    (0, 62, 63, 2.0), (0, 18, 19, 10.0), (0, 39, 40, 3.0), (-4, 4, 9, 2.0), (0, 9, 10, -3.0),
+    (-3, 4, 4, 3.0), (1, 3, 7, 10.0), (0, 5, 6, 0.5), (2, 5, 4, 0.0), (0, 7, 5, 1.1),
+])
+def test_integer_powers_are_exact(dtype, start, end, steps, base):
+    info = torch.iinfo(dtype)
+    expected = torch.logspace(start, end, steps, base, dtype=torch.float64)
+    keep = (expected >= info.min) & (expected <= info.max)  # beyond range the CPU is undefined
+    if base not in (2.0, 0.5):
+        # Double-float carries 48 bits: larger powers of other bases differ in
+        # their low bits (the CPU's own are rounded to double's 53 beyond 2**53).
+        keep &= expected.abs() < 2**48
+    expected = torch.logspace(start, end, steps, base, dtype=dtype)
+    actual, dispatches = run_on_kernels(torch.logspace, start, end, steps, base, dtype=dtype)
+    assert dispatches
+    assert torch.equal(actual[keep], expected[keep])
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2])
+def test_few_steps(steps):
+    expected = torch.logspace(2.5, -1, steps, 3.0)
+    actual, _ = run_on_kernels(torch.logspace, 2.5, -1, steps, 3.0)
+    assert_matches(actual, expected)
+    int_expected = torch.logspace(2.5, -1, steps, 10.0, dtype=torch.int32)
+    int_actual, _ = run_on_kernels(torch.logspace, 2.5, -1, steps, 10.0, dtype=torch.int32)
+    assert torch.equal(int_actual, int_expected)
+
+
+@pytest.mark.parametrize("make_out", [
+    lambda: torch.zeros(40)[::2],                   # strided: written through a copy
+    lambda: torch.zeros(4, 5),                      # same numel: the CPU keeps the shape
+    lambda: torch.zeros(4, 5).t(),
+    lambda: torch.zeros(7),                         # other numel: resized to (steps,)
+])
+def test_out_layouts(make_out):
+    expected = _logspace_into(make_out(), -2.0, 2.0, 20, 5.0)
+    actual, dispatches = run_on_kernels(_logspace_into, make_out(), -2.0, 2.0, 20, 5.0)
+    assert dispatches
+    assert actual.shape == expected.shape and actual.stride() == expected.stride()
+    assert_matches(actual, expected)
+
+
+@pytest.mark.parametrize("dtype, steps", [
+    (torch.float32, -1),   # negative steps
+    (torch.bool, 4),       # not dispatched on the CPU
+    (torch.uint16, 4),
+])
+def test_errors_are_the_cpus(dtype, steps):
+    with pytest.raises(Exception) as cpu_error:
+        torch.logspace(0, 1, steps, out=torch.empty(0, dtype=dtype))
+    out = to_device(torch.empty(0, dtype=dtype))
+    with pytest.raises(Exception) as our_error, emulate():
+        torch.logspace(0, 1, steps, out=out)
+    assert type(our_error.value) is type(cpu_error.value)
+    assert "logspace" in str(our_error.value) or "steps" in str(our_error.value)
+
+
+def test_float64_is_refused():
+    out = to_device(torch.empty(0, dtype=torch.float64))
+    with pytest.raises(TypeError, match="logspace.*float64"), emulate():
+        torch.logspace(0, 1, 4, out=out)
