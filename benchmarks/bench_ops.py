@@ -184,6 +184,8 @@ OPS = {
         torch._add_relu, (_float(lambda s: torch.randn(s)), _float(lambda s: torch.randn(s))),
         inplace=torch.ops.aten._add_relu_.Tensor),
     "take": OpSpec(torch.take, (), kind="gather", inputs=_take_inputs),
+    "put_": OpSpec(lambda x, i: x.put_(i, torch.ones(i.shape, dtype=x.dtype, device=x.device), accumulate=True),
+                   (), kind="scatter", inputs=_take_inputs),
     "max": OpSpec(_into_new_out(torch.max), (), kind="reduction", inputs=_reduction_inputs),
     "min": OpSpec(_into_new_out(torch.min), (), kind="reduction", inputs=_reduction_inputs),
     "_aminmax": OpSpec(lambda x: torch._aminmax(x, -1), (), kind="reduction",
@@ -367,7 +369,7 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
             plan = WORK_ROWS_INPLACE_ONLY
         elif spec.kind in ("optimizer", "factory"):
             plan = WORK_ROWS_DENSE_ONLY
-        elif spec.kind in ("view_copy", "pool", "loss"):
+        elif spec.kind in ("view_copy", "pool", "loss", "scatter"):
             plan = WORK_ROWS_VIEW_COPY
         else:
             plan = WORK_ROWS_BINARY if len(spec.makers) == 2 else WORK_ROWS_UNARY

@@ -43,7 +43,7 @@ BINARY = {
 # Ops with tests of their own: take's are below, the reductions' in
 # test_reductions.py, the view copies' and logit_'s in test_view_copies.py,
 # the pools' in test_pooling.py.
-INDEXING = {"take"}
+INDEXING = {"take", "put_"}  # put_: test_put.py
 FACTORIES = {"logspace"}  # test_logspace.py
 REDUCTIONS = {"max", "min", "_aminmax", "var", "std", "batch_norm_update_stats", "mode"}
 VIEW_COPIES = {"channel_shuffle", "narrow_copy", "logit_"}

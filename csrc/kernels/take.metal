@@ -1,10 +1,26 @@
-// torch.take: out[i] = self.flatten()[index[i]], negative indices counting
+// torch.take: out[i] = self.flatten()[index[i]], and Tensor.put_:
+// self.flatten()[index[i]] = source[i] (or +=), negative indices counting
 // from the end. self may be strided: its logical (row-major) position is
 // decomposed over its sizes and mapped through its byte strides. The host has
-// checked every index is in range and made out and index contiguous.
+// checked every index is in range and made out, index and source contiguous.
 #include <metal_stdlib>
+#include <mps_ops/elementwise.h>
+#include <mps_ops/params.h>
 #include <mps_ops/types.h>
 using namespace metal;
+
+namespace {
+
+inline long flat_offset(long flat, constant long* sizes, constant long* strides, int ndim) {
+  long offset = 0;
+  for (int d = ndim - 1; d >= 0; --d) {
+    offset += (flat % sizes[d]) * strides[d];
+    flat /= sizes[d];
+  }
+  return offset;
+}
+
+}  // namespace
 
 template <typename T>
 kernel void take(device T* out [[buffer(0)]],
@@ -19,16 +35,48 @@ kernel void take(device T* out [[buffer(0)]],
   if (flat < 0) {
     flat += numel;
   }
-  long offset = 0;
-  for (int d = int(ndim) - 1; d >= 0; --d) {
-    offset += (flat % sizes[d]) * strides[d];
-    flat /= sizes[d];
-  }
-  out[i] = *reinterpret_cast<constant T*>(self + offset);
+  out[i] = *reinterpret_cast<constant T*>(self + flat_offset(flat, sizes, strides, int(ndim)));
 }
 
-#define REGISTER_TAKE(T) \
-  template [[host_name("take_dense_" #T "_" #T)]] [[kernel]] decltype(take<T>) take<T>;
+// targets: the normalised indices sorted (stably) by value; order: where each
+// came from in index and source. The thread at the end of a run of equal
+// targets writes that element: the source of the run's latest position, or
+// the element plus the run's sources added in index order, rounding to T at
+// each step as the CPU's serial loop does.
+template <typename T>
+kernel void put(device char* self [[buffer(0)]],
+                constant T* source [[buffer(1)]],
+                constant long* targets [[buffer(2)]],
+                constant long* order [[buffer(3)]],
+                constant mps_ops::put_params& params [[buffer(4)]],
+                uint i [[thread_position_in_grid]]) {
+  const long target = targets[i];
+  if (long(i) + 1 < params.count && targets[i + 1] == target) {
+    return;
+  }
+  long first = long(i);
+  while (first > 0 && targets[first - 1] == target) {
+    --first;
+  }
+  device T* element = reinterpret_cast<device T*>(self + flat_offset(target, params.sizes, params.strides, params.ndim));
+  if (params.accumulate == 0) {
+    long latest = order[first];  // the sort is stable, but a stable order is not relied on here
+    for (long j = first + 1; j <= long(i); ++j) {
+      latest = max(latest, order[j]);
+    }
+    *element = source[latest];
+    return;
+  }
+  T sum = *element;
+  for (long j = first; j <= long(i); ++j) {
+    sum = static_cast<T>(mps_ops::opmath_t<T>(sum) + mps_ops::opmath_t<T>(source[order[j]]));
+  }
+  *element = sum;
+}
+
+#define REGISTER_TAKE(T)                                                     \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(take, dense, T, T), take, T)        \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(put, dense, T, T), put, T)
 REGISTER_TAKE(bool)
 REGISTER_TAKE(uchar)
 REGISTER_TAKE(char)

@@ -7,7 +7,6 @@
 
 #include "../kernels/include/mps_ops/params.h"
 
-#include <ATen/ops/aminmax.h>
 #include <ATen/ops/zeros.h>
 
 namespace mps_ops {
@@ -32,10 +31,7 @@ at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, doubl
   if (n == 0 || self.size(1) == 0) {
     return self;
   }
-  // One reduction to validate every index (on a Mac it waits for the GPU;
-  // the kernel then never touches a row outside the table).
-  const auto [lowest, highest] = at::aminmax(indices);
-  const int64_t lo = lowest.item<int64_t>(), hi = highest.item<int64_t>();
+  const auto [lo, hi] = value_range(indices);
   TORCH_CHECK_INDEX(lo >= -rows && hi < rows, "select(): index ", lo < -rows ? lo : hi,
                     " out of range for tensor of size ", self.sizes(), " at dimension 0");
   TORCH_CHECK(n <= UINT32_MAX, "mps_ops: embedding_renorm_ of more than 2**32 - 1 indices");

@@ -12,7 +12,6 @@
 
 #include <ATen/core/Reduction.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/aminmax.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ones.h>
 
@@ -20,14 +19,13 @@ namespace mps_ops {
 
 namespace {
 
-// Every element of a long target must lie in [lowest, c) (one reduction; on
-// a Mac it waits for the GPU, and the kernels then never index outside a row).
+// Every element of a long target must lie in [lowest, c).
 void check_target_range(const at::Tensor& target, int64_t lowest, int64_t c, const char* message) {
   if (target.numel() == 0) {
     return;
   }
-  const auto [lo, hi] = at::aminmax(target);
-  TORCH_CHECK(lo.item<int64_t>() >= lowest && hi.item<int64_t>() < c, message);
+  const auto [lo, hi] = value_range(target);
+  TORCH_CHECK(lo >= lowest && hi < c, message);
 }
 
 struct MarginProblem {

@@ -11,7 +11,6 @@
 #include "../kernels/include/mps_ops/params.h"
 
 #include <ATen/WrapDimUtils.h>
-#include <ATen/ops/aminmax.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/cumsum.h>
 #include <ATen/ops/empty.h>
@@ -59,9 +58,9 @@ SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_vi
   at::Tensor offset_table;
   if (has_lengths) {
     if (!unsafe && lengths->numel() > 0) {
-      TORCH_CHECK(std::get<0>(at::aminmax(*lengths)).item<int64_t>() >= 0, "lengths contains negative value!");
-      const auto [lo, hi] = at::aminmax(at::sum(*lengths, -1));
-      TORCH_CHECK(lo.item<int64_t>() == length && hi.item<int64_t>() == length,
+      TORCH_CHECK(value_range(*lengths).first >= 0, "lengths contains negative value!");
+      const auto [lo, hi] = value_range(at::sum(*lengths, -1));
+      TORCH_CHECK(lo == length && hi == length,
                   "segment_reduce(): Expected all rows of lengths along axis to sum to "
                   "data.size(lengths.dim()-1) when !unsafe.");
     }

@@ -1,15 +1,44 @@
-// Host stubs of torch.take (functional and out=); kernel in
-// csrc/kernels/take.metal. Checks and messages are the CPU's.
+// Host stubs of torch.take (functional and out=) and Tensor.put_, indexing
+// self as if flattened; kernels in csrc/kernels/take.metal. Checks and
+// messages are the CPU's.
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
+#include "../kernels/include/mps_ops/params.h"
+
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/aminmax.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/remainder.h>
+#include <ATen/ops/sort.h>
 
 namespace mps_ops {
+namespace {
+
+// self's logical (row-major) layout as the kernels walk it: sizes, and
+// strides in bytes; a 0-dim self is one element.
+struct FlatLayout {
+  int64_t sizes[max_flat_ndim];
+  int64_t strides[max_flat_ndim];
+  int64_t ndim;
+
+  explicit FlatLayout(const at::Tensor& self) : ndim(std::max<int64_t>(1, self.dim())) {
+    for (int64_t d = 0; d < ndim; ++d) {
+      sizes[d] = self.dim() ? self.size(d) : 1;
+      strides[d] = self.dim() ? self.stride(d) * static_cast<int64_t>(self.element_size()) : 0;
+    }
+  }
+};
+
+// Every index must lie in [-numel, numel).
+void check_flat_indices(const at::Tensor& index, int64_t numel) {
+  const auto [lo, hi] = value_range(index);
+  TORCH_CHECK_INDEX(lo >= -numel && hi < numel, "out of range: tried to access index ",
+                    lo < -numel ? lo : hi, " on a tensor of ", numel, " elements.");
+}
+
+}  // namespace
 
 at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor& out) {
   static KernelCache kernels("take");
@@ -32,24 +61,13 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
     return out;
   }
   TORCH_CHECK_INDEX(self.numel() > 0, "take(): tried to take from an empty tensor");
+  TORCH_CHECK(self.dim() <= max_flat_ndim, "take(): more than ", int(max_flat_ndim), " dimensions");
   const int64_t numel = self.numel();
-  // One reduction to validate every index up front (on a Mac this waits for
-  // the GPU; the kernel then never reads out of bounds).
-  const auto [lowest, highest] = at::aminmax(index);
-  const int64_t lo = lowest.item<int64_t>(), hi = highest.item<int64_t>();
-  const int64_t bad = lo < -numel ? lo : hi;
-  TORCH_CHECK_INDEX(lo >= -numel && hi < numel, "out of range: tried to access index ", bad,
-                    " on a tensor of ", numel, " elements.");
-  TORCH_CHECK(self.dim() <= 16, "take(): more than 16 dimensions");
+  check_flat_indices(index, numel);
 
   const at::Tensor index_c = index.contiguous();
   at::Tensor result = out.is_contiguous() ? out : at::empty(index.sizes(), out.options());
-  int64_t sizes[16], strides[16];
-  const int64_t ndim = std::max<int64_t>(1, self.dim());
-  for (int64_t d = 0; d < ndim; ++d) {
-    sizes[d] = self.dim() ? self.size(d) : 1;
-    strides[d] = self.dim() ? self.stride(d) * static_cast<int64_t>(self.element_size()) : 0;
-  }
+  const FlatLayout layout(self);
   const KernelHandle* handle = kernels.get(Variant::dense, self.scalar_type(), self.scalar_type());
   // One dispatch per 2**31 - 1 elements keeps the thread index in 32 bits.
   for (int64_t start = 0; start < result.numel(); start += INT32_MAX) {
@@ -59,9 +77,9 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
                       count * result.element_size());
     kernel.set_buffer(1, index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t));
     kernel.set_tensor(2, self);
-    kernel.set_bytes(3, sizes, sizeof(int64_t) * ndim);
-    kernel.set_bytes(4, strides, sizeof(int64_t) * ndim);
-    kernel.set_value(5, static_cast<uint32_t>(ndim));
+    kernel.set_bytes(3, layout.sizes, sizeof(int64_t) * layout.ndim);
+    kernel.set_bytes(4, layout.strides, sizeof(int64_t) * layout.ndim);
+    kernel.set_value(5, static_cast<uint32_t>(layout.ndim));
     kernel.set_value(6, numel);
     kernel.set_operand_count(3);  // out, index, self
     kernel.dispatch(Dim3{static_cast<uint32_t>(count), 1, 1});
@@ -75,6 +93,58 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
 at::Tensor take(const at::Tensor& self, const at::Tensor& index) {
   at::Tensor out = at::empty({0}, self.options());
   return take_out(self, index, out);
+}
+
+// Duplicates are resolved as the CPU's serial loop resolves them: the last
+// write wins, and accumulation adds in index order in self's dtype. The
+// targets are sorted (stable) so each target's writes form one run; the
+// thread at a run's end does the run's work alone: no atomics, any dtype.
+at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& source, bool accumulate) {
+  static KernelCache kernels("put");
+  TORCH_CHECK(index.scalar_type() == at::kLong, "put_(): Expected a long tensor for index, but got ",
+              index.scalar_type());
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(),
+              "put_(): self and source expected to have the same dtype, but got self.dtype = ",
+              self.scalar_type(), " and source.dtype = ", source.scalar_type());
+  TORCH_CHECK(self.device() == source.device() && self.device() == index.device(),
+              "put_(): self, index and source expected to be in the same device, but got self.device = ",
+              self.device(), ", index.device = ", index.device(), ", and source.device = ", source.device());
+  check_device("put_", self);
+  check_dtype("put_", self);
+  TORCH_CHECK_INDEX(source.numel() == index.numel(),
+                    "put_(): Expected source and index to have the same number of elements, but got "
+                    "source.numel() = ", source.numel(), ", index.numel() = ", index.numel());
+  TORCH_CHECK_INDEX(!(self.numel() == 0 && index.numel() != 0),
+                    "put_(): Tried to put elements into an empty tensor");
+  at::assert_no_internal_overlap(self);
+  at::assert_no_overlap(self, index);
+  at::assert_no_overlap(self, source);
+  if (index.numel() == 0) {
+    return self;
+  }
+  TORCH_CHECK(self.dim() <= max_flat_ndim, "put_(): more than ", int(max_flat_ndim), " dimensions");
+  TORCH_CHECK(index.numel() <= UINT32_MAX, "mps_ops: put_ of more than 2**32 - 1 indices");
+  const int64_t numel = self.numel();
+  check_flat_indices(index, numel);
+  // -1 and numel - 1 name one element: normalise before grouping.
+  const auto [targets, order] = at::sort(at::remainder(index.reshape({-1}), numel), std::optional<bool>(true), /*dim=*/0);
+  const at::Tensor source_c = source.reshape({-1}).contiguous();
+  const FlatLayout layout(self);
+  put_params params{};
+  std::copy(layout.sizes, layout.sizes + layout.ndim, params.sizes);
+  std::copy(layout.strides, layout.strides + layout.ndim, params.strides);
+  params.ndim = static_cast<int>(layout.ndim);
+  params.accumulate = accumulate ? 1 : 0;
+  params.count = index.numel();
+  KernelFunction kernel(kernels.get(Variant::dense, self.scalar_type(), self.scalar_type()));
+  kernel.set_tensor(0, self);
+  kernel.set_tensor(1, source_c);
+  kernel.set_tensor(2, targets);
+  kernel.set_tensor(3, order);
+  kernel.set_operand_count(4);
+  kernel.set_value(4, params);
+  kernel.dispatch(Dim3{static_cast<uint32_t>(index.numel()), 1, 1});
+  return self;
 }
 
 }  // namespace mps_ops

@@ -2,6 +2,7 @@
 
 #include "backend.h"
 
+#include <ATen/ops/aminmax.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/native/Resize.h>
@@ -54,6 +55,11 @@ at::Tensor empty_output_like(const at::Tensor& like, c10::ScalarType dtype) {
     return at::empty_strided(like.sizes(), like.strides(), like.options().dtype(dtype));
   }
   return at::empty_like(like, like.options().dtype(dtype), at::MemoryFormat::Preserve);
+}
+
+std::pair<int64_t, int64_t> value_range(const at::Tensor& values) {
+  const auto [lowest, highest] = at::aminmax(values);
+  return {lowest.item<int64_t>(), highest.item<int64_t>()};
 }
 
 }  // namespace mps_ops

@@ -5,6 +5,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <utility>
+
 namespace mps_ops {
 
 // Tensors must live where the backend's kernels run; 0-dim CPU tensors are
@@ -28,6 +30,11 @@ c10::ScalarType float_result_type(c10::ScalarType dtype);
 // out can take the kernel's result directly (same dtype).
 bool prepare_output(const char* op, at::Tensor& out, c10::ScalarType result_dtype,
                     at::IntArrayRef shape);
+
+// The smallest and largest value of a non-empty integer tensor: one aminmax
+// read back, so host checks of index ranges wait for the GPU on a Mac, and
+// the kernels after them never index out of bounds.
+std::pair<int64_t, int64_t> value_range(const at::Tensor& values);
 
 // A fresh output for `like`'s shape and layout (dense permutations kept, so a
 // transposed input still runs the dense kernel).

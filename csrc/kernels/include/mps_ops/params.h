@@ -155,6 +155,20 @@ struct reduction_layout {
   long inner_numel;
 };
 
+// take / put_: self indexed as if flattened, through its sizes and byte
+// strides (row-major decomposition).
+enum { max_flat_ndim = 16 };
+
+// put_: `count` (target, source position) pairs sorted by target; whether
+// the writes accumulate.
+struct put_params {
+  long sizes[max_flat_ndim];
+  long strides[max_flat_ndim];
+  long count;
+  int ndim;
+  int accumulate;
+};
+
 // logspace: element i is base ** e_i, e_i = start + step * i below `halfway`
 // and end - step * (steps - 1 - i) from there (the CPU's two-sided walk).
 // Doubles the host computed travel as (hi, lo) float pairs; Metal has no

@@ -1,0 +1,119 @@
+"""Tensor.put_ against the CPU where OpInfo's 3-element samples say little:
+repeated targets (the last write wins; accumulation adds in index order,
+rounding in self's dtype at each step, as the CPU's serial loop does; both
+in index's logical order), an
+index and its negative alias, strided and transposed self, non-contiguous
+index and source, integer wrap-around, bool, and the CPU's errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import assert_matches, run_on_kernels, to_device
+from mps_ops.testing import emulate
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
+          torch.int8, torch.uint8, torch.bool]
+
+
+def _put(self, index, source, accumulate):
+    returned = self.put_(index, source, accumulate=accumulate)
+    assert returned is self
+    return self
+
+
+def _values(shape, dtype):
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    if dtype.is_floating_point:
+        return (torch.randn(shape) * 3).to(dtype)
+    return torch.randint(0, 100, shape).to(dtype)
+
+
+def _check(self, index, source, accumulate):
+    # Repeated targets are resolved in index's logical order. The CPU walks
+    # index and source in TensorIterator's order, their memory order, which
+    # differs from the logical one when they are transposed: the reference
+    # gets contiguous copies.
+    expected = _put(self.clone(), index.contiguous(), source.contiguous(), accumulate)
+    actual, dispatches = run_on_kernels(_put, self.clone(), index, source, accumulate)
+    assert dispatches
+    if expected.dtype.is_floating_point:
+        assert torch.equal(actual, expected), (actual - expected).abs().max()
+    else:
+        assert_matches(actual, expected)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_repeated_targets(dtype, accumulate):
+    torch.manual_seed(0)
+    self = _values((7, 9), dtype)
+    # Many repeats of few targets, with -1 and numel - 1 naming one element.
+    index = torch.randint(-63, 63, (500,))
+    index[::50] = -1
+    index[1::50] = 62
+    _check(self, index, _values((500,), dtype), accumulate)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("layout", ["transposed", "strided", "zero_dim"])
+def test_self_layouts(layout, accumulate):
+    torch.manual_seed(1)
+    self = {"transposed": torch.randn(9, 7).t(), "strided": torch.randn(6, 20)[:, ::3],
+            "zero_dim": torch.tensor(2.5)}[layout]
+    n = self.numel()
+    index = torch.randint(-n, n, (4, 10))
+    _check(self, index, torch.randn(40), accumulate)
+    # Non-contiguous index and source, read in their logical order.
+    _check(self, index.t(), torch.randn(20, 4)[::2].t(), accumulate)
+
+
+def test_integer_accumulation_wraps_like_the_cpu():
+    self = torch.tensor([120, -120, 0], dtype=torch.int8)
+    index = torch.tensor([0, 0, 1, 1, 2])
+    _check(self, index, torch.tensor([100, 100, -100, -100, 7], dtype=torch.int8), accumulate=True)
+
+
+def test_half_accumulation_rounds_at_each_step():
+    # 1 + 2**-11 is not a half: eight such additions round away on the CPU.
+    self = torch.ones(1, dtype=torch.float16)
+    index = torch.zeros(8, dtype=torch.long)
+    _check(self, index, torch.full((8,), 2**-11, dtype=torch.float16), accumulate=True)
+
+
+@pytest.mark.parametrize("case", [
+    "out_of_range", "negative_out_of_range", "int_index", "dtype_mismatch", "numel_mismatch",
+    "empty_self", "expanded_self",
+])
+def test_errors_are_the_cpus(case):
+    self, index, source = torch.zeros(3, 4), torch.tensor([0, 5]), torch.ones(2)
+    if case == "out_of_range":
+        index = torch.tensor([0, 12])
+    elif case == "negative_out_of_range":
+        index = torch.tensor([-13, 0])
+    elif case == "int_index":
+        index = index.int()
+    elif case == "dtype_mismatch":
+        source = source.half()
+    elif case == "numel_mismatch":
+        source = torch.ones(3)
+    elif case == "empty_self":
+        self = torch.zeros(0)
+    elif case == "expanded_self":
+        self = torch.zeros(1, 4).expand(3, 4)
+    with pytest.raises(Exception) as cpu_error:
+        _put(self.clone() if case != "expanded_self" else self, index, source, False)
+    target, index, source = to_device((self.clone() if case != "expanded_self" else self, index, source))
+    with pytest.raises(Exception) as our_error, emulate():
+        _put(target, index, source, False)
+    assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
+    assert str(our_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]
+
+
+def test_float64_is_refused():
+    target, index, source = to_device((torch.zeros(3, dtype=torch.float64), torch.tensor([0]),
+                                       torch.ones(1, dtype=torch.float64)))
+    with pytest.raises(TypeError, match="put_.*float64"), emulate():
+        target.put_(index, source)
