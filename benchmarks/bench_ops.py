@@ -246,6 +246,9 @@ OPS = {
     "fractional_max_pool3d": OpSpec(
         lambda x: torch.nn.functional.fractional_max_pool3d(x, 2, output_ratio=(0.5, 0.5, 0.5)), (),
         kind="pool", inputs=_pool_inputs),
+    "rrelu_with_noise": OpSpec(
+        lambda x: torch.ops.aten.rrelu_with_noise(x, torch.empty(x.shape, dtype=x.dtype, device=x.device), 0.1, 0.3,
+                                                  True), (), kind="activation", inputs=_reduction_inputs),
     "logspace": OpSpec(lambda out: torch.logspace(-3.0, 3.0, out.numel(), 10.0, out=out), (), kind="factory",
                        inputs=lambda layout, rows, cols, dtype: [torch.empty(rows * cols, dtype=dtype)]),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
@@ -369,7 +372,7 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
             plan = WORK_ROWS_INPLACE_ONLY
         elif spec.kind in ("optimizer", "factory"):
             plan = WORK_ROWS_DENSE_ONLY
-        elif spec.kind in ("view_copy", "pool", "loss", "scatter"):
+        elif spec.kind in ("view_copy", "pool", "loss", "scatter", "activation"):
             plan = WORK_ROWS_VIEW_COPY
         else:
             plan = WORK_ROWS_BINARY if len(spec.makers) == 2 else WORK_ROWS_UNARY

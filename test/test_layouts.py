@@ -45,6 +45,7 @@ BINARY = {
 # the pools' in test_pooling.py.
 INDEXING = {"take", "put_"}  # put_: test_put.py
 FACTORIES = {"logspace"}  # test_logspace.py
+ACTIVATIONS = {"rrelu_with_noise"}  # test_rrelu.py
 REDUCTIONS = {"max", "min", "_aminmax", "var", "std", "batch_norm_update_stats", "mode"}
 VIEW_COPIES = {"channel_shuffle", "narrow_copy", "logit_"}
 POOLS = {"_adaptive_avg_pool3d", "adaptive_max_pool3d", "fractional_max_pool2d",
@@ -61,7 +62,7 @@ LOSSES = {"multi_margin_loss", "multilabel_margin_loss_forward",
 
 def test_every_registry_op_has_layout_samples():
     names = {r.name.split("::")[1] for r in mps_ops.ops()}
-    assert names == set(UNARY) | set(BINARY) | INDEXING | REDUCTIONS | VIEW_COPIES | POOLS | DISTANCES | LOSSES | EMBEDDING | OPTIMIZERS | GLU_JVPS | SOFTMAXES | SEGMENTS | FACTORIES
+    assert names == set(UNARY) | set(BINARY) | INDEXING | REDUCTIONS | VIEW_COPIES | POOLS | DISTANCES | LOSSES | EMBEDDING | OPTIMIZERS | GLU_JVPS | SOFTMAXES | SEGMENTS | FACTORIES | ACTIVATIONS
 
 
 def _check(fn, *args, expect_dispatch=True, variant=None):

@@ -155,6 +155,13 @@ struct reduction_layout {
   long inner_numel;
 };
 
+// rrelu_with_noise: training draws each slope from the noise tensor (filled
+// on the host's generator); evaluation is leaky_relu with the mean slope.
+struct rrelu_params {
+  float slope;
+  int training;
+};
+
 // take / put_: self indexed as if flattened, through its sizes and byte
 // strides (row-major decomposition).
 enum { max_flat_ndim = 16 };

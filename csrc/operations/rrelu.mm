@@ -1,0 +1,76 @@
+// Host stubs of rrelu_with_noise (functional, in place, out=); kernel in
+// csrc/kernels/rrelu.metal. Training fills noise with uniform(lower, upper)
+// from the given generator (or the device's default one) with torch's own
+// uniform_, then one kernel applies it. The CPU instead draws one double per
+// non-positive element from its mt19937 stream, so a fixed seed gives other
+// slopes here than on the CPU (as on CUDA); docs/ops.md says so.
+#include "../runtime/host_name.h"
+#include "../runtime/op_checks.h"
+#include "../runtime/per_element.h"
+
+#include "../kernels/include/mps_ops/params.h"
+
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+
+namespace mps_ops {
+namespace {
+
+void rrelu_into(const at::Tensor& self, at::Tensor& noise, const at::Scalar& lower, const at::Scalar& upper,
+                bool training, std::optional<at::Generator> generator, at::Tensor& out) {
+  static KernelCache kernels("rrelu_with_noise");
+  check_device("rrelu_with_noise", self);
+  check_device("rrelu_with_noise", noise);
+  check_device("rrelu_with_noise", out);
+  check_dtype("rrelu_with_noise", self);
+  TORCH_CHECK(self.sizes() == noise.sizes(), "noise tensor shape must match self tensor shape. Got self.shape = ",
+              self.sizes(), " noise.shape = ", noise.sizes());
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"rrelu_with_noise\" not implemented for '",
+                              c10::toString(self.scalar_type()), "' on ", self.device());
+  TORCH_CHECK(!training || noise.scalar_type() == self.scalar_type(), "expected scalar type ",
+              self.scalar_type(), " but found ", noise.scalar_type());
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "rrelu_with_noise: expected out of dtype ",
+              self.scalar_type(), " but got ", out.scalar_type());
+  at::native::resize_output(out, self.sizes());
+  if (self.numel() == 0) {
+    return;
+  }
+  const at::Tensor x = self.contiguous();
+  at::Tensor noise_target = training ? contiguous_target(noise) : x;
+  if (training) {
+    noise_target.uniform_(lower.to<double>(), upper.to<double>(), generator);
+  }
+  // The CPU's mean slope: (lower + upper) / 2 in double, then the kernel's float.
+  const rrelu_params params{static_cast<float>((lower.to<double>() + upper.to<double>()) / 2.0),
+                            training ? 1 : 0};
+  at::Tensor target = contiguous_target(out);
+  dispatch_per_element(kernels, target, {&target, &noise_target, &x}, &params, sizeof(params));
+  if (training) {
+    copy_back(noise, noise_target);
+  }
+  copy_back(out, target);
+}
+
+}  // namespace
+
+at::Tensor& rrelu_with_noise_out(const at::Tensor& self, at::Tensor& noise, const at::Scalar& lower,
+                                 const at::Scalar& upper, bool training, std::optional<at::Generator> generator,
+                                 at::Tensor& out) {
+  rrelu_into(self, noise, lower, upper, training, std::move(generator), out);
+  return out;
+}
+
+at::Tensor rrelu_with_noise(const at::Tensor& self, at::Tensor& noise, const at::Scalar& lower,
+                            const at::Scalar& upper, bool training, std::optional<at::Generator> generator) {
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  rrelu_into(self, noise, lower, upper, training, std::move(generator), out);
+  return out;
+}
+
+at::Tensor& rrelu_with_noise_(at::Tensor& self, at::Tensor& noise, const at::Scalar& lower, const at::Scalar& upper,
+                              bool training, std::optional<at::Generator> generator) {
+  rrelu_into(self, noise, lower, upper, training, std::move(generator), self);
+  return self;
+}
+
+}  // namespace mps_ops
