@@ -246,6 +246,9 @@ OPS = {
     "fractional_max_pool3d": OpSpec(
         lambda x: torch.nn.functional.fractional_max_pool3d(x, 2, output_ratio=(0.5, 0.5, 0.5)), (),
         kind="pool", inputs=_pool_inputs),
+    "_upsample_lanczos2d_aa": OpSpec(
+        lambda x: torch.ops.aten._upsample_lanczos2d_aa(x, (x.size(2) // 2 + 1, 2 * x.size(3)), False), (), kind="pool",
+        inputs=lambda layout, rows, cols, dtype: [t.flatten(0, 1) for t in _pool_inputs(layout, rows, cols, dtype)]),
     "rrelu_with_noise": OpSpec(
         lambda x: torch.ops.aten.rrelu_with_noise(x, torch.empty(x.shape, dtype=x.dtype, device=x.device), 0.1, 0.3,
                                                   True), (), kind="activation", inputs=_reduction_inputs),

@@ -40,6 +40,17 @@ def _has_stock_mps_kernel(overload: str) -> bool:
     return torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{overload}", "MPS")
 
 
+def _exists(overload: str) -> bool:
+    """Whether the running torch defines the overload (newer ops, such as
+    _upsample_lanczos2d_aa, are absent from older releases)."""
+    name, _, overload_name = overload.partition(".")
+    try:
+        torch._C._dispatch_find_schema_or_throw(f"aten::{name}", overload_name)
+    except RuntimeError:
+        return False
+    return True
+
+
 def _activate(policy: str) -> None:
     wanted = []
     for _name, op_policy, _dtypes, _opinfo, _forms, overloads in _RECORDS:
@@ -48,7 +59,7 @@ def _activate(policy: str) -> None:
         for overload in overloads:
             if overload in _active_overloads:
                 continue
-            if policy == "fill" and _has_stock_mps_kernel(overload):
+            if not _exists(overload) or (policy == "fill" and _has_stock_mps_kernel(overload)):
                 continue
             wanted.append(overload)
     _C.activate(wanted)

@@ -50,6 +50,7 @@ REDUCTIONS = {"max", "min", "_aminmax", "var", "std", "batch_norm_update_stats",
 VIEW_COPIES = {"channel_shuffle", "narrow_copy", "logit_"}
 POOLS = {"_adaptive_avg_pool3d", "adaptive_max_pool3d", "fractional_max_pool2d",
          "fractional_max_pool3d"}  # test_pooling.py
+RESAMPLING = {"_upsample_lanczos2d_aa"}  # test_upsample_lanczos.py
 DISTANCES = {"_pdist_forward", "_pdist_backward"}  # test_pdist.py
 EMBEDDING = {"embedding_renorm_"}  # test_embedding_renorm.py
 OPTIMIZERS = {"_fused_adagrad_"}  # test_fused_adagrad.py
@@ -62,7 +63,7 @@ LOSSES = {"multi_margin_loss", "multilabel_margin_loss_forward",
 
 def test_every_registry_op_has_layout_samples():
     names = {r.name.split("::")[1] for r in mps_ops.ops()}
-    assert names == set(UNARY) | set(BINARY) | INDEXING | REDUCTIONS | VIEW_COPIES | POOLS | DISTANCES | LOSSES | EMBEDDING | OPTIMIZERS | GLU_JVPS | SOFTMAXES | SEGMENTS | FACTORIES | ACTIVATIONS
+    assert names == set(UNARY) | set(BINARY) | INDEXING | REDUCTIONS | VIEW_COPIES | POOLS | DISTANCES | LOSSES | EMBEDDING | OPTIMIZERS | GLU_JVPS | SOFTMAXES | SEGMENTS | FACTORIES | ACTIVATIONS | RESAMPLING
 
 
 def _check(fn, *args, expect_dispatch=True, variant=None):

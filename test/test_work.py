@@ -47,7 +47,8 @@ NOT_ELEMENTWISE = {"take", "max", "min", "_aminmax", "var", "std", "batch_norm_u
                    "embedding_renorm_", "_fused_adagrad_", "glu_jvp", "glu_backward_jvp",
                    "_masked_softmax", "_masked_softmax_backward", "segment_reduce",
                    "_segment_reduce_backward", "fractional_max_pool2d",
-                   "fractional_max_pool3d", "logspace", "put_", "rrelu_with_noise"}
+                   "fractional_max_pool3d", "logspace", "put_", "rrelu_with_noise",
+                   "_upsample_lanczos2d_aa"}
 # Element-wise but in-place only (no functional form of ours to measure here):
 # its work rows are in bench_ops.py --work.
 NOT_ELEMENTWISE |= {"logit_"}

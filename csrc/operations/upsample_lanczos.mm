@@ -1,0 +1,296 @@
+// Host stubs of _upsample_lanczos2d_aa (+ out=) and its backward (+
+// grad_input=); kernels in csrc/kernels/upsample_lanczos.metal. Each axis's
+// windows and weights depend only on its sizes, so the host computes them,
+// with the CPU's formulas in the CPU's types (float for float tensors, double
+// then 16-bit fixed point for uint8), and binds them as small tables. Checks
+// and messages are the CPU's.
+#include "../runtime/host_name.h"
+#include "../runtime/kernel_function.h"
+#include "../runtime/op_checks.h"
+#include "../runtime/per_element.h"
+
+#include "../kernels/include/mps_ops/params.h"
+
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/tensor.h>
+#include <c10/util/MathConstants.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace mps_ops {
+namespace {
+
+constexpr int lanczos_width = 6;  // Lanczos-3: the filter spans [-3, 3)
+
+// Input pixels per output pixel.
+template <typename T>
+T pixel_scale(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  if (align_corners) {
+    return out > 1 ? static_cast<T>(in - 1) / (out - 1) : static_cast<T>(0);
+  }
+  return (scale.has_value() && *scale > 0.) ? static_cast<T>(1.0 / *scale) : static_cast<T>(in) / out;
+}
+
+template <typename T>
+T sinc(T x) {
+  if (x == 0.0) {
+    return 1.0;
+  }
+  x *= c10::pi<T>;
+  return std::sin(x) / x;
+}
+
+// The CPU evaluates the second factor in double (x / 3.0 is a double).
+template <typename T>
+T lanczos3(T x) {
+  x = std::abs(x);
+  return x < 3.0 ? sinc(x) * sinc(x / 3.0) : 0.0;
+}
+
+// One axis: per output index its window (first input index, length) and
+// `taps` normalised weights; per input index the output indices covering it.
+template <typename T>
+struct AxisPlan {
+  int64_t taps = 0;
+  std::vector<int64_t> table;  // start[out], count[out], first[in], last[in]
+  std::vector<T> weights;
+  T max_weight = 0;
+};
+
+template <typename T>
+AxisPlan<T> plan_axis(int64_t in, int64_t out, bool align_corners, std::optional<double> scale_arg) {
+  const T scale = pixel_scale<T>(in, out, align_corners, scale_arg);
+  const T support = (scale >= 1.0) ? (lanczos_width * 0.5) * scale : lanczos_width * 0.5;
+  AxisPlan<T> plan;
+  plan.taps = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
+  plan.table.assign(2 * out + 2 * in, 0);
+  std::fill(plan.table.begin() + 2 * out, plan.table.begin() + 2 * out + in, out);
+  std::fill(plan.table.begin() + 2 * out + in, plan.table.end(), -1);
+  plan.weights.assign(out * plan.taps, 0);
+  for (int64_t i = 0; i < out; ++i) {
+    const T center = scale * (i + 0.5);
+    const T invscale = (scale >= 1.0) ? 1.0 / scale : 1.0;
+    const int64_t first = std::max(static_cast<int64_t>(center - support + 0.5), static_cast<int64_t>(0));
+    const int64_t count = std::clamp<int64_t>(
+        std::min(static_cast<int64_t>(center + support + 0.5), in) - first, 0, plan.taps);
+    T* w = plan.weights.data() + i * plan.taps;
+    T total = 0;
+    for (int64_t j = 0; j < count; ++j) {
+      w[j] = lanczos3<T>((j + first - center + 0.5) * invscale);
+      total += w[j];
+    }
+    if (total != 0.0) {
+      for (int64_t j = 0; j < count; ++j) {
+        w[j] /= total;
+        plan.max_weight = std::max(plan.max_weight, w[j]);
+      }
+    }
+    plan.table[i] = first;
+    plan.table[out + i] = count;
+    for (int64_t k = first; k < first + count; ++k) {
+      plan.table[2 * out + k] = std::min(plan.table[2 * out + k], i);
+      plan.table[2 * out + in + k] = std::max(plan.table[2 * out + in + k], i);
+    }
+  }
+  return plan;
+}
+
+// An axis's tables on the device: windows, weights (float, or int16 fixed
+// point widened to int32 for uint8) and the fixed point's fraction bits.
+struct AxisTables {
+  at::Tensor table;
+  at::Tensor weights;
+  int taps = 0;
+  int precision = 0;
+};
+
+AxisTables axis_tables(int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
+                       c10::ScalarType dtype, const at::Device& device) {
+  AxisTables tables;
+  const auto to_device = [&](at::Tensor host) { return host.to(device); };
+  if (dtype == at::kByte) {
+    const AxisPlan<double> plan = plan_axis<double>(in, out, align_corners, scale);
+    int precision = 0;
+    for (; precision < 22; ++precision) {
+      const int next = static_cast<int>(0.5 + plan.max_weight * (1 << (precision + 1)));
+      if (next >= (1 << 15)) {
+        break;
+      }
+    }
+    std::vector<int32_t> fixed(plan.weights.size());
+    for (size_t k = 0; k < fixed.size(); ++k) {
+      const double v = plan.weights[k] * (1 << precision);
+      fixed[k] = static_cast<int16_t>(v < 0 ? static_cast<int>(-0.5 + v) : static_cast<int>(0.5 + v));
+    }
+    tables = {to_device(at::tensor(plan.table)), to_device(at::tensor(fixed)), static_cast<int>(plan.taps),
+              precision};
+  } else {
+    const AxisPlan<float> plan = plan_axis<float>(in, out, align_corners, scale);
+    tables = {to_device(at::tensor(plan.table)), to_device(at::tensor(plan.weights)), static_cast<int>(plan.taps), 0};
+  }
+  return tables;
+}
+
+void check_sizes(at::IntArrayRef input_size, at::IntArrayRef output_size) {
+  TORCH_CHECK(output_size.size() == 2, "It is expected output_size equals to 2, but got size ", output_size.size());
+  TORCH_CHECK(input_size.size() == 4, "It is expected input_size equals to 4, but got size ", input_size.size());
+  TORCH_CHECK(input_size[2] > 0 && input_size[3] > 0 && output_size[0] > 0 && output_size[1] > 0,
+              "Input and output sizes should be greater than 0, but got input (H: ", input_size[2],
+              ", W: ", input_size[3], ") output (H: ", output_size[0], ", W: ", output_size[1], ")");
+}
+
+// One pass over `axis` of in (N, C, H, W) into out, whose shape differs
+// from in's only there.
+void resample_axis(const at::Tensor& in, at::Tensor& out, int axis, bool align_corners,
+                   std::optional<double> scale) {
+  static KernelCache kernels("upsample_lanczos");
+  const AxisTables tables =
+      axis_tables(in.size(axis), out.size(axis), align_corners, scale, in.scalar_type(), in.device());
+  lanczos_pass_params params{};
+  for (int d = 0; d < 4; ++d) {
+    params.sizes[d] = out.size(d);
+    params.in_strides[d] = in.stride(d);
+    params.out_strides[d] = out.stride(d);
+  }
+  params.axis = axis;
+  params.taps = tables.taps;
+  params.precision = tables.precision;
+  TORCH_CHECK(out.numel() <= UINT32_MAX, "mps_ops: _upsample_lanczos2d_aa over more than 2**32 - 1 elements");
+  KernelFunction function(kernels.get(Variant::dense, in.scalar_type(), in.scalar_type()));
+  function.set_tensor(0, out);
+  function.set_tensor(1, in);
+  function.set_tensor(2, tables.table);
+  function.set_tensor(3, tables.weights);
+  function.set_operand_count(4);
+  function.set_value(4, params);
+  function.dispatch(Dim3{static_cast<uint32_t>(out.numel()), 1, 1});
+}
+
+}  // namespace
+
+namespace {
+
+// out: the caller's (out=, resized if needed) or null for a fresh one in the
+// input's suggested memory format, as the CPU allocates it.
+at::Tensor lanczos_forward(const at::Tensor& input, c10::SymIntArrayRef output_size_, bool align_corners,
+                           std::optional<double> scales_h, std::optional<double> scales_w, at::Tensor* out_arg) {
+  const at::IntArrayRef output_size = C10_AS_INTARRAYREF_SLOW(output_size_);
+  check_device("_upsample_lanczos2d_aa", input);
+  check_dtype("_upsample_lanczos2d_aa", input);
+  check_sizes(input.sizes(), output_size);
+  TORCH_CHECK(input.numel() != 0 || input.size(1) * input.size(2) * input.size(3) != 0,
+              "Non-empty 4D data tensor expected but got a tensor with sizes ", input.sizes());
+  const std::vector<int64_t> shape{input.size(0), input.size(1), output_size[0], output_size[1]};
+  at::Tensor out;
+  if (out_arg != nullptr) {
+    out = *out_arg;
+    check_device("_upsample_lanczos2d_aa", out);
+    TORCH_CHECK(out.scalar_type() == input.scalar_type(), "Expected out tensor to have dtype ",
+                input.scalar_type(), ", but got ", out.scalar_type(), " instead");
+    at::native::resize_output(out, shape);
+  } else {
+    out = at::empty(shape, input.options().memory_format(input.suggest_memory_format()));
+  }
+  if (input.sizes() == out.sizes()) {
+    out.copy_(input);  // the CPU copies before it looks at the dtype, too
+    return out;
+  }
+  TORCH_CHECK_NOT_IMPLEMENTED(input.scalar_type() == at::kFloat || input.scalar_type() == at::kByte,
+                              "\"_upsample_lanczos2d_aa\" not implemented for '",
+                              c10::toString(input.scalar_type()), "' on ", input.device());
+  if (out.numel() == 0) {
+    return out;
+  }
+  // Width first, then height, as the CPU does; an unchanged axis is no pass.
+  const bool resize_w = input.size(3) != output_size[1];
+  const bool resize_h = input.size(2) != output_size[0];
+  at::Tensor between = input;
+  if (resize_w) {
+    at::Tensor target =
+        resize_h ? at::empty({shape[0], shape[1], input.size(2), shape[3]}, input.options()) : out;
+    resample_axis(input, target, 3, align_corners, scales_w);
+    between = target;
+  }
+  if (resize_h) {
+    resample_axis(between, out, 2, align_corners, scales_h);
+  }
+  return out;
+}
+
+}  // namespace
+
+at::Tensor& upsample_lanczos2d_aa_out(const at::Tensor& input, c10::SymIntArrayRef output_size, bool align_corners,
+                                      std::optional<double> scales_h, std::optional<double> scales_w,
+                                      at::Tensor& out) {
+  lanczos_forward(input, output_size, align_corners, scales_h, scales_w, &out);
+  return out;
+}
+
+at::Tensor upsample_lanczos2d_aa(const at::Tensor& input, c10::SymIntArrayRef output_size, bool align_corners,
+                                 std::optional<double> scales_h, std::optional<double> scales_w) {
+  return lanczos_forward(input, output_size, align_corners, scales_h, scales_w, nullptr);
+}
+
+at::Tensor& upsample_lanczos2d_aa_backward_out(const at::Tensor& grad_output, c10::SymIntArrayRef output_size_,
+                                               c10::SymIntArrayRef input_size_, bool align_corners,
+                                               std::optional<double> scales_h, std::optional<double> scales_w,
+                                               at::Tensor& grad_input) {
+  static KernelCache kernels("upsample_lanczos_backward");
+  const at::IntArrayRef output_size = C10_AS_INTARRAYREF_SLOW(output_size_);
+  const at::IntArrayRef input_size = C10_AS_INTARRAYREF_SLOW(input_size_);
+  check_device("_upsample_lanczos2d_aa_backward", grad_output);
+  check_device("_upsample_lanczos2d_aa_backward", grad_input);
+  check_dtype("_upsample_lanczos2d_aa_backward", grad_output);
+  check_sizes(input_size, output_size);
+  TORCH_CHECK(grad_output.dim() == 4, "Expected grad_output to be a tensor of dimension 4 but got: dimension ",
+              grad_output.dim());
+  const int64_t full_output_size[4] = {input_size[0], input_size[1], output_size[0], output_size[1]};
+  for (int i = 0; i < 4; ++i) {
+    TORCH_CHECK(grad_output.size(i) == full_output_size[i],
+                "Expected grad_output to have the same shape as output;", " output.size(", i, ") = ",
+                full_output_size[i], " but got grad_output.size(", i, ") = ", grad_output.size(i));
+  }
+  TORCH_CHECK_NOT_IMPLEMENTED(grad_output.scalar_type() == at::kFloat,
+                              "\"upsample_lanczos2d_aa_backward\" not implemented for '",
+                              c10::toString(grad_output.scalar_type()), "' on ", grad_output.device());
+  TORCH_CHECK(grad_input.scalar_type() == grad_output.scalar_type(), "Expected out tensor to have dtype ",
+              grad_output.scalar_type(), ", but got ", grad_input.scalar_type(), " instead");
+  at::native::resize_output(grad_input, input_size);
+  if (grad_input.numel() == 0) {
+    return grad_input;
+  }
+  const AxisTables rows =
+      axis_tables(input_size[2], output_size[0], align_corners, scales_h, at::kFloat, grad_output.device());
+  const AxisTables columns =
+      axis_tables(input_size[3], output_size[1], align_corners, scales_w, at::kFloat, grad_output.device());
+  lanczos_backward_params params{};
+  params.channels = input_size[1];
+  params.height = input_size[2];
+  params.width = input_size[3];
+  params.out_height = output_size[0];
+  params.out_width = output_size[1];
+  for (int d = 0; d < 4; ++d) {
+    params.grad_output_strides[d] = grad_output.stride(d);
+  }
+  params.taps_h = rows.taps;
+  params.taps_w = columns.taps;
+  at::Tensor target = contiguous_target(grad_input);
+  dispatch_per_element(kernels, target,
+                       {&target, &grad_output, &rows.table, &rows.weights, &columns.table, &columns.weights},
+                       &params, sizeof(params));
+  copy_back(grad_input, target);
+  return grad_input;
+}
+
+at::Tensor upsample_lanczos2d_aa_backward(const at::Tensor& grad_output, c10::SymIntArrayRef output_size,
+                                          c10::SymIntArrayRef input_size, bool align_corners,
+                                          std::optional<double> scales_h, std::optional<double> scales_w) {
+  at::Tensor grad_input = at::empty({0}, grad_output.options());
+  return upsample_lanczos2d_aa_backward_out(grad_output, output_size, input_size, align_corners, scales_h, scales_w,
+                                            grad_input);
+}
+
+}  // namespace mps_ops
