@@ -34,7 +34,8 @@ POLICIES = {"fill", "override"}
 FIELDS = {"name", "file", "impl", "dtypes", "policy", "opinfo", "mps_missing"}
 # Optional: which OpInfo call forms reach our overloads (default: all three).
 # std, for one, is ours only with out=: its functional form has an MPS kernel.
-OPTIONAL_FIELDS = {"forms"}
+# differs: where our results differ from the CPU's, for docs/ops.md.
+OPTIONAL_FIELDS = {"forms", "differs"}
 FORMS = ("functional", "out", "inplace")
 
 
@@ -48,6 +49,7 @@ class OpEntry:
     opinfo: tuple
     mps_missing: tuple
     forms: tuple = FORMS
+    differs: str = ""
 
     @property
     def qualified_name(self) -> str:
@@ -90,6 +92,7 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
                 opinfo=tuple(item["opinfo"]),
                 mps_missing=tuple(str(v) for v in item["mps_missing"]),
                 forms=tuple(item.get("forms", FORMS)),
+                differs=" ".join(str(item.get("differs", "")).split()),
             )
         )
     return entries
@@ -184,6 +187,10 @@ def docs_source(entries: list[OpEntry]) -> str:
             f"{', '.join(e.dtypes)} | {e.policy} | {', '.join(e.opinfo)} | "
             f"{', '.join(e.mps_missing) or '-'} |"
         )
+    differing = [e for e in entries if e.differs]
+    if differing:
+        lines += ["", "## Where results differ from the CPU's", ""]
+        lines += [f"- `{e.qualified_name}`: {e.differs}" for e in differing]
     return "\n".join(lines) + "\n"
 
 
