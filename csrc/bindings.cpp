@@ -12,7 +12,9 @@
 #endif
 
 #include <ATen/ScalarOps.h>
-#include <torch/extension.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/utils/pybind.h>
+#include <torch/library.h>
 
 #include <complex>
 
@@ -147,7 +149,7 @@ void library_dispatch(uintptr_t library, const std::string& name, const py::list
       }
     } else {
       TORCH_CHECK_TYPE(false, "mps_ops: ", name, ": argument ", i, " of type ",
-                       py::str(arg.get_type()).cast<std::string>(),
+                       py::str(py::type::handle_of(arg)).cast<std::string>(),
                        " cannot be bound (tensors, ints, floats and lists of them can)");
     }
   }

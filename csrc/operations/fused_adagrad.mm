@@ -62,15 +62,9 @@ void fused_adagrad(at::TensorList self, at::TensorList grads, at::TensorList sta
     TORCH_CHECK(param.numel() <= UINT32_MAX, "mps_ops: _fused_adagrad_ of a tensor over 2**32 - 1 elements");
     // Absent optional tensors bind the step tensor: read only when flagged.
     KernelFunction function(kernels.get(Variant::dense, param.scalar_type(), param.scalar_type()));
-    function.set_tensor(0, param);
-    function.set_tensor(1, grad);
-    function.set_tensor(2, sum);
-    function.set_tensor(3, step);
-    function.set_tensor(4, lr_tensor ? *lr_tensor : step);
-    function.set_tensor(5, has_scale ? *grad_scale : step);
-    function.set_tensor(6, has_inf ? *found_inf : step);
-    function.set_operand_count(7);
-    function.set_value(7, params);
+    function.set_value(function.set_operands({&param, &grad, &sum, &step, lr_tensor ? &*lr_tensor : &step,
+                                              has_scale ? &*grad_scale : &step, has_inf ? &*found_inf : &step}),
+                       params);
     function.dispatch(Dim3{static_cast<uint32_t>(param.numel()), 1, 1});
   }
 }

@@ -114,11 +114,7 @@ at::Tensor& multi_margin_loss_out(const at::Tensor& self, const at::Tensor& targ
     TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multi_margin_loss over more than 2**32 - 1 samples");
     const Dim3 group = per_sample_group(problem.c);
     KernelFunction function(loss_kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-    function.set_tensor(0, losses);
-    function.set_tensor(1, problem.x);
-    function.set_tensor(2, problem.target);
-    function.set_tensor(3, problem.weight);
-    function.set_operand_count(4);
+    function.set_operands({&losses, &problem.x, &problem.target, &problem.weight});
     function.set_value(4, problem.params);
     function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
   }
@@ -164,12 +160,7 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
                            (reduction == at::Reduction::Mean ? static_cast<float>(problem.n) : 1.0f);
     const Dim3 group = per_sample_group(problem.c);
     KernelFunction function(kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-    function.set_tensor(0, target_grad);
-    function.set_tensor(1, grad);
-    function.set_tensor(2, problem.x);
-    function.set_tensor(3, problem.target);
-    function.set_tensor(4, problem.weight);
-    function.set_operand_count(5);
+    function.set_operands({&target_grad, &grad, &problem.x, &problem.target, &problem.weight});
     function.set_value(5, problem.params);
     function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
   }
@@ -239,11 +230,7 @@ std::tuple<at::Tensor&, at::Tensor&> multilabel_margin_loss_forward_out(
     const multilabel_margin_params params{0, problem.n, problem.c, 1.0f};
     const Dim3 group = per_sample_group(problem.c);
     KernelFunction function(kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-    function.set_tensor(0, losses);
-    function.set_tensor(1, marks);
-    function.set_tensor(2, problem.x);
-    function.set_tensor(3, problem.target);
-    function.set_operand_count(4);
+    function.set_operands({&losses, &marks, &problem.x, &problem.target});
     function.set_value(4, params);
     function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
   }
@@ -297,12 +284,7 @@ at::Tensor& multilabel_margin_loss_backward_out(const at::Tensor& grad_output, c
         1.0f / static_cast<float>(problem.c) /
             (reduction == at::Reduction::Mean ? static_cast<float>(problem.n) : 1.0f)};
     KernelFunction function(kernels.get(Variant::dense, at::kFloat, at::kFloat));
-    function.set_tensor(0, result);
-    function.set_tensor(1, grad);
-    function.set_tensor(2, problem.x);
-    function.set_tensor(3, problem.target);
-    function.set_tensor(4, marks);
-    function.set_operand_count(5);
+    function.set_operands({&result, &grad, &problem.x, &problem.target, &marks});
     function.set_value(5, params);
     function.dispatch(Dim3{static_cast<uint32_t>(problem.c), static_cast<uint32_t>(problem.n), 1});
   }

@@ -137,11 +137,7 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   params.accumulate = accumulate ? 1 : 0;
   params.count = index.numel();
   KernelFunction kernel(kernels.get(Variant::dense, self.scalar_type(), self.scalar_type()));
-  kernel.set_tensor(0, self);
-  kernel.set_tensor(1, source_c);
-  kernel.set_tensor(2, targets);
-  kernel.set_tensor(3, order);
-  kernel.set_operand_count(4);
+  kernel.set_operands({&self, &source_c, &targets, &order});
   kernel.set_value(4, params);
   kernel.dispatch(Dim3{static_cast<uint32_t>(index.numel()), 1, 1});
   return self;

@@ -160,11 +160,7 @@ void resample_axis(const at::Tensor& in, at::Tensor& out, int axis, bool align_c
   params.precision = tables.precision;
   TORCH_CHECK(out.numel() <= UINT32_MAX, "mps_ops: _upsample_lanczos2d_aa over more than 2**32 - 1 elements");
   KernelFunction function(kernels.get(Variant::dense, in.scalar_type(), in.scalar_type()));
-  function.set_tensor(0, out);
-  function.set_tensor(1, in);
-  function.set_tensor(2, tables.table);
-  function.set_tensor(3, tables.weights);
-  function.set_operand_count(4);
+  function.set_operands({&out, &in, &tables.table, &tables.weights});
   function.set_value(4, params);
   function.dispatch(Dim3{static_cast<uint32_t>(out.numel()), 1, 1});
 }

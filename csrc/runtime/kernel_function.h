@@ -8,6 +8,7 @@
 #include <ATen/core/TensorBase.h>
 
 #include <cstring>
+#include <initializer_list>
 
 namespace mps_ops {
 
@@ -33,6 +34,21 @@ class KernelFunction {
   // The first n slots are the op's operands (outputs, then inputs); the rest
   // are metadata. Only mps_ops.profile() reads it (bytes moved vs bound).
   void set_operand_count(int n) { operand_count_ = n; }
+
+  // Slots 0.. take these tensors, which are the op's operands; returns the
+  // first slot after them, where parameters go.
+  template <class Tensors>
+  int set_operands(const Tensors& tensors) {
+    int slot = 0;
+    for (const auto* tensor : tensors) {
+      set_tensor(slot++, *tensor);
+    }
+    set_operand_count(slot);
+    return slot;
+  }
+  int set_operands(std::initializer_list<const at::TensorBase*> tensors) {
+    return set_operands<std::initializer_list<const at::TensorBase*>>(tensors);
+  }
 
   // setThreadgroupMemoryLength for a [[threadgroup(index)]] argument.
   void set_threadgroup_memory(int index, uint32_t bytes);

@@ -15,12 +15,7 @@ void dispatch_per_element(KernelCache& kernels, const at::Tensor& grid_like,
   TORCH_CHECK(grid_like.numel() <= UINT32_MAX, "mps_ops: ", kernels.op(),
               " over more than 2**32 - 1 elements");
   KernelFunction function(kernels.get(Variant::dense, grid_like.scalar_type(), grid_like.scalar_type()));
-  int slot = 0;
-  for (const at::Tensor* t : operands) {
-    function.set_tensor(slot++, *t);
-  }
-  function.set_operand_count(slot);
-  function.set_bytes(slot, params, size);
+  function.set_bytes(function.set_operands(operands), params, size);
   function.dispatch(Dim3{static_cast<uint32_t>(grid_like.numel()), 1, 1});
 }
 
