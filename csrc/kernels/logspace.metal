@@ -20,16 +20,17 @@ inline double_float load_pair(constant float* pair) {
 }
 
 // k when e is within 2**-36 (relative) of the integer k; the CPU's double
-// exponent of an integer power can miss by a few ulps either way.
+// exponent of an integer power can miss by a few ulps either way. Below 2**62
+// only, so that k fits a long (both powers written in decimal).
 inline bool integral_exponent(double_float e, thread long& k) {
-  if (!(abs(e.hi) < 0x1p62f)) {
+  if (!(abs(e.hi) < 4.611686018427388e18f)) {
     return false;
   }
   const float whole = rint(e.hi);
   float fraction = (e.hi - whole) + e.lo;
   const float carry = rint(fraction);
   fraction -= carry;
-  if (abs(fraction) > 0x1p-36f * max(1.0f, abs(e.hi))) {
+  if (abs(fraction) > 1.4551915228366852e-11f * max(1.0f, abs(e.hi))) {
     return false;
   }
   k = long(whole) + long(carry);
