@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from hypothesis import given, settings, strategies as st
 
 from helpers import assert_matches, run_on_kernels, to_device
 from mps_ops.testing import emulate
@@ -117,3 +118,21 @@ def test_float64_is_refused():
                                        torch.ones(1, dtype=torch.float64)))
     with pytest.raises(TypeError, match="put_.*float64"), emulate():
         target.put_(index, source)
+
+
+# Property: any self shape and layout, any index (repeats and negative aliases
+# included), either mode, matches the CPU on contiguous index and source.
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(shape=st.lists(st.integers(1, 5), min_size=0, max_size=3),
+       transposed=st.booleans(),
+       picks=st.lists(st.integers(-10**6, 10**6), min_size=1, max_size=40),
+       accumulate=st.booleans(),
+       dtype=st.sampled_from([torch.float32, torch.float16, torch.int32, torch.int8, torch.bool]))
+def test_put_property(shape, transposed, picks, accumulate, dtype):
+    torch.manual_seed(len(picks))
+    self = _values(shape, dtype)
+    if transposed and self.dim() >= 2:
+        self = self.transpose(0, -1)
+    n = self.numel()
+    index = torch.tensor([p % (2 * n) - n for p in picks])  # spans [-n, n)
+    _check(self, index, _values((len(picks),), dtype), accumulate)
