@@ -120,6 +120,24 @@ FRACTIONAL_INPUTS = {
 }
 
 
+def _check_fractional_forward_and_backward(fn, x, samples):
+    """fn(x, samples) -> (output, indices) against the CPU: one dispatch
+    forward, and the input's gradient through our backward kernel."""
+    expected = fn(x, samples)
+    actual, dispatches = run_on_kernels(fn, x, samples)
+    assert_matches(actual, expected)
+    assert len(dispatches) == 1
+    grad = torch.randn(expected[0].shape)
+    x_ref = x.clone().requires_grad_()
+    fn(x_ref, samples)[0].backward(grad)
+    x_dev, s_dev, g_dev = to_device((x.clone(), samples, grad))
+    x_dev.requires_grad_()
+    with mps_ops.profile() as prof, emulate():
+        fn(x_dev, s_dev)[0].backward(g_dev)
+    assert_matches(to_cpu(x_dev.grad), x_ref.grad)
+    assert any(d.kernel.startswith("fractional_max_pool_backward") for d in prof.dispatches)
+
+
 @pytest.mark.parametrize("kernel, output", [((2, 2), (4, 5)), ((3, 2), (7, 10)), ((1, 1), (9, 11)),
                                             ((2, 3), (1, 1))], ids=str)
 @pytest.mark.parametrize("layout", list(FRACTIONAL_INPUTS))
@@ -132,20 +150,7 @@ def test_fractional_max_pool2d_forward_and_backward(layout, kernel, output):
     def fn(t, s):
         return F.fractional_max_pool2d(t, kernel, output_size=output, return_indices=True, _random_samples=s)
 
-    expected = fn(x, samples)
-    actual, dispatches = run_on_kernels(fn, x, samples)
-    assert_matches(actual, expected)
-    assert len(dispatches) == 1
-
-    grad = torch.randn(expected[0].shape)
-    x_ref = x.clone().requires_grad_()
-    fn(x_ref, samples)[0].backward(grad)
-    x_dev, s_dev, g_dev = to_device((x.clone(), samples, grad))
-    x_dev.requires_grad_()
-    with mps_ops.profile() as prof, emulate():
-        fn(x_dev, s_dev)[0].backward(g_dev)
-    assert_matches(to_cpu(x_dev.grad), x_ref.grad)
-    assert any(d.kernel.startswith("fractional_max_pool_backward") for d in prof.dispatches)
+    _check_fractional_forward_and_backward(fn, x, samples)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -184,18 +189,7 @@ def test_fractional_max_pool3d_forward_and_backward(layout, kernel, output):
     def fn(t, s):
         return F.fractional_max_pool3d(t, kernel, output_size=output, return_indices=True, _random_samples=s)
 
-    expected = fn(x, samples)
-    actual, dispatches = run_on_kernels(fn, x, samples)
-    assert_matches(actual, expected)
-    assert len(dispatches) == 1
-    grad = torch.randn(expected[0].shape)
-    x_ref = x.clone().requires_grad_()
-    fn(x_ref, samples)[0].backward(grad)
-    x_dev, s_dev, g_dev = to_device((x.clone(), samples, grad))
-    x_dev.requires_grad_()
-    with emulate():
-        fn(x_dev, s_dev)[0].backward(g_dev)
-    assert_matches(to_cpu(x_dev.grad), x_ref.grad)
+    _check_fractional_forward_and_backward(fn, x, samples)
 
 
 def test_fractional_max_pool3d_errors():

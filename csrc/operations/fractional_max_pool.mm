@@ -125,68 +125,48 @@ at::Tensor& pool_backward_out(const char* op, int64_t dims, const at::Tensor& gr
 
 }  // namespace
 
-std::tuple<at::Tensor&, at::Tensor&> fractional_max_pool2d_out(const at::Tensor& self,
-                                                               at::IntArrayRef kernel_size,
-                                                               at::IntArrayRef output_size,
-                                                               const at::Tensor& random_samples,
-                                                               at::Tensor& output, at::Tensor& indices) {
-  return pool_out("fractional_max_pool2d", 2, self, kernel_size, output_size, random_samples, output,
-                  indices);
+// The public entry points, one template per form over the spatial rank (2 or
+// 3); the registry names fractional_max_pool_out<2> and so on.
+template <int Rank>
+constexpr const char* pool_name() {
+  return Rank == 2 ? "fractional_max_pool2d" : "fractional_max_pool3d";
+}
+template <int Rank>
+constexpr const char* pool_backward_name() {
+  return Rank == 2 ? "fractional_max_pool2d_backward" : "fractional_max_pool3d_backward";
 }
 
-std::tuple<at::Tensor, at::Tensor> fractional_max_pool2d(const at::Tensor& self, at::IntArrayRef kernel_size,
-                                                         at::IntArrayRef output_size,
-                                                         const at::Tensor& random_samples) {
+template <int Rank>
+std::tuple<at::Tensor&, at::Tensor&> fractional_max_pool_out(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                                             at::IntArrayRef output_size,
+                                                             const at::Tensor& random_samples, at::Tensor& output,
+                                                             at::Tensor& indices) {
+  return pool_out(pool_name<Rank>(), Rank, self, kernel_size, output_size, random_samples, output, indices);
+}
+
+template <int Rank>
+std::tuple<at::Tensor, at::Tensor> fractional_max_pool(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                                       at::IntArrayRef output_size, const at::Tensor& random_samples) {
   at::Tensor output = at::empty({0}, self.options()), indices = at::empty({0}, self.options().dtype(at::kLong));
-  pool_out("fractional_max_pool2d", 2, self, kernel_size, output_size, random_samples, output, indices);
+  pool_out(pool_name<Rank>(), Rank, self, kernel_size, output_size, random_samples, output, indices);
   return {output, indices};
 }
 
-at::Tensor& fractional_max_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
-                                               at::IntArrayRef kernel_size, at::IntArrayRef output_size,
-                                               const at::Tensor& indices, at::Tensor& grad_input) {
-  return pool_backward_out("fractional_max_pool2d_backward", 2, grad_output, self, kernel_size, output_size,
-                           indices, grad_input);
+template <int Rank>
+at::Tensor& fractional_max_pool_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                             at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+                                             const at::Tensor& indices, at::Tensor& grad_input) {
+  return pool_backward_out(pool_backward_name<Rank>(), Rank, grad_output, self, kernel_size, output_size, indices,
+                           grad_input);
 }
 
-at::Tensor fractional_max_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                                          at::IntArrayRef kernel_size, at::IntArrayRef output_size,
-                                          const at::Tensor& indices) {
+template <int Rank>
+at::Tensor fractional_max_pool_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                        at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+                                        const at::Tensor& indices) {
   at::Tensor grad_input = at::empty({0}, self.options());
-  return pool_backward_out("fractional_max_pool2d_backward", 2, grad_output, self, kernel_size, output_size,
-                           indices, grad_input);
-}
-
-std::tuple<at::Tensor&, at::Tensor&> fractional_max_pool3d_out(const at::Tensor& self,
-                                                               at::IntArrayRef kernel_size,
-                                                               at::IntArrayRef output_size,
-                                                               const at::Tensor& random_samples,
-                                                               at::Tensor& output, at::Tensor& indices) {
-  return pool_out("fractional_max_pool3d", 3, self, kernel_size, output_size, random_samples, output,
-                  indices);
-}
-
-std::tuple<at::Tensor, at::Tensor> fractional_max_pool3d(const at::Tensor& self, at::IntArrayRef kernel_size,
-                                                         at::IntArrayRef output_size,
-                                                         const at::Tensor& random_samples) {
-  at::Tensor output = at::empty({0}, self.options()), indices = at::empty({0}, self.options().dtype(at::kLong));
-  pool_out("fractional_max_pool3d", 3, self, kernel_size, output_size, random_samples, output, indices);
-  return {output, indices};
-}
-
-at::Tensor& fractional_max_pool3d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
-                                               at::IntArrayRef kernel_size, at::IntArrayRef output_size,
-                                               const at::Tensor& indices, at::Tensor& grad_input) {
-  return pool_backward_out("fractional_max_pool3d_backward", 3, grad_output, self, kernel_size, output_size,
-                           indices, grad_input);
-}
-
-at::Tensor fractional_max_pool3d_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                                          at::IntArrayRef kernel_size, at::IntArrayRef output_size,
-                                          const at::Tensor& indices) {
-  at::Tensor grad_input = at::empty({0}, self.options());
-  return pool_backward_out("fractional_max_pool3d_backward", 3, grad_output, self, kernel_size, output_size,
-                           indices, grad_input);
+  return pool_backward_out(pool_backward_name<Rank>(), Rank, grad_output, self, kernel_size, output_size, indices,
+                           grad_input);
 }
 
 }  // namespace mps_ops
