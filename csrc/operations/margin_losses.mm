@@ -28,6 +28,15 @@ void check_target_range(const at::Tensor& target, int64_t lowest, int64_t c, con
   TORCH_CHECK(lo >= lowest && hi < c, message);
 }
 
+// A backward's grad_output: one element per sample without reduction, else
+// one in all. Returns whether it is per sample.
+bool check_loss_grad(const char* op, const at::Tensor& grad_output, int64_t reduction, int64_t samples) {
+  const bool per_sample = reduction == at::Reduction::None;
+  TORCH_CHECK(per_sample ? grad_output.numel() == samples : grad_output.numel() == 1, op,
+              ": expected grad_output of ", per_sample ? samples : 1, " elements but got ", grad_output.sizes());
+  return per_sample;
+}
+
 struct MarginProblem {
   int64_t n;          // samples
   int64_t c;          // classes
@@ -145,10 +154,7 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
       multi_margin_problem("multi_margin_loss_backward", self, target, p, margin, weight);
   check_device("multi_margin_loss_backward", grad_output);
   check_device("multi_margin_loss_backward", grad_input);
-  const bool per_sample = reduction == at::Reduction::None;
-  TORCH_CHECK(per_sample ? grad_output.numel() == problem.n : grad_output.numel() == 1,
-              "multi_margin_loss_backward: expected grad_output of ", per_sample ? problem.n : 1,
-              " elements but got ", grad_output.sizes());
+  const bool per_sample = check_loss_grad("multi_margin_loss_backward", grad_output, reduction, problem.n);
   TORCH_CHECK(grad_output.scalar_type() == at::kFloat && grad_input.scalar_type() == at::kFloat,
               "multi_margin_loss_backward: expected float grad_output and grad_input");
   at::native::resize_output(grad_input, self.sizes());
@@ -263,10 +269,7 @@ at::Tensor& multilabel_margin_loss_backward_out(const at::Tensor& grad_output, c
   check_device("multilabel_margin_loss_backward", grad_output);
   check_device("multilabel_margin_loss_backward", is_target);
   check_device("multilabel_margin_loss_backward", grad_input);
-  const bool per_sample = reduction == at::Reduction::None;
-  TORCH_CHECK(per_sample ? grad_output.numel() == problem.n : grad_output.numel() == 1,
-              "multilabel_margin_loss_backward: expected grad_output of ", per_sample ? problem.n : 1,
-              " elements but got ", grad_output.sizes());
+  const bool per_sample = check_loss_grad("multilabel_margin_loss_backward", grad_output, reduction, problem.n);
   TORCH_CHECK(is_target.sizes() == self.sizes(), "inconsistent is_target size: ", is_target.sizes(),
               " for input of size: ", self.sizes());
   TORCH_CHECK(grad_output.scalar_type() == at::kFloat && is_target.scalar_type() == at::kFloat &&
