@@ -6,6 +6,8 @@ errors."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 import torch
 
@@ -50,6 +52,39 @@ def test_integer_powers_are_exact(dtype, start, end, steps, base):
     actual, dispatches = run_on_kernels(torch.logspace, start, end, steps, base, dtype=dtype)
     assert dispatches
     assert torch.equal(actual[keep], expected[keep])
+
+
+@pytest.mark.parametrize("base", [2.0, 3.0, 7.0, 10.0, 100.0, 0.5, 1.5])
+@pytest.mark.parametrize("end, steps", [(4, 197), (3, 300), (2, 301), (5, 64)])
+def test_integer_sweep(base, end, steps):
+    """Truncated powers along a sweep match the CPU's, and exactly integral
+    results (100 ** 0.5) are exact. One known difference: where the exact
+    exponent is an integer k but the CPU's double exponent falls an ulp
+    short of it, the CPU truncates base ** k - epsilon to base ** k - 1;
+    ours is base ** k."""
+    expected = torch.logspace(0, end, steps, base, dtype=torch.int64)
+    actual, dispatches = run_on_kernels(torch.logspace, 0, end, steps, base, dtype=torch.int64)
+    assert dispatches
+    for i in (actual != expected).nonzero().flatten().tolist():
+        exponent = Fraction(end * i, steps - 1)
+        assert exponent.denominator == 1, (i, actual[i], expected[i])
+        assert actual[i] == int(Fraction(base) ** exponent.numerator) == expected[i] + 1
+
+
+def test_special_values():
+    # 10 ** -39 .. 10 ** -45 are float32 subnormals: not via 10 ** 39 = inf.
+    for args, kwargs in (((-39, -45, 7), {}), ((float("nan"), 1, 2), {"base": 1.0}),
+                         ((1, 2, 3), {"base": -2.0}), ((0, 1, 3), {"base": 100.0, "dtype": torch.int64})):
+        expected = torch.logspace(*args, **kwargs)
+        actual, _ = run_on_kernels(torch.logspace, *args, **kwargs)
+        torch.testing.assert_close(actual, expected, rtol=1e-6, atol=0, equal_nan=True)
+
+
+def test_one_step_overflow_raises_like_the_cpu():
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.logspace(3, 3, 1, dtype=torch.int8)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        run_on_kernels(torch.logspace, 3, 3, 1, dtype=torch.int8)
 
 
 @pytest.mark.parametrize("steps", [0, 1, 2])

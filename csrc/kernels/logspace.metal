@@ -2,9 +2,12 @@
 // power in double. Here both are double-float (mps_ops/double_float.h): an
 // exponent within 2**-36 of an integer k is taken as k and the power is
 // exact binary powering (so integer outputs of integer powers are exact);
-// other exponents go through exp2(e * log2(base)). Integer outputs truncate,
-// as the CPU's double-to-integer conversion does; results out of the
-// output type's range are undefined on the CPU and here.
+// other exponents go through a double-float exp2(e * log2(base)). Integer
+// outputs truncate, as the CPU's double-to-integer conversion does, except
+// that a result within 2**-36 of an integer is that integer (the CPU's
+// correctly rounded pow makes 100 ** 0.5 exactly 10; ours is 10 to about
+// 2**-44). Results out of the output type's range are undefined on the CPU
+// and here.
 #include <metal_stdlib>
 #include <mps_ops/double_float.h>
 #include <mps_ops/elementwise.h>
@@ -19,28 +22,34 @@ inline double_float load_pair(constant float* pair) {
   return double_float{pair[0], pair[1]};
 }
 
-// k when e is within 2**-36 (relative) of the integer k; the CPU's double
-// exponent of an integer power can miss by a few ulps either way. Below 2**62
-// only, so that k fits a long (both powers written in decimal).
-inline bool integral_exponent(double_float e, thread long& k) {
-  if (!(abs(e.hi) < 4.611686018427388e18f)) {
+// k when v is within 2**-36 (relative, at most 2**-8) of the integer k. The
+// CPU's double exponent of an integer power can miss by a few ulps either
+// way. Below 2**62 only, so that k fits a long (the powers of two written in
+// decimal).
+inline bool near_integer(double_float v, thread long& k) {
+  if (!(abs(v.hi) < 4.611686018427388e18f)) {
     return false;
   }
-  const float whole = rint(e.hi);
-  float fraction = (e.hi - whole) + e.lo;
+  const float whole = rint(v.hi);
+  float fraction = (v.hi - whole) + v.lo;
   const float carry = rint(fraction);
   fraction -= carry;
-  if (abs(fraction) > 1.4551915228366852e-11f * max(1.0f, abs(e.hi))) {
+  if (abs(fraction) > min(1.4551915228366852e-11f * max(1.0f, abs(v.hi)), 0.00390625f)) {
     return false;
   }
   k = long(whole) + long(carry);
   return true;
 }
 
+// A negative k powers 1 / base, so that 10 ** -39 does not pass through
+// 10 ** 39 (inf in float).
 inline double_float integral_power(double_float base, long k) {
   const bool odd = (k & 1) != 0;
   const bool negative_base = base.hi < 0.0f;
   double_float x = negative_base ? mps_ops::df_negate(base) : base;
+  if (k < 0) {
+    x = mps_ops::df_reciprocal(x);
+  }
   double_float result = double_float{1.0f, 0.0f};
   for (ulong n = ulong(k < 0 ? -k : k); n != 0; n >>= 1) {
     if ((n & 1) != 0) {
@@ -50,31 +59,29 @@ inline double_float integral_power(double_float base, long k) {
       x = mps_ops::df_mul(x, x);
     }
   }
-  if (k < 0) {
-    result = mps_ops::df_reciprocal(result);
-  }
   return (negative_base && odd) ? mps_ops::df_negate(result) : result;
 }
 
 inline double_float power(constant mps_ops::logspace_params& params, double_float e) {
   const double_float base = load_pair(params.base);
+  if (!isfinite(e.hi)) {
+    return double_float{pow(base.hi, e.hi), 0.0f};  // C's special cases: pow(1, nan) = 1, ...
+  }
   long k = 0;
-  if (integral_exponent(e, k)) {
+  if (near_integer(e, k)) {
     return integral_power(base, k);
   }
   if (base.hi < 0.0f) {
     return double_float{numeric_limits<float>::quiet_NaN(), 0.0f};  // negative base, fractional power
   }
-  const double_float y = mps_ops::df_mul(e, load_pair(params.log2_base));
-  const float scale = exp2(y.hi);
-  // exp2(y.lo) = 1 + y.lo * ln 2 to within float precision: |y.lo| < 2**-24.
-  return mps_ops::df_mul(double_float{scale, 0.0f}, mps_ops::quick_two_sum(1.0f, y.lo * 0.693147180559945309f));
+  return mps_ops::df_exp2(mps_ops::df_mul(e, load_pair(params.log2_base)));
 }
 
 template <typename T>
 struct to_output {
   static T convert(double_float v) {
-    return static_cast<T>(mps_ops::df_trunc_to_long(v));
+    long k = 0;
+    return static_cast<T>(near_integer(v, k) ? k : mps_ops::df_trunc_to_long(v));
   }
 };
 template <typename T>

@@ -41,6 +41,10 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
     first = static_cast<double>(scalar_start);
     last = static_cast<double>(scalar_end);
     step = steps > 1 ? static_cast<double>(scalar_end - scalar_start) / static_cast<double>(steps - 1) : 0.0;
+    if (steps == 1) {
+      // The CPU fills the one value, whose checked conversion raises on overflow.
+      (void)at::Scalar(std::pow(base, start.to<double>())).to<scalar_t>();
+    }
   });
   logspace_params params{};
   if (steps == 1) {

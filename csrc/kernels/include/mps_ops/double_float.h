@@ -59,6 +59,32 @@ inline double_float df_reciprocal(double_float a) {
   return quick_two_sum(first, residual.hi * first);
 }
 
+// a / k for a small whole k: the first quotient's exact residual (fma) gives
+// the second.
+inline double_float df_divide(double_float a, float k) {
+  const float quotient = a.hi / k;
+  const float residual = metal::fma(-quotient, k, a.hi) + a.lo;
+  return quick_two_sum(quotient, residual / k);
+}
+
+// 2**y to double-float accuracy: 2**n times exp(f ln 2) for n = rint(y),
+// |f| <= 1/2, the exponential as its Taylor series to the 12th power
+// (|f ln 2| < 0.35: the next term is below 2**-48).
+inline double_float df_exp2(double_float y) {
+  const float n = metal::rint(y.hi);
+  if (!metal::isfinite(y.hi) || metal::abs(n) > 300.0f) {
+    return double_float{metal::exp2(y.hi), 0.0f};
+  }
+  const double_float f = quick_two_sum(y.hi - n, y.lo);
+  const double_float ln2{0.693147182464599609375f, -1.9046542121259336e-09f};
+  const double_float t = df_mul(f, ln2);
+  double_float sum{1.0f, 0.0f};
+  for (int k = 12; k >= 1; --k) {
+    sum = df_add(double_float{1.0f, 0.0f}, df_divide(df_mul(t, sum), float(k)));
+  }
+  return double_float{metal::ldexp(sum.hi, int(n)), metal::ldexp(sum.lo, int(n))};
+}
+
 // trunc(hi + lo) as a long, for magnitudes below 2**63.
 inline long df_trunc_to_long(double_float a) {
   if (metal::trunc(a.hi) != a.hi) {
