@@ -9,7 +9,11 @@
 
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/floor_divide.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/remainder.h>
 #include <ATen/ops/sort.h>
 
@@ -97,8 +101,9 @@ at::Tensor take(const at::Tensor& self, const at::Tensor& index) {
 
 // Duplicates are resolved as the CPU's serial loop resolves them: the last
 // write wins, and accumulation adds in index order in self's dtype. The
-// targets are sorted (stable) so each target's writes form one run; the
-// thread at a run's end does the run's work alone: no atomics, any dtype.
+// (target, position) pairs are sorted so each target's writes form one run
+// in index order; the thread at a run's end does the run's work alone: no
+// atomics, any dtype. A run of r repeats is r steps for one thread.
 at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& source, bool accumulate) {
   static KernelCache kernels("put");
   TORCH_CHECK(index.scalar_type() == at::kLong, "put_(): Expected a long tensor for index, but got ",
@@ -127,7 +132,18 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   const int64_t numel = self.numel();
   check_flat_indices(index, numel);
   // -1 and numel - 1 name one element: normalise before grouping.
-  const auto [targets, order] = at::sort(at::remainder(index.reshape({-1}), numel), std::optional<bool>(true), /*dim=*/0);
+  const at::Tensor flat = at::remainder(index.reshape({-1}), numel);
+  const int64_t n = index.numel();
+  at::Tensor targets, order;
+  if (numel <= INT64_MAX / n) {
+    // One sort of target * n + position keeps each run in index order
+    // whether or not the device's sort is stable.
+    const at::Tensor keys = std::get<0>(at::sort(at::add(at::mul(flat, n), at::arange(n, flat.options())), /*dim=*/0));
+    targets = at::floor_divide(keys, n);
+    order = at::remainder(keys, n);
+  } else {
+    std::tie(targets, order) = at::sort(flat, std::optional<bool>(true), /*dim=*/0);
+  }
   const at::Tensor source_c = source.reshape({-1}).contiguous();
   const FlatLayout layout(self);
   put_params params{};
