@@ -38,11 +38,11 @@ kernel void take(device T* out [[buffer(0)]],
   out[i] = *reinterpret_cast<constant T*>(self + flat_offset(flat, sizes, strides, int(ndim)));
 }
 
-// targets: the normalised indices sorted (stably) by value; order: where each
-// came from in index and source. The thread at the end of a run of equal
-// targets writes that element: the source of the run's latest position, or
-// the element plus the run's sources added in index order, rounding to T at
-// each step as the CPU's serial loop does.
+// targets: the normalised indices sorted by value, each run of equal targets
+// in index order (the host sorts target * n + position); order: where each
+// came from in index and source. The thread at the end of a run writes that
+// element: the run's last source, or the element plus the run's sources added
+// in index order, rounding to T at each step as the CPU's serial loop does.
 template <typename T>
 kernel void put(device char* self [[buffer(0)]],
                 constant T* source [[buffer(1)]],
@@ -54,18 +54,14 @@ kernel void put(device char* self [[buffer(0)]],
   if (long(i) + 1 < params.count && targets[i + 1] == target) {
     return;
   }
+  device T* element = reinterpret_cast<device T*>(self + flat_offset(target, params.sizes, params.strides, params.ndim));
+  if (params.accumulate == 0) {
+    *element = source[order[i]];
+    return;
+  }
   long first = long(i);
   while (first > 0 && targets[first - 1] == target) {
     --first;
-  }
-  device T* element = reinterpret_cast<device T*>(self + flat_offset(target, params.sizes, params.strides, params.ndim));
-  if (params.accumulate == 0) {
-    long latest = order[first];  // the sort is stable, but a stable order is not relied on here
-    for (long j = first + 1; j <= long(i); ++j) {
-      latest = max(latest, order[j]);
-    }
-    *element = source[latest];
-    return;
   }
   T sum = *element;
   for (long j = first; j <= long(i); ++j) {

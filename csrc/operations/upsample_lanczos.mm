@@ -5,7 +5,6 @@
 // then 16-bit fixed point for uint8), and binds them as small tables. Checks
 // and messages are the CPU's.
 #include "../runtime/host_name.h"
-#include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
@@ -158,16 +157,8 @@ void resample_axis(const at::Tensor& in, at::Tensor& out, int axis, bool align_c
   params.axis = axis;
   params.taps = tables.taps;
   params.precision = tables.precision;
-  TORCH_CHECK(out.numel() <= UINT32_MAX, "mps_ops: _upsample_lanczos2d_aa over more than 2**32 - 1 elements");
-  KernelFunction function(kernels.get(Variant::dense, in.scalar_type(), in.scalar_type()));
-  function.set_operands({&out, &in, &tables.table, &tables.weights});
-  function.set_value(4, params);
-  function.dispatch(Dim3{static_cast<uint32_t>(out.numel()), 1, 1});
+  dispatch_per_element(kernels, out, {&out, &in, &tables.table, &tables.weights}, &params, sizeof(params));
 }
-
-}  // namespace
-
-namespace {
 
 // out: the caller's (out=, resized if needed) or null for a fresh one in the
 // input's suggested memory format, as the CPU allocates it.
