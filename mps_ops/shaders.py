@@ -67,6 +67,8 @@ def compile_shader(source: str) -> ShaderLibrary:
     """Compile Metal Shading Language source; kernels are attributes of the
     result. A source that fails to compile raises SyntaxError with the
     compiler's message and the line in `source`."""
+    if not isinstance(source, str):
+        raise TypeError(f"compile_shader() expects Metal source as a str, got {type(source).__name__}")
     cached = _libraries.get(source)
     if cached is not None:
         return cached

@@ -25,10 +25,20 @@ def overload_name(func) -> str:
     return base if func._overloadname == "default" else f"{base}.{func._overloadname}"
 
 
-def _runs_composite_on_mps(func) -> bool:
+def _family(name: str) -> str:
+    """aten::frexp.Tensor_out -> "frexp"; put_ and put, _aminmax and aminmax share one."""
+    return name.split("::", 1)[-1].split(".", 1)[0].strip("_")
+
+
+def _runs_composite_on_mps(func, families) -> bool:
     """A CompositeExplicitAutograd kernel is what MPS runs for this op (frexp.Tensor
     calling frexp.Tensor_out, say): emulate it with the mode still on, so the ops
-    it calls reach our kernels as they would on a Mac."""
+    it calls reach our kernels as they would on a Mac. Only for the families
+    of our ops: a CPU build of torch has no MPS kernels to ask about, and any
+    other composite run this way would decompose where it does not without
+    the mode (layer_norm's results move by an ulp)."""
+    if _family(func.name()) not in families:
+        return False
     if func.is_view:
         # Views compute nothing, and redispatching detach with the mode on
         # re-enters the mode without end.
@@ -65,6 +75,7 @@ class _Emulate(TorchDispatchMode):
     def __init__(self):
         super().__init__()
         self._active = _registry.active_overloads()
+        self._families = {_family(o) for o in self._active}
         self._composite_cache: dict = {}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -75,11 +86,14 @@ class _Emulate(TorchDispatchMode):
                 return func.redispatch(_MPS_KEYS, *args, **kwargs)
             composite = self._composite_cache.get(func)
             if composite is None:
-                composite = self._composite_cache[func] = _runs_composite_on_mps(func)
+                composite = self._composite_cache[func] = _runs_composite_on_mps(func, self._families)
             if composite:
                 args, kwargs = _tensor_arguments(func, args, kwargs)
                 with self:
                     return func.redispatch(_MPS_KEYS, *args, **kwargs)
+            # Not ours: run it as without the mode, wrapped numbers restored
+            # (`torch.arange(4) % 2` reaches here with 2 as a Python int).
+            args, kwargs = _tensor_arguments(func, args, kwargs)
         return func(*args, **kwargs)
 
 

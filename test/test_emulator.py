@@ -236,6 +236,12 @@ def test_compile_errors_raise_syntax_error_with_the_line():
     assert "undefined_name" in str(info.value)
 
 
+@pytest.mark.parametrize("source", [None, b"kernel void k() {}", 3])
+def test_source_that_is_not_a_str_raises_type_error(source):
+    with pytest.raises(TypeError, match="expects Metal source as a str"):
+        mps_ops.compile_shader(source)
+
+
 def test_what_msl_forbids_fails_to_compile():
     with pytest.raises(SyntaxError, match="atomic_fetch_add exists for int, uint and float only"):
         compile("""

@@ -56,10 +56,7 @@ at::Tensor& adaptive_avg_pool3d_out(const at::Tensor& self, c10::SymIntArrayRef 
                                     at::Tensor& out) {
   const at::IntArrayRef output_size = C10_AS_INTARRAYREF_SLOW(output_size_);
   check_pool_input("adaptive_avg_pool3d", self, output_size);
-  check_device("adaptive_avg_pool3d", out);
-  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "adaptive_avg_pool3d: expected out of dtype ",
-              self.scalar_type(), " but got ", out.scalar_type());
-  at::native::resize_output(out, pooled_shape(self, output_size));
+  check_output("adaptive_avg_pool3d", out, self.scalar_type(), pooled_shape(self, output_size), {&self});
   at::Tensor target = contiguous_target(out);
   pool3d_geometry g{};
   as_5d(self, g.in_sizes, g.in_strides);
@@ -85,7 +82,8 @@ at::Tensor& adaptive_avg_pool3d_backward_out(const at::Tensor& grad_output, cons
   TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(),
               "expected grad_output and self of one dtype, but got ", grad_output.scalar_type(),
               " and ", self.scalar_type());
-  at::native::resize_output(grad_input, self.sizes());
+  check_output("adaptive_avg_pool3d_backward", grad_input, grad_output.scalar_type(), self.sizes(),
+               {&grad_output, &self});
   at::Tensor target = contiguous_target(grad_input);
   pool3d_geometry g{};
   as_5d(target, g.in_sizes, g.in_strides);
@@ -105,15 +103,9 @@ std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool3d_out(const at::Tensor& s
                                                              at::IntArrayRef output_size,
                                                              at::Tensor& out, at::Tensor& indices) {
   check_pool_input("adaptive_max_pool3d", self, output_size);
-  check_device("adaptive_max_pool3d", out);
-  check_device("adaptive_max_pool3d", indices);
-  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "adaptive_max_pool3d: expected out of dtype ",
-              self.scalar_type(), " but got ", out.scalar_type());
-  TORCH_CHECK(indices.scalar_type() == at::kLong, "adaptive_max_pool3d: expected indices of dtype Long",
-              " but got ", indices.scalar_type());
   const auto shape = pooled_shape(self, output_size);
-  at::native::resize_output(out, shape);
-  at::native::resize_output(indices, shape);
+  check_output("adaptive_max_pool3d", out, self.scalar_type(), shape, {&self});
+  check_output("adaptive_max_pool3d", indices, at::kLong, shape, {&self, &out});
   at::Tensor target = contiguous_target(out), index_target = contiguous_target(indices);
   pool3d_geometry g{};
   as_5d(self, g.in_sizes, g.in_strides);
@@ -145,7 +137,8 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
               "dims of self (4 or 5)");
   TORCH_CHECK(indices.scalar_type() == at::kLong, "expected indices of dtype Long but got ",
               indices.scalar_type());
-  at::native::resize_output(grad_input, self.sizes());
+  check_output("adaptive_max_pool3d_backward", grad_input, grad_output.scalar_type(), self.sizes(),
+               {&grad_output, &self, &indices});
   at::Tensor target = contiguous_target(grad_input);
   pool3d_geometry g{};
   as_5d(target, g.in_sizes, g.in_strides);

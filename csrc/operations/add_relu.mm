@@ -15,12 +15,15 @@ KernelCache& add_relu_kernels() {
   return kernels;
 }
 
-// The CPU kernel's dtypes and its error (an internal assert there: RuntimeError).
-void check_add_relu_dtype(const at::Tensor& self, const at::Tensor& other) {
-  const auto dtype = at::result_type(self, other);
-  const bool supported = dtype == at::kChar || dtype == at::kShort || dtype == at::kInt ||
-                         dtype == at::kLong || dtype == at::kFloat || dtype == at::kDouble;
-  TORCH_CHECK(supported, "Unsupported datatype for add_relu:", c10::toString(dtype));
+// The CPU kernel's dtypes and its error (an internal assert there:
+// RuntimeError). In place it dispatches on self's dtype, so self must be one
+// of them too (an out= of another dtype receives a cast).
+void check_add_relu_dtype(const at::Tensor& self, const at::Tensor& other, const at::Tensor* written = nullptr) {
+  for (const auto dtype : {at::result_type(self, other), written ? written->scalar_type() : at::kFloat}) {
+    const bool supported = dtype == at::kChar || dtype == at::kShort || dtype == at::kInt ||
+                           dtype == at::kLong || dtype == at::kFloat || dtype == at::kDouble;
+    TORCH_CHECK(supported, "Unsupported datatype for add_relu:", c10::toString(dtype));
+  }
 }
 
 add_relu_params params_of(const at::Scalar& alpha) {
@@ -50,7 +53,7 @@ at::Tensor _add_relu(const at::Tensor& self, const at::Tensor& other, const at::
 }
 
 at::Tensor& _add_relu_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  check_add_relu_dtype(self, other);
+  check_add_relu_dtype(self, other, &self);
   const auto p = params_of(alpha);
   return binary_inplace(add_relu_kernels(), "_add_relu_", same_dtype, self, other, {&p, sizeof(p)});
 }

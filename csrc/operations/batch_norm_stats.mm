@@ -16,12 +16,12 @@ namespace mps_ops {
 
 namespace {
 
-void check_running(const char* what, const std::optional<at::Tensor>& running, int64_t channels,
-                   c10::ScalarType param_dtype) {
+void check_running(const char* what, const at::Tensor& input, const std::optional<at::Tensor>& running,
+                   int64_t channels, c10::ScalarType param_dtype) {
   if (!running || !running->defined()) {
     return;
   }
-  check_device("batch_norm_update_stats", *running);
+  check_inplace("batch_norm_update_stats", *running, {&input});
   TORCH_CHECK(running->scalar_type() == param_dtype,
               "mixed dtype (CPU): expect parameter to have scalar type of Float");
   TORCH_CHECK(running->numel() == channels, "batch_norm_update_stats: ", what, " should contain ",
@@ -50,8 +50,8 @@ std::tuple<at::Tensor, at::Tensor> batch_norm_update_stats(
   const at::Tensor* any_running = has_mean ? &*running_mean : has_var ? &*running_var : nullptr;
   const bool mixed = any_running && dtype != at::kFloat && any_running->scalar_type() == at::kFloat;
   const auto param_dtype = mixed ? at::kFloat : dtype;
-  check_running("running_mean", running_mean, channels, param_dtype);
-  check_running("running_var", running_var, channels, param_dtype);
+  check_running("running_mean", input, running_mean, channels, param_dtype);
+  check_running("running_var", input, running_var, channels, param_dtype);
 
   std::vector<int64_t> reduced(input.dim() - 1);
   std::iota(reduced.begin(), reduced.end(), 1);

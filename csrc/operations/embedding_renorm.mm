@@ -14,9 +14,8 @@ namespace mps_ops {
 at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, double max_norm,
                               double norm_type) {
   static KernelCache kernels("embedding_renorm");
-  check_device("embedding_renorm_", self);
   check_device("embedding_renorm_", indices);
-  check_dtype("embedding_renorm_", self);
+  check_inplace("embedding_renorm_", self, {&indices});
   TORCH_CHECK(self.dim() == 2, "Expected 2-dimensional tensor, but got ", self.dim(),
               "-dimensional tensor for argument #1 'self' (while checking arguments for "
               "embedding_renorm_)");
@@ -24,9 +23,9 @@ at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, doubl
               "Expected tensor for argument #2 'indices' to have one of the following scalar types: "
               "Long, Int; but got ", indices.scalar_type(), " instead (while checking arguments for "
               "embedding_renorm_)");
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
-                              "\"embedding_renorm_\" not implemented for '",
-                              c10::toString(self.scalar_type()), "' on ", self.device());
+  // The CPU computes each row's norm with at::norm, whose error this is.
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "embedding_renorm_: norm(): input dtype should be either ",
+              "floating point or complex. Got ", self.scalar_type(), " instead (", self.device(), ").");
   const int64_t rows = self.size(0), n = indices.numel();
   if (n == 0 || self.size(1) == 0) {
     return self;

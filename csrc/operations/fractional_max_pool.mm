@@ -81,19 +81,15 @@ std::tuple<at::Tensor&, at::Tensor&> pool_out(const char* op, int64_t dims, cons
   static KernelCache kernels("fractional_max_pool");
   const fractional_pool_params p = pool_geometry(op, dims, self, kernel_size, output_size);
   check_device(op, random_samples);
-  check_device(op, output);
-  check_device(op, indices);
   TORCH_CHECK(random_samples.scalar_type() == self.scalar_type() && random_samples.dim() == 3 &&
                   random_samples.size(0) == p.batch && random_samples.size(1) == p.channels &&
                   random_samples.size(2) == dims,
               op, "(): expected random_samples of shape (", p.batch, ", ", p.channels, ", ", dims,
               ") and dtype ", self.scalar_type(), ", but got ", random_samples.sizes(), " ",
               random_samples.scalar_type());
-  TORCH_CHECK(output.scalar_type() == self.scalar_type() && indices.scalar_type() == at::kLong, op,
-              ": expected output of dtype ", self.scalar_type(), " and Long indices");
   const auto shape = pooled_shape(self, dims, output_size);
-  at::native::resize_output(output, shape);
-  at::native::resize_output(indices, shape);
+  check_output(op, output, self.scalar_type(), shape, {&self, &random_samples});
+  check_output(op, indices, at::kLong, shape, {&self, &random_samples, &output});
   at::Tensor out = contiguous_target(output), idx = contiguous_target(indices);
   const at::Tensor samples = random_samples.contiguous();
   dispatch_per_element(kernels, out, {&out, &idx, &self, &samples}, &p, sizeof(p));
@@ -109,13 +105,12 @@ at::Tensor& pool_backward_out(const char* op, int64_t dims, const at::Tensor& gr
   const fractional_pool_params p = pool_geometry(op, dims, self, kernel_size, output_size);
   check_device(op, grad_output);
   check_device(op, indices);
-  check_device(op, grad_input);
   const auto shape = pooled_shape(self, dims, output_size);
   TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(shape) && indices.sizes() == at::IntArrayRef(shape), op,
               "(): gradOutput and indices must have the output's shape ", at::IntArrayRef(shape));
   TORCH_CHECK(grad_output.scalar_type() == self.scalar_type() && indices.scalar_type() == at::kLong, op,
               ": expected grad_output of dtype ", self.scalar_type(), " and Long indices");
-  at::native::resize_output(grad_input, self.sizes());
+  check_output(op, grad_input, grad_output.scalar_type(), self.sizes(), {&grad_output, &self, &indices});
   at::Tensor target = contiguous_target(grad_input);
   const at::Tensor grad = grad_output.contiguous(), idx = indices.contiguous();
   dispatch_per_element(kernels, target, {&target, &grad, &idx}, &p, sizeof(p));

@@ -43,29 +43,40 @@ void fused_adagrad(at::TensorList self, at::TensorList grads, at::TensorList sta
                               lr_tensor != nullptr, has_scale, has_inf};
   for (size_t i = 0; i < n; ++i) {
     const at::Tensor &param = self[i], &grad = grads[i], &sum = state_sums[i], &step = state_steps[i];
-    for (const at::Tensor* t : {&param, &grad, &sum}) {
-      check_device("_fused_adagrad_", *t);
-      check_dtype("_fused_adagrad_", *t);
-    }
-    check_scalar_tensor("state_steps", step);
+    TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(param.scalar_type()), "\"_fused_adagrad_\" not implemented for '",
+                                c10::toString(param.scalar_type()), "' on ", param.device());
+    check_inplace("_fused_adagrad_", param, {&grad, &sum});
+    check_inplace("_fused_adagrad_", grad, {&sum});
+    check_inplace("_fused_adagrad_", sum);
+    check_device("_fused_adagrad_", step);
+    TORCH_CHECK(step.numel() == 1, "_fused_adagrad_: expected state_steps to hold one element, but got shape ",
+                step.sizes());
     TORCH_CHECK(grad.scalar_type() == param.scalar_type() && sum.scalar_type() == param.scalar_type(),
                 "_fused_adagrad_: expected param, grad and state_sum of one dtype, but got ",
                 param.scalar_type(), ", ", grad.scalar_type(), " and ", sum.scalar_type());
     TORCH_CHECK(grad.sizes() == param.sizes() && sum.sizes() == param.sizes(),
                 "_fused_adagrad_: expected param, grad and state_sum of one shape");
-    // One flat pass: the three must be contiguous (as optimizer state is).
-    TORCH_CHECK(param.is_contiguous() && grad.is_contiguous() && sum.is_contiguous(),
-                "_fused_adagrad_: expected contiguous params, grads and state_sums");
     if (param.numel() == 0) {
       continue;
     }
     TORCH_CHECK(param.numel() <= UINT32_MAX, "mps_ops: _fused_adagrad_ of a tensor over 2**32 - 1 elements");
+    // One flat pass over contiguous stand-ins (optimizer state usually is
+    // contiguous, so these are the tensors themselves), copied back after.
+    at::Tensor flat_param = param.contiguous(), flat_grad = grad.contiguous(), flat_sum = sum.contiguous();
+    // The kernel reads the step as a float, whatever dtype the caller keeps it in.
+    const at::Tensor step_value = step.scalar_type() == at::kFloat ? step : step.to(at::kFloat);
     // Absent optional tensors bind the step tensor: read only when flagged.
     KernelFunction function(kernels.get(Variant::dense, param.scalar_type(), param.scalar_type()));
-    function.set_value(function.set_operands({&param, &grad, &sum, &step, lr_tensor ? &*lr_tensor : &step,
-                                              has_scale ? &*grad_scale : &step, has_inf ? &*found_inf : &step}),
-                       params);
+    function.set_value(
+        function.set_operands({&flat_param, &flat_grad, &flat_sum, &step_value, lr_tensor ? &*lr_tensor : &step_value,
+                               has_scale ? &*grad_scale : &step_value, has_inf ? &*found_inf : &step_value}),
+        params);
     function.dispatch(Dim3{static_cast<uint32_t>(param.numel()), 1, 1});
+    for (auto [written, flat] : {std::pair{&param, &flat_param}, {&grad, &flat_grad}, {&sum, &flat_sum}}) {
+      if (!flat->is_same(*written)) {
+        written->copy_(*flat);  // TensorList elements are const handles; copy_ writes the data
+      }
+    }
   }
 }
 

@@ -12,17 +12,18 @@ KernelCache& heaviside_kernels() {
 }
 
 // The CPU's own restrictions, with its words.
-void check_heaviside_inputs(const at::Tensor& self, const at::Tensor& values) {
+// An out= must have self's dtype too.
+void check_heaviside_inputs(const at::Tensor& self, const at::Tensor& values, const at::Tensor* out = nullptr) {
   TORCH_CHECK(!self.is_complex() && !values.is_complex(),
               "heaviside is not yet implemented for complex tensors.");
-  TORCH_CHECK(self.scalar_type() == values.scalar_type(),
+  TORCH_CHECK(self.scalar_type() == values.scalar_type() && (out == nullptr || out->scalar_type() == self.scalar_type()),
               "heaviside is not yet implemented for tensors with different dtypes.");
 }
 
 }  // namespace
 
 at::Tensor& heaviside_out(const at::Tensor& self, const at::Tensor& values, at::Tensor& out) {
-  check_heaviside_inputs(self, values);
+  check_heaviside_inputs(self, values, &out);
   return binary_out(heaviside_kernels(), "heaviside", same_dtype, self, values, out);
 }
 

@@ -9,8 +9,7 @@ namespace mps_ops {
 
 at::Tensor& logit_(at::Tensor& self, std::optional<double> eps) {
   static KernelCache kernels("logit");
-  check_device("logit_", self);
-  check_dtype("logit_", self);
+  check_inplace("logit_", self);
   // The CPU's in-place rule: a float result cannot go into an integer self.
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), "result type Float can't be cast to the ",
               "desired output type ", self.scalar_type());

@@ -112,12 +112,10 @@ at::Tensor& multi_margin_loss_out(const at::Tensor& self, const at::Tensor& targ
                                   at::Tensor& out) {
   static KernelCache loss_kernels("multi_margin_loss");
   MarginProblem problem = multi_margin_problem("multi_margin_loss", self, target, p, margin, weight);
-  check_device("multi_margin_loss", out);
-  TORCH_CHECK(out.scalar_type() == at::kFloat, "multi_margin_loss: expected out of dtype Float but got ",
-              out.scalar_type());
   const bool per_sample = reduction == at::Reduction::None;
-  at::native::resize_output(out, per_sample ? (self.dim() <= 1 ? target.sizes() : at::IntArrayRef{problem.n})
-                                            : at::IntArrayRef{});
+  check_output("multi_margin_loss", out, at::kFloat,
+               per_sample ? (self.dim() <= 1 ? target.sizes() : at::IntArrayRef{problem.n}) : at::IntArrayRef{},
+               {&self, &target, weight ? &*weight : nullptr});
   at::Tensor losses = per_sample && out.is_contiguous() ? out : at::empty({problem.n}, self.options());
   if (problem.n > 0) {
     TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multi_margin_loss over more than 2**32 - 1 samples");
@@ -153,12 +151,13 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
   MarginProblem problem =
       multi_margin_problem("multi_margin_loss_backward", self, target, p, margin, weight);
   check_device("multi_margin_loss_backward", grad_output);
-  check_device("multi_margin_loss_backward", grad_input);
   const bool per_sample = check_loss_grad("multi_margin_loss_backward", grad_output, reduction, problem.n);
-  TORCH_CHECK(grad_output.scalar_type() == at::kFloat && grad_input.scalar_type() == at::kFloat,
-              "multi_margin_loss_backward: expected float grad_output and grad_input");
-  at::native::resize_output(grad_input, self.sizes());
-  at::Tensor target_grad = grad_input.is_contiguous() ? grad_input : at::empty(self.sizes(), self.options());
+  TORCH_CHECK(grad_output.scalar_type() == at::kFloat,
+              "multi_margin_loss_backward: expected float grad_output");
+  check_output("multi_margin_loss_backward", grad_input, at::kFloat, self.sizes(),
+               {&grad_output, &self, &target, weight ? &*weight : nullptr});
+  check_contiguous_output(grad_input, "grad_input");
+  at::Tensor& target_grad = grad_input;
   if (problem.n > 0) {
     const at::Tensor grad = grad_output.reshape({-1}).contiguous();
     problem.params.grad_per_sample = per_sample;
@@ -169,9 +168,6 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
     function.set_operands({&target_grad, &grad, &problem.x, &problem.target, &problem.weight});
     function.set_value(5, problem.params);
     function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
-  }
-  if (!target_grad.is_same(grad_input)) {
-    grad_input.copy_(target_grad);
   }
   return grad_input;
 }
@@ -222,15 +218,13 @@ std::tuple<at::Tensor&, at::Tensor&> multilabel_margin_loss_forward_out(
     at::Tensor& is_target) {
   static KernelCache kernels("multilabel_margin_loss");
   const MultilabelProblem problem = multilabel_problem("multilabel_margin_loss", self, target);
-  check_device("multilabel_margin_loss", output);
-  check_device("multilabel_margin_loss", is_target);
-  TORCH_CHECK(output.scalar_type() == at::kFloat && is_target.scalar_type() == at::kFloat,
-              "multilabel_margin_loss: expected float output and is_target");
   const bool per_sample = reduction == at::Reduction::None;
-  at::native::resize_output(output, per_sample ? at::IntArrayRef(problem.loss_shape) : at::IntArrayRef{});
-  at::native::resize_output(is_target, self.sizes());
+  check_output("multilabel_margin_loss", output, at::kFloat,
+               per_sample ? at::IntArrayRef(problem.loss_shape) : at::IntArrayRef{}, {&self, &target});
+  check_output("multilabel_margin_loss", is_target, at::kFloat, self.sizes(), {&self, &target, &output});
+  check_contiguous_output(is_target, "is_target");
   at::Tensor losses = per_sample && output.is_contiguous() ? output : at::empty({problem.n}, self.options());
-  at::Tensor marks = is_target.is_contiguous() ? is_target : at::empty(self.sizes(), self.options());
+  at::Tensor& marks = is_target;
   if (problem.n > 0) {
     TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multilabel_margin_loss over more than 2**32 - 1 samples");
     const multilabel_margin_params params{0, problem.n, problem.c, 1.0f};
@@ -239,9 +233,6 @@ std::tuple<at::Tensor&, at::Tensor&> multilabel_margin_loss_forward_out(
     function.set_operands({&losses, &marks, &problem.x, &problem.target});
     function.set_value(4, params);
     function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
-  }
-  if (!marks.is_same(is_target)) {
-    is_target.copy_(marks);
   }
   if (per_sample) {
     if (!losses.is_same(output)) {
@@ -268,15 +259,15 @@ at::Tensor& multilabel_margin_loss_backward_out(const at::Tensor& grad_output, c
   const MultilabelProblem problem = multilabel_problem("multilabel_margin_loss_backward", self, target);
   check_device("multilabel_margin_loss_backward", grad_output);
   check_device("multilabel_margin_loss_backward", is_target);
-  check_device("multilabel_margin_loss_backward", grad_input);
   const bool per_sample = check_loss_grad("multilabel_margin_loss_backward", grad_output, reduction, problem.n);
   TORCH_CHECK(is_target.sizes() == self.sizes(), "inconsistent is_target size: ", is_target.sizes(),
               " for input of size: ", self.sizes());
-  TORCH_CHECK(grad_output.scalar_type() == at::kFloat && is_target.scalar_type() == at::kFloat &&
-                  grad_input.scalar_type() == at::kFloat,
-              "multilabel_margin_loss_backward: expected float grad_output, is_target and grad_input");
-  at::native::resize_output(grad_input, self.sizes());
-  at::Tensor result = grad_input.is_contiguous() ? grad_input : at::empty(self.sizes(), self.options());
+  TORCH_CHECK(grad_output.scalar_type() == at::kFloat && is_target.scalar_type() == at::kFloat,
+              "multilabel_margin_loss_backward: expected float grad_output and is_target");
+  check_output("multilabel_margin_loss_backward", grad_input, at::kFloat, self.sizes(),
+               {&grad_output, &self, &target, &is_target});
+  check_contiguous_output(grad_input, "grad_input");
+  at::Tensor& result = grad_input;
   if (problem.n > 0) {
     TORCH_CHECK(problem.n <= UINT32_MAX && problem.c <= UINT32_MAX,
                 "mps_ops: multilabel_margin_loss_backward grid too large");
@@ -290,9 +281,6 @@ at::Tensor& multilabel_margin_loss_backward_out(const at::Tensor& grad_output, c
     function.set_operands({&result, &grad, &problem.x, &problem.target, &marks});
     function.set_value(5, params);
     function.dispatch(Dim3{static_cast<uint32_t>(problem.c), static_cast<uint32_t>(problem.n), 1});
-  }
-  if (!result.is_same(grad_input)) {
-    grad_input.copy_(result);
   }
   return grad_input;
 }

@@ -22,7 +22,7 @@ at::Tensor& extremum_out(KernelCache& kernels, const char* name, const at::Tenso
                          at::Tensor& out) {
   check_device(name, self);
   check_dtype(name, self);
-  prepare_output(name, out, self.scalar_type(), {});
+  check_output(name, out, self.scalar_type(), {}, {&self}, OutputDtype::castable);
   const ReductionPlan plan = plan_reduction(self, {});
   at::Tensor target = reduction_target(out, self.scalar_type());
   const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());

@@ -19,7 +19,8 @@ at::Tensor& moments_out(const char* name, bool take_sqrt, const at::Tensor& self
   check_dtype(name, self);
   const ReductionPlan plan = plan_reduction(self, dim.value_or(at::IntArrayRef{}));
   const bool direct =
-      prepare_output(name, out, self.scalar_type(), keepdim ? plan.kept_shape : plan.dropped_shape);
+      check_output(name, out, self.scalar_type(), keepdim ? plan.kept_shape : plan.dropped_shape, {&self},
+                   OutputDtype::castable);
   at::Tensor target = direct && out.is_contiguous() ? out : reduction_target(out, self.scalar_type());
   const double correction_value = correction.value_or(1).toDouble();
   if (static_cast<double>(plan.layout.inner_numel) - correction_value <= 0) {

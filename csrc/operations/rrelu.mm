@@ -20,8 +20,6 @@ void rrelu_into(const at::Tensor& self, at::Tensor& noise, const at::Scalar& low
                 bool training, std::optional<at::Generator> generator, at::Tensor& out) {
   static KernelCache kernels("rrelu_with_noise");
   check_device("rrelu_with_noise", self);
-  check_device("rrelu_with_noise", noise);
-  check_device("rrelu_with_noise", out);
   check_dtype("rrelu_with_noise", self);
   TORCH_CHECK(self.sizes() == noise.sizes(), "noise tensor shape must match self tensor shape. Got self.shape = ",
               self.sizes(), " noise.shape = ", noise.sizes());
@@ -29,9 +27,16 @@ void rrelu_into(const at::Tensor& self, at::Tensor& noise, const at::Scalar& low
                               c10::toString(self.scalar_type()), "' on ", self.device());
   TORCH_CHECK(!training || noise.scalar_type() == self.scalar_type(), "expected scalar type ",
               self.scalar_type(), " but found ", noise.scalar_type());
-  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "rrelu_with_noise: expected out of dtype ",
-              self.scalar_type(), " but got ", out.scalar_type());
-  at::native::resize_output(out, self.sizes());
+  if (training) {
+    check_inplace("rrelu_with_noise", noise, {&self});
+  } else {
+    check_device("rrelu_with_noise", noise);
+  }
+  if (!out.is_same(self)) {  // the in-place form writes self
+    check_output("rrelu_with_noise", out, self.scalar_type(), self.sizes(), {&self, &noise});
+  } else {
+    check_inplace("rrelu_with_noise_", self, {&noise});
+  }
   if (self.numel() == 0) {
     return;
   }

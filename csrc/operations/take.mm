@@ -114,16 +114,12 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   TORCH_CHECK(self.device() == source.device() && self.device() == index.device(),
               "put_(): self, index and source expected to be in the same device, but got self.device = ",
               self.device(), ", index.device = ", index.device(), ", and source.device = ", source.device());
-  check_device("put_", self);
-  check_dtype("put_", self);
+  check_inplace("put_", self, {&index, &source});
   TORCH_CHECK_INDEX(source.numel() == index.numel(),
                     "put_(): Expected source and index to have the same number of elements, but got "
                     "source.numel() = ", source.numel(), ", index.numel() = ", index.numel());
   TORCH_CHECK_INDEX(!(self.numel() == 0 && index.numel() != 0),
                     "put_(): Tried to put elements into an empty tensor");
-  at::assert_no_internal_overlap(self);
-  at::assert_no_overlap(self, index);
-  at::assert_no_overlap(self, source);
   if (index.numel() == 0) {
     return self;
   }

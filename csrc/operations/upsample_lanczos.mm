@@ -174,10 +174,7 @@ at::Tensor lanczos_forward(const at::Tensor& input, c10::SymIntArrayRef output_s
   at::Tensor out;
   if (out_arg != nullptr) {
     out = *out_arg;
-    check_device("_upsample_lanczos2d_aa", out);
-    TORCH_CHECK(out.scalar_type() == input.scalar_type(), "Expected out tensor to have dtype ",
-                input.scalar_type(), ", but got ", out.scalar_type(), " instead");
-    at::native::resize_output(out, shape);
+    check_output("_upsample_lanczos2d_aa", out, input.scalar_type(), shape, {&input});
   } else {
     out = at::empty(shape, input.options().memory_format(input.suggest_memory_format()));
   }
@@ -229,7 +226,6 @@ at::Tensor& upsample_lanczos2d_aa_backward_out(const at::Tensor& grad_output, c1
   const at::IntArrayRef output_size = C10_AS_INTARRAYREF_SLOW(output_size_);
   const at::IntArrayRef input_size = C10_AS_INTARRAYREF_SLOW(input_size_);
   check_device("_upsample_lanczos2d_aa_backward", grad_output);
-  check_device("_upsample_lanczos2d_aa_backward", grad_input);
   check_dtype("_upsample_lanczos2d_aa_backward", grad_output);
   check_sizes(input_size, output_size);
   TORCH_CHECK(grad_output.dim() == 4, "Expected grad_output to be a tensor of dimension 4 but got: dimension ",
@@ -243,9 +239,7 @@ at::Tensor& upsample_lanczos2d_aa_backward_out(const at::Tensor& grad_output, c1
   TORCH_CHECK_NOT_IMPLEMENTED(grad_output.scalar_type() == at::kFloat,
                               "\"upsample_lanczos2d_aa_backward\" not implemented for '",
                               c10::toString(grad_output.scalar_type()), "' on ", grad_output.device());
-  TORCH_CHECK(grad_input.scalar_type() == grad_output.scalar_type(), "Expected out tensor to have dtype ",
-              grad_output.scalar_type(), ", but got ", grad_input.scalar_type(), " instead");
-  at::native::resize_output(grad_input, input_size);
+  check_output("_upsample_lanczos2d_aa_backward", grad_input, grad_output.scalar_type(), input_size, {&grad_output});
   if (grad_input.numel() == 0) {
     return grad_input;
   }

@@ -45,7 +45,6 @@ at::Tensor& narrow_copy_out(const at::Tensor& self, int64_t dim, c10::SymInt sta
   int64_t start = start_.expect_int();
   const int64_t length = length_.expect_int();
   check_device("narrow_copy", self);
-  check_device("narrow_copy", out);
   check_dtype("narrow_copy", self);
   TORCH_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
   TORCH_CHECK(self.dtype() == out.dtype(), "Expected self.dtype() == output.dtype() to be true, but got false.");
@@ -59,7 +58,7 @@ at::Tensor& narrow_copy_out(const at::Tensor& self, int64_t dim, c10::SymInt sta
   TORCH_CHECK(start <= size - length && length >= 0, "start (", start, ") + length (", length,
               ") exceeds dimension size (", size, ").");
   const at::Tensor view = self.narrow(dim, start, length);
-  at::native::resize_output(out, view.sizes());
+  check_output("narrow_copy", out, self.scalar_type(), view.sizes(), {&self});
   copy_view(out, view, /*output_from_caller=*/true);
   return out;
 }

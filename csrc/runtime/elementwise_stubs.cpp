@@ -12,7 +12,7 @@ at::Tensor& unary_float_out(KernelCache& kernels, const char* op, const at::Tens
   check_dtype(op, self);
   const auto result_dtype = float_result_type(self.scalar_type());
   check_result_dtype(op, result_dtype, self);
-  if (!prepare_output(op, out, result_dtype, self.sizes())) {
+  if (!check_output(op, out, result_dtype, self.sizes(), {}, OutputDtype::castable)) {
     out.copy_(unary_float(kernels, op, self));
     return out;
   }
@@ -74,7 +74,7 @@ at::Tensor& binary_out(KernelCache& kernels, const char* op, ResultDtype result_
   const auto result_dtype = result_of_common(at::result_type(lhs, rhs));
   check_result_dtype(op, result_dtype, lhs);
   const auto shape = at::infer_size(lhs.sizes(), rhs.sizes());
-  if (!prepare_output(op, out, result_dtype, shape)) {
+  if (!check_output(op, out, result_dtype, shape, {}, OutputDtype::castable)) {
     out.copy_(binary(kernels, op, result_of_common, lhs, rhs, params));
     return out;
   }
@@ -84,6 +84,7 @@ at::Tensor& binary_out(KernelCache& kernels, const char* op, ResultDtype result_
 at::Tensor& binary_inplace(KernelCache& kernels, const char* op, ResultDtype result_of_common,
                            at::Tensor& lhs, const at::Tensor& rhs, KernelParams params) {
   check_binary_inputs(op, lhs, rhs);
+  check_inplace(op, lhs);
   const auto result_dtype = result_of_common(at::result_type(lhs, rhs));
   check_result_dtype(op, result_dtype, lhs);
   TORCH_CHECK(c10::canCast(result_dtype, lhs.scalar_type()), "result type ", result_dtype,

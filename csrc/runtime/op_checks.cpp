@@ -5,6 +5,7 @@
 #include <ATen/ops/aminmax.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/ScalarType.h>
 
@@ -38,14 +39,49 @@ c10::ScalarType float_result_type(c10::ScalarType dtype) {
                                                           : dtype;
 }
 
-bool prepare_output(const char* op, at::Tensor& out, c10::ScalarType result_dtype,
-                    at::IntArrayRef shape) {
-  check_device(op, out);
-  TORCH_CHECK(c10::canCast(result_dtype, out.scalar_type()), "result type ", result_dtype,
-              " can't be cast to the desired output type ", out.scalar_type());
+namespace {
+
+void check_no_aliasing(const at::Tensor& written, std::initializer_list<const at::Tensor*> inputs) {
+  at::assert_no_internal_overlap(written);
+  for (const at::Tensor* input : inputs) {
+    if (input != nullptr && input->defined()) {
+      at::assert_no_overlap(written, *input);
+    }
+  }
+}
+
+}  // namespace
+
+bool check_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::IntArrayRef shape,
+                  std::initializer_list<const at::Tensor*> inputs, OutputDtype rule) {
+  const auto device_type = backend().device_type();
+  TORCH_CHECK(out.device().type() == device_type, "mps_ops: ", op, " expected its output on ",
+              c10::DeviceTypeName(device_type, /*lower_case=*/true), " (", backend().name(),
+              " backend), but got one on ", out.device());
+  if (rule == OutputDtype::exact) {
+    TORCH_CHECK(out.scalar_type() == dtype, "mps_ops: ", op, ": expected out tensor to have dtype ", dtype,
+                ", but got ", out.scalar_type(), " instead (", out.device(), ")");
+  } else {
+    TORCH_CHECK(c10::canCast(dtype, out.scalar_type()), "result type ", dtype,
+                " can't be cast to the desired output type ", out.scalar_type());
+  }
   check_result_dtype(op, out.scalar_type(), out);
   at::native::resize_output(out, shape);
-  return out.scalar_type() == result_dtype;
+  check_no_aliasing(out, inputs);
+  return out.scalar_type() == dtype;
+}
+
+void check_inplace(const char* op, const at::Tensor& self, std::initializer_list<const at::Tensor*> inputs) {
+  const auto device_type = backend().device_type();
+  TORCH_CHECK(self.device().type() == device_type, "mps_ops: ", op, " expected the tensor it writes on ",
+              c10::DeviceTypeName(device_type, /*lower_case=*/true), " (", backend().name(),
+              " backend), but got one on ", self.device());
+  check_dtype(op, self);
+  check_no_aliasing(self, inputs);
+}
+
+void check_contiguous_output(const at::Tensor& out, const char* name) {
+  TORCH_CHECK(out.is_contiguous(), name, " must be contiguous");
 }
 
 at::Tensor empty_output_like(const at::Tensor& like, c10::ScalarType dtype) {

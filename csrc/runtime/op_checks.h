@@ -25,11 +25,31 @@ void check_result_dtype(const char* op, c10::ScalarType dtype, const at::Tensor&
 // TensorIterator's promote_integer_inputs_to_float does.
 c10::ScalarType float_result_type(c10::ScalarType dtype);
 
-// out= checks: the result dtype must be castable to out's dtype (the CPU's
-// RuntimeError otherwise), then out is resized to `shape`. Returns whether
-// out can take the kernel's result directly (same dtype).
-bool prepare_output(const char* op, at::Tensor& out, c10::ScalarType result_dtype,
-                    at::IntArrayRef shape);
+// How the dtype of a tensor an op writes may differ from its result's.
+enum class OutputDtype {
+  exact,     // the CPU's structured and legacy kernels: RuntimeError otherwise
+  castable,  // TensorIterator ops: any dtype the result can be cast to
+};
+
+// Every tensor an op writes into (out=, grad_input=, indices=) goes through
+// here, in the CPU's order: device, dtype (by `rule`), resize to `shape`
+// (resize_output, with the CPU's warning for a non-empty out of another
+// shape), then no element written twice and no memory shared with any of
+// `inputs` (a GPU writes in no serial order, so an aliased output would give
+// order-dependent results where the CPU's serial loop gives its own).
+// Returns whether out can take the kernel's result directly (same dtype).
+bool check_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::IntArrayRef shape,
+                  std::initializer_list<const at::Tensor*> inputs = {},
+                  OutputDtype rule = OutputDtype::exact);
+
+// An input the op writes in place (an in-place self, noise, running
+// statistics): device, a Metal dtype, no element written twice, no memory
+// shared with any of `inputs`.
+void check_inplace(const char* op, const at::Tensor& self, std::initializer_list<const at::Tensor*> inputs = {});
+
+// Ops whose CPU kernel writes through a raw pointer refuse a non-contiguous
+// output ("grad_input must be contiguous"); so do we, with its words.
+void check_contiguous_output(const at::Tensor& out, const char* name);
 
 // The smallest and largest value of a non-empty integer tensor: one aminmax
 // read back, so host checks of index ranges wait for the GPU on a Mac, and
