@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import tempfile
 
-from . import _prepass
+from . import _msl_lint, _prepass
 
 CXX_CANDIDATES = ("clang++-16", "clang++-17", "clang++-18", "clang++-15", "clang++")
 FLAGS = [
@@ -88,6 +88,28 @@ def _syntax_error(message: str, source: str) -> SyntaxError:
                        (SOURCE_NAME, line, col, text))
 
 
+def _forbidden(source: str, what: str, line: int) -> SyntaxError:
+    lines = source.splitlines()
+    return SyntaxError(f"Metal shader failed to compile: {what}: Apple's compiler rejects it",
+                       (SOURCE_NAME, line, 1, lines[line - 1] if 0 < line <= len(lines) else None))
+
+
+def check_msl(source: str, path: str, cxx: str) -> None:
+    """The kernel files' MSL lint (mps_ops/_msl_lint.py) and recursion check:
+    what the emulator's C++ accepts and a Mac would refuse raises SyntaxError."""
+    found = _msl_lint.problems(source)
+    if found:
+        raise _forbidden(source, found[0][1], found[0][0])
+    try:
+        scan = _prepass.scan(_prepass.preprocess(path, cxx, []))
+    except _prepass.PrepassError as e:
+        raise _syntax_error(str(e), source) from None
+    recursive = _msl_lint.self_calls(scan.unqualified_calls)
+    if recursive:
+        line = next((i for i, text in enumerate(source.splitlines(), 1) if recursive[0] in text), 1)
+        raise _forbidden(source, f"{recursive[0]} calls itself (MSL forbids recursion)", line)
+
+
 def build(source: str) -> str:
     """Returns the path of the shared object for `source`, building it if needed."""
     cxx = compiler()
@@ -98,6 +120,7 @@ def build(source: str) -> str:
         src = os.path.join(tmp, SOURCE_NAME)
         with open(src, "w") as f:
             f.write(source)
+        check_msl(source, src, cxx)
         cpp = os.path.join(tmp, "shader.cpp")
         try:
             _prepass.translate(src, cpp, cxx, origin=SOURCE_NAME)

@@ -11,6 +11,7 @@ MPS_OPS_CHECKED=1 turns checked mode on for the whole process.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 from . import _C, backend
 
@@ -20,14 +21,32 @@ def _require_emulator(what: str) -> None:
         raise RuntimeError(f"mps_ops.emulator.{what}() needs the emulator backend (this is {backend})")
 
 
+# Per switch: the baseline value (before any `with`) and the requests of the
+# `with` blocks still open, in the order they opened, from any thread. The
+# switch takes the newest open request's value, or the baseline when none is
+# open: two threads that overlap never leave it on afterwards, whatever order
+# they leave in.
+_lock = threading.Lock()
+_open: dict = {}
+
+
 @contextlib.contextmanager
 def _switch(name: str, setter, enabled: bool):
     _require_emulator(name)
-    previous = setter(enabled)
+    request = object()
+    with _lock:
+        baseline, requests = _open.setdefault(name, (setter(enabled), []))
+        requests.append((request, enabled))
+        setter(enabled)
     try:
         yield
     finally:
-        setter(previous)
+        with _lock:
+            baseline, requests = _open[name]
+            requests[:] = [r for r in requests if r[0] is not request]
+            setter(requests[-1][1] if requests else baseline)
+            if not requests:
+                del _open[name]
 
 
 def checked(enabled: bool = True):

@@ -42,7 +42,7 @@ def test_c_abi_drives_a_kernel(tmp_path):
     libdir = sysconfig.get_config_var("LIBDIR")
     exe = tmp_path / "c_abi_driver"
     cmd = [
-        _compiler(), "-std=c++17", "-O0", os.path.join(HERE, "c_abi", "c_abi_driver.cpp"), "-o", str(exe),
+        _compiler(), "-std=c++17", "-O0", "-pthread", os.path.join(HERE, "c_abi", "c_abi_driver.cpp"), "-o", str(exe),
         "-I", os.path.join(ROOT, "csrc", "include"),
         "-I", os.path.join(torch_dir, "include"),
         "-I", sysconfig.get_paths()["include"],

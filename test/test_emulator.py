@@ -236,6 +236,29 @@ def test_compile_errors_raise_syntax_error_with_the_line():
     assert "undefined_name" in str(info.value)
 
 
+KERNEL_OF = "kernel void k(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {{ {} }}\n"
+
+
+@pytest.mark.parametrize("prelude,body,what,line", [
+    ("", "double d = x[i]; x[i] = d;", "double", 3),
+    ("float f(float v) { return v > 0 ? f(v - 1) : v; }\n", "x[i] = f(x[i]);", "f calls itself", 3),
+    ("", "asm(\"nop\");", "inline assembly", 3),
+    ("struct S { S() {} float v = 1; };\nS s;\n", "x[i] = s.v;", "namespace scope", 4),
+    ("float scale = 2.0f;\n", "x[i] *= scale;", "namespace scope", 3),
+])
+def test_sources_apples_compiler_rejects_are_rejected(prelude, body, what, line):
+    with pytest.raises(SyntaxError, match=what) as info:
+        mps_ops.compile_shader(HEADER + prelude + KERNEL_OF.format(body))
+    assert info.value.lineno == line
+
+
+def test_constant_globals_are_accepted():
+    lib = mps_ops.compile_shader(HEADER + "constant float scale = 2.0f;\n" + KERNEL_OF.format("x[i] *= scale;"))
+    x = torch.ones(3)
+    lib.k(x)
+    assert torch.equal(x, torch.full((3,), 2.0))
+
+
 @pytest.mark.parametrize("source", [None, b"kernel void k() {}", 3])
 def test_source_that_is_not_a_str_raises_type_error(source):
     with pytest.raises(TypeError, match="expects Metal source as a str"):
@@ -441,6 +464,38 @@ kernel void one_line_barriers(device float* out [[buffer(0)]], uint i [[thread_p
 """)
     with pytest.raises(RuntimeError, match="different threadgroup_barrier call sites"):
         lib.one_line_barriers(torch.zeros(8), group_size=8)
+
+
+def test_checked_mode_from_two_threads_is_off_afterwards():
+    """Two overlapping `with checked()` blocks in two threads, left in the
+    order they were entered: the switch ends as it began."""
+    import threading
+
+    before = mps_ops._C.set_checked(False)
+    mps_ops._C.set_checked(before)
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen_inside = []
+
+    def first():
+        with mps_ops.emulator.checked():
+            first_in.set()
+            second_in.wait()
+        first_out.set()
+
+    def second():
+        first_in.wait()
+        with mps_ops.emulator.checked():
+            second_in.set()
+            first_out.wait()
+            seen_inside.append(mps_ops._C.set_checked(True))  # still on while this block is open
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen_inside == [True]
+    assert mps_ops._C.set_checked(before) is before
 
 
 def test_checked_mode_keeps_writes_through_two_views_of_one_storage():

@@ -3,10 +3,11 @@ Metal compiler would not.
 
     python tools/check_msl.py            # all csrc/kernels/*.metal and their headers
 
-1. A token lint for what MSL forbids: double, the C++ standard library,
-   exceptions, new/delete, virtual, goto, RTTI, C++17 `if constexpr`, static
-   variables (MSL has no static storage but `constant` at namespace scope),
-   textures and samplers (not emulated, so untested), and direct recursion.
+1. The lint of mps_ops/_msl_lint.py (compile_shader runs it too): double,
+   the C++ standard library, exceptions, new/delete, virtual, goto, RTTI,
+   inline assembly, C++17 `if constexpr`, static and namespace-scope
+   variables (MSL has no such storage but `constant`), textures and samplers
+   (not emulated, so untested), and direct recursion.
 2. Each .metal file's emulator translation, compiled with -std=c++14
    -fsyntax-only: MSL before Metal 4 is C++14, so C++17 features that the
    emulator build (-std=c++20, torch's) would accept fail here.
@@ -18,8 +19,8 @@ emulator issue and not here yet.
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -30,40 +31,21 @@ sys.path.insert(0, HERE)
 
 import msl_prepass  # noqa: E402
 
-FORBIDDEN = [
-    (re.compile(r"\bdouble\b"), "double (Metal has no double)"),
-    (re.compile(r"\bstd\s*::"), "std:: (no C++ standard library in MSL)"),
-    (re.compile(r"\b(throw|try|catch)\b"), "exceptions"),
-    (re.compile(r"\b(new|delete)\b"), "new/delete"),
-    (re.compile(r"\bvirtual\b"), "virtual functions"),
-    (re.compile(r"\bgoto\b"), "goto"),
-    (re.compile(r"\b(dynamic_cast|typeid)\b"), "RTTI"),
-    (re.compile(r"\bif\s+constexpr\b"), "if constexpr (C++17; MSL 3 is C++14)"),
-    (re.compile(r"#\s*include\s*<(?!metal_)[^>]*>(?<!\.h>)"), "standard library headers"),
-    # static member functions are fine: a declaration whose "(" comes before
-    # any "=" or ";" declares a function, not storage.
-    (re.compile(r"\bstatic\b(?!\s*(_assert|_cast|constexpr\s+\w+\s*\w*\s*\())(?![^;=(]*\()"),
-     "static variables (no static storage in MSL)"),
-    (re.compile(r"\b(texture[123]d\w*|depth2d\w*|sampler)\b"), "textures/samplers (not emulated)"),
-]
+def _load_lint():
+    """mps_ops/_msl_lint.py by path: importing the package needs the built extension."""
+    spec = importlib.util.spec_from_file_location("mps_ops_msl_lint", os.path.join(ROOT, "mps_ops", "_msl_lint.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _strip_comments_and_strings(text: str) -> str:
-    def blank(m):
-        return re.sub(r"[^\n]", " ", m.group())
-
-    return re.sub(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"', blank, text, flags=re.S)
+msl_lint = _load_lint()
 
 
 def lint(path: str) -> list[str]:
     with open(path) as f:
-        text = _strip_comments_and_strings(f.read())
-    problems = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        for pattern, what in FORBIDDEN:
-            if pattern.search(line):
-                problems.append(f"{os.path.relpath(path, ROOT)}:{lineno}: {what}")
-    return problems
+        found = msl_lint.problems(f.read())
+    return [f"{os.path.relpath(path, ROOT)}:{lineno}: {what}" for lineno, what in found]
 
 
 def recursion(metal: str, cxx: str) -> list[str]:
@@ -73,7 +55,7 @@ def recursion(metal: str, cxx: str) -> list[str]:
     except msl_prepass.PrepassError as e:
         return [f"{os.path.relpath(metal, ROOT)}: prepass: {e}"]
     return [f"{os.path.relpath(metal, ROOT)}: {name} calls itself (MSL forbids recursion)"
-            for name, names in scan.unqualified_calls.items() if name in names]
+            for name in msl_lint.self_calls(scan.unqualified_calls)]
 
 
 def compile_cpp14(metal: str, cxx: str) -> list[str]:

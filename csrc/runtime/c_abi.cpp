@@ -1,6 +1,9 @@
 // The C ABI (csrc/include/mps_ops_c_abi.h) over the backend interface.
-// Handles are checked against the set of live ones, so a stale or foreign
-// pointer is an error code, not a crash.
+// Handles are ids, never addresses: each object gets the next number of a
+// 64-bit counter, so a stale, foreign or reused handle is an error code, not
+// a crash or another object. A kernel handle is encoded by one thread at a
+// time: each call holds the kernel's lock, and a thread other than the one
+// that called start_encoding gets an error instead of interleaved bindings.
 #include "../include/mps_ops_c_abi.h"
 
 #include "backend.h"
@@ -10,10 +13,12 @@
 #include <Python.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
+#include <thread>
 
 namespace mps_ops {
 namespace {
@@ -26,27 +31,41 @@ struct Library {
 
 struct Kernel {
   const KernelHandle* handle;
+  std::mutex mutex;  // held for each call on this kernel
   std::unique_ptr<KernelFunction> function;
+  std::thread::id encoder;  // the thread that called start_encoding
 };
 
 std::mutex handles_mutex;
-std::set<const void*> live_handles;
+uint64_t last_id = 0;
+std::map<uint64_t, std::shared_ptr<Library>> libraries;
+std::map<uint64_t, std::shared_ptr<Kernel>> kernels;
 
 template <class T>
-T* checked_handle(const void* handle, const char* what) {
+std::shared_ptr<T> lookup(std::map<uint64_t, std::shared_ptr<T>>& table, const void* handle, const char* what) {
   std::lock_guard<std::mutex> lock(handles_mutex);
-  TORCH_CHECK(handle != nullptr && live_handles.count(handle), "mps_ops: invalid ", what, " handle");
-  return static_cast<T*>(const_cast<void*>(handle));
+  const auto found = table.find(reinterpret_cast<uint64_t>(handle));
+  TORCH_CHECK(found != table.end(), "mps_ops: invalid ", what, " handle");
+  return found->second;  // shared: a concurrent delete cannot free it under us
 }
 
-void track(const void* handle) {
+template <class T>
+uint64_t track(std::map<uint64_t, std::shared_ptr<T>>& table, std::shared_ptr<T> object) {
   std::lock_guard<std::mutex> lock(handles_mutex);
-  live_handles.insert(handle);
+  table.emplace(++last_id, std::move(object));
+  return last_id;
 }
 
-void untrack(const void* handle) {
+template <class T>
+void untrack(std::map<uint64_t, std::shared_ptr<T>>& table, const void* handle, const char* what) {
   std::lock_guard<std::mutex> lock(handles_mutex);
-  live_handles.erase(handle);
+  TORCH_CHECK(table.erase(reinterpret_cast<uint64_t>(handle)) == 1, "mps_ops: invalid ", what, " handle");
+}
+
+// One line: no C++ backtrace, newlines folded, so callers can log it as is.
+std::string one_line(std::string message) {
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  return message;
 }
 
 template <class F>
@@ -55,8 +74,10 @@ mps_ops_status guarded(F&& body) {
     body();
     last_error.clear();
     return MPS_OPS_OK;
+  } catch (const c10::Error& e) {
+    last_error = one_line(e.what_without_backtrace());
   } catch (const std::exception& e) {
-    last_error = e.what();
+    last_error = one_line(e.what());
   } catch (...) {
     last_error = "mps_ops: unknown error";
   }
@@ -91,10 +112,15 @@ std::string build_emulator_library(const char* source) {
   return path;
 }
 
-KernelFunction& function_of(mps_ops_kernel kernel) {
-  Kernel* k = checked_handle<Kernel>(kernel, "kernel");
+// Runs body(function) holding the kernel's lock, from the encoding thread.
+template <class F>
+void with_function(mps_ops_kernel kernel, F&& body) {
+  const std::shared_ptr<Kernel> k = lookup(kernels, kernel, "kernel");
+  std::lock_guard<std::mutex> lock(k->mutex);
   TORCH_CHECK(k->function, "mps_ops: call mps_ops_start_encoding before binding arguments");
-  return *k->function;
+  TORCH_CHECK(k->encoder == std::this_thread::get_id(), "mps_ops: this kernel handle is being encoded by ",
+              "another thread; use one kernel handle per thread");
+  body(*k->function);
 }
 
 Dim3 dims_of(const uint64_t* values, size_t n, const char* what) {
@@ -119,26 +145,22 @@ MPS_OPS_EXPORT mps_ops_status mps_ops_create_shader_library(const char* source, 
     TORCH_CHECK(source != nullptr && out != nullptr, "mps_ops: null argument");
     const std::string input =
         std::string(backend().name()) == "emulator" ? build_emulator_library(source) : std::string(source);
-    auto* library = new Library{backend().load_library(input)};
-    track(library);
-    *out = reinterpret_cast<mps_ops_library>(library);
+    const uint64_t id = track(libraries, std::make_shared<Library>(Library{backend().load_library(input)}));
+    *out = reinterpret_cast<mps_ops_library>(id);
   });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_load_metallib(const void* data, size_t size, mps_ops_library* out) {
   return guarded([&] {
     TORCH_CHECK(data != nullptr && out != nullptr, "mps_ops: null argument");
-    auto* library = new Library{backend().load_metallib(data, size)};
-    track(library);
-    *out = reinterpret_cast<mps_ops_library>(library);
+    const uint64_t id = track(libraries, std::make_shared<Library>(Library{backend().load_metallib(data, size)}));
+    *out = reinterpret_cast<mps_ops_library>(id);
   });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_delete_shader_library(mps_ops_library library) {
   return guarded([&] {
-    Library* l = checked_handle<Library>(library, "library");
-    untrack(l);
-    delete l;  // the backend's library itself lives for the process
+    untrack(libraries, library, "library");  // the backend's library itself lives for the process
   });
 }
 
@@ -146,27 +168,27 @@ MPS_OPS_EXPORT mps_ops_status mps_ops_get_kernel_function(mps_ops_library librar
                                                           mps_ops_kernel* out) {
   return guarded([&] {
     TORCH_CHECK(name != nullptr && out != nullptr, "mps_ops: null argument");
-    Library* l = checked_handle<Library>(library, "library");
+    const std::shared_ptr<Library> l = lookup(libraries, library, "library");
     const KernelHandle* handle = backend().find_library_kernel(l->backend_library, name);
     TORCH_CHECK(handle != nullptr, "mps_ops: the library has no kernel named ", name);
-    auto* kernel = new Kernel{handle, nullptr};
-    track(kernel);
-    *out = reinterpret_cast<mps_ops_kernel>(kernel);
+    auto kernel = std::make_shared<Kernel>();
+    kernel->handle = handle;
+    *out = reinterpret_cast<mps_ops_kernel>(track(kernels, std::move(kernel)));
   });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_delete_kernel_function(mps_ops_kernel kernel) {
   return guarded([&] {
-    Kernel* k = checked_handle<Kernel>(kernel, "kernel");
-    untrack(k);
-    delete k;
+    untrack(kernels, kernel, "kernel");
   });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_start_encoding(mps_ops_kernel kernel) {
   return guarded([&] {
-    Kernel* k = checked_handle<Kernel>(kernel, "kernel");
+    const std::shared_ptr<Kernel> k = lookup(kernels, kernel, "kernel");
+    std::lock_guard<std::mutex> lock(k->mutex);
     k->function = std::make_unique<KernelFunction>(k->handle);
+    k->encoder = std::this_thread::get_id();
   });
 }
 
@@ -179,39 +201,47 @@ MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_tensor(mps_ops_kernel kernel, unsi
                 ", but the ", backend().name(), " backend runs kernels on ",
                 c10::DeviceTypeName(backend().device_type(), true));
     const size_t offset = t.storage_offset() * t.element_size();
-    function_of(kernel).set_buffer(static_cast<int>(index), t, t.const_data_ptr(), t.storage().nbytes() - offset);
+    with_function(kernel, [&](KernelFunction& f) {
+      f.set_buffer(static_cast<int>(index), t, t.const_data_ptr(), t.storage().nbytes() - offset);
+    });
   });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_int(mps_ops_kernel kernel, unsigned index, int64_t value) {
-  return guarded([&] { function_of(kernel).set_value(static_cast<int>(index), value); });
+  return guarded([&] { with_function(kernel, [&](KernelFunction& f) { f.set_value(static_cast<int>(index), value); }); });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_float(mps_ops_kernel kernel, unsigned index, float value) {
-  return guarded([&] { function_of(kernel).set_value(static_cast<int>(index), value); });
+  return guarded([&] { with_function(kernel, [&](KernelFunction& f) { f.set_value(static_cast<int>(index), value); }); });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_bytes(mps_ops_kernel kernel, unsigned index, const void* data,
                                                     size_t size) {
   return guarded([&] {
     TORCH_CHECK(data != nullptr || size == 0, "mps_ops: null bytes");
-    function_of(kernel).set_bytes(static_cast<int>(index), data, size);
+    with_function(kernel, [&](KernelFunction& f) { f.set_bytes(static_cast<int>(index), data, size); });
   });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_dispatch_single(mps_ops_kernel kernel, uint64_t length) {
-  return guarded([&] { function_of(kernel).dispatch(dims_of(&length, 1, "threads")); });
+  return guarded([&] {
+    with_function(kernel, [&](KernelFunction& f) { f.dispatch(dims_of(&length, 1, "threads")); });
+  });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_dispatch_single_with_group_size(mps_ops_kernel kernel, uint64_t length,
                                                                       uint64_t group_size) {
   return guarded([&] {
-    function_of(kernel).dispatch(dims_of(&length, 1, "threads"), dims_of(&group_size, 1, "group_size"));
+    with_function(kernel, [&](KernelFunction& f) {
+      f.dispatch(dims_of(&length, 1, "threads"), dims_of(&group_size, 1, "group_size"));
+    });
   });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_dispatch_array(mps_ops_kernel kernel, const uint64_t* lengths, size_t n) {
-  return guarded([&] { function_of(kernel).dispatch(dims_of(lengths, n, "threads")); });
+  return guarded([&] {
+    with_function(kernel, [&](KernelFunction& f) { f.dispatch(dims_of(lengths, n, "threads")); });
+  });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_dispatch_array_with_group_size(mps_ops_kernel kernel,
@@ -219,7 +249,9 @@ MPS_OPS_EXPORT mps_ops_status mps_ops_dispatch_array_with_group_size(mps_ops_ker
                                                                      const uint64_t* group_sizes,
                                                                      size_t group_n) {
   return guarded([&] {
-    function_of(kernel).dispatch(dims_of(lengths, n, "threads"), dims_of(group_sizes, group_n, "group_size"));
+    with_function(kernel, [&](KernelFunction& f) {
+      f.dispatch(dims_of(lengths, n, "threads"), dims_of(group_sizes, group_n, "group_size"));
+    });
   });
 }
 

@@ -46,8 +46,9 @@ void KernelFunction::set_buffer(int index, const at::TensorBase& owner, const vo
 
 void KernelFunction::set_bytes(int index, const void* data, size_t size) {
   const size_t aligned = (arena_used_ + 15) & ~size_t(15);
-  TORCH_CHECK(aligned + size <= sizeof(arena_), "mps_ops: more than ", sizeof(arena_),
-              " bytes of inline kernel arguments");
+  // Compared without adding to size: a huge size must not wrap around.
+  TORCH_CHECK(size <= sizeof(arena_) && aligned <= sizeof(arena_) - size, "mps_ops: more than ",
+              sizeof(arena_), " bytes of inline kernel arguments (", size, " more asked for)");
   std::memcpy(arena_ + aligned, data, size);
   ArgSlot& s = slot(index);
   s.inline_data = arena_ + aligned;

@@ -8,8 +8,11 @@
 #include <ATen/ops/arange.h>
 #include <ATen/ops/ones.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "mps_ops_c_abi.h"
 
@@ -25,6 +28,30 @@ static void expect(bool ok, const char* what) {
 }
 
 static void count_call(void* context) { ++*static_cast<int*>(context); }
+
+static bool one_line_error() { return std::strchr(mps_ops_last_error(), '\n') == nullptr; }
+
+// Each thread drives its own kernel handle of one library: no interference.
+static bool threads_with_own_kernels(mps_ops_library library) {
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      mps_ops_kernel k = nullptr;
+      at::Tensor x = at::arange(64, at::kFloat), y = at::ones({64}, at::kFloat);
+      bool good = mps_ops_get_kernel_function(library, "axpy", &k) == MPS_OPS_OK;
+      for (int round = 0; round < 20 && good; ++round) {
+        good = mps_ops_start_encoding(k) == MPS_OPS_OK && mps_ops_set_arg_tensor(k, 0, &y) == MPS_OPS_OK &&
+               mps_ops_set_arg_tensor(k, 1, &x) == MPS_OPS_OK && mps_ops_set_arg_float(k, 2, 1.0f) == MPS_OPS_OK &&
+               mps_ops_set_arg_int(k, 3, 0) == MPS_OPS_OK && mps_ops_dispatch_single(k, 64) == MPS_OPS_OK;
+      }
+      good = good && y[63].item<float>() == 1.0f + 20 * 63.0f && mps_ops_delete_kernel_function(k) == MPS_OPS_OK;
+      ok[t] = good;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  return ok == std::vector<int>(4, 1);
+}
 
 // Encoding inside a command block, as AOTI-style code does (on Metal the
 // block already runs in the stream's queue: the dispatch must not re-enter it).
@@ -95,11 +122,30 @@ int main() {
   expect(mps_ops_set_arg_int(reinterpret_cast<mps_ops_kernel>(&calls), 0, 1) == MPS_OPS_ERROR &&
              std::strstr(mps_ops_last_error(), "invalid kernel handle") != nullptr,
          "a foreign pointer is an invalid handle");
-  expect(mps_ops_create_shader_library("kernel void broken( {", &library) == MPS_OPS_ERROR &&
-             std::strlen(mps_ops_last_error()) > 0,
-         "a source that does not compile is an error");
+  mps_ops_library broken = nullptr;
+  expect(mps_ops_create_shader_library("kernel void broken( {", &broken) == MPS_OPS_ERROR &&
+             std::strlen(mps_ops_last_error()) > 0 && one_line_error(),
+         "a source that does not compile is an error, in one line");
+  expect(mps_ops_start_encoding(kernel) == MPS_OPS_OK &&
+             mps_ops_set_arg_bytes(kernel, 2, &calls, SIZE_MAX) == MPS_OPS_ERROR &&
+             std::strstr(mps_ops_last_error(), "bytes of inline kernel arguments") != nullptr,
+         "set_arg_bytes with a huge size is an error, not an overflow");
+  expect(one_line_error(), "last_error is one line, without a backtrace");
+
+  // A kernel handle being encoded by one thread refuses calls from another.
+  mps_ops_status from_other_thread = MPS_OPS_OK;
+  std::thread([&] { from_other_thread = mps_ops_set_arg_int(kernel, 3, 1); }).join();
+  expect(from_other_thread == MPS_OPS_ERROR, "another thread cannot bind into a kernel being encoded");
+  expect(threads_with_own_kernels(library), "threads with their own kernel handles run side by side");
+
   expect(mps_ops_delete_kernel_function(kernel) == MPS_OPS_OK, "delete_kernel_function");
   expect(mps_ops_dispatch_single(kernel, 1) == MPS_OPS_ERROR, "a deleted kernel is an invalid handle");
+  // Handles are never reused: a new kernel never answers to a deleted one's handle.
+  mps_ops_kernel replacement = nullptr;
+  expect(mps_ops_get_kernel_function(library, "axpy", &replacement) == MPS_OPS_OK && replacement != kernel &&
+             mps_ops_start_encoding(kernel) == MPS_OPS_ERROR,
+         "a deleted handle stays invalid after a new kernel is made");
+  expect(mps_ops_delete_kernel_function(replacement) == MPS_OPS_OK, "delete the replacement");
   expect(mps_ops_delete_shader_library(library) == MPS_OPS_OK, "delete_shader_library");
 
   std::printf("c_abi: %d passed, %d failed\n", passed, failed);
