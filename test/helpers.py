@@ -91,6 +91,20 @@ def assert_at_least_as_accurate(actual, cpu, truth, msg=""):
     assert ours_error <= cpu_error, f"{msg}: error {ours_error:.3g} > the CPU's {cpu_error:.3g}"
 
 
+def assert_near_truth(actual, truth, dtype, msg=""):
+    """Floating results of a half/bfloat16 call within the dtype's tolerance
+    of the float64 call's results rounded to the dtype (integer results, such
+    as indices, are the CPU comparison's business)."""
+    if isinstance(truth, (tuple, list)):
+        for a, t in zip(actual, truth):
+            assert_near_truth(a, t, dtype, msg)
+        return
+    if not truth.is_floating_point():
+        return
+    torch.testing.assert_close(actual.double(), truth.to(dtype).double(), equal_nan=True,
+                               msg=lambda m: f"{msg}: against the float64 result: {m}", **tolerance(dtype))
+
+
 def to_float64(tree, dtype):
     return tree_map(lambda t: t.double() if isinstance(t, torch.Tensor) and t.dtype == dtype else t, tree)
 

@@ -24,16 +24,27 @@ def _airy_truth(x):
     return torch.tensor([float(mpmath.airyai(float(v))) for v in x], dtype=torch.float64)
 
 
+# The smallest normal float32: below it, errors count as absolute (subnormal
+# outputs have fewer bits), so a moved underflow cutoff still shows.
+FLOAT32_TINY = torch.finfo(torch.float32).tiny
+
+# The grids reach each function's tails, where cutoffs and asymptotic
+# branches live (up to underflow of the result, and float32's subnormals).
 CASES = {
     "ndtri_center": (torch.special.ndtri, _grid(1e-3, 1 - 1e-3), 1e-30, 6e-7),
     "ndtri_lower_tail": (torch.special.ndtri, torch.logspace(-44, -3, 4001).float(), 1e-30, 6e-7),
     "ndtri_upper_tail": (torch.special.ndtri, 1 - torch.logspace(-7, -1, 2001).float(), 1e-30, 6e-7),
+    "ndtri_subnormal_inputs": (torch.special.ndtri, torch.logspace(-45.5, -38, 400).float(), 1e-30, 6e-7),
     "log_ndtr": (torch.special.log_ndtr, _grid(-100, 10), 1e-30, 6e-7),
     "log_ndtr_far_tail": (torch.special.log_ndtr, _grid(-1e4, -100), 1e-30, 6e-7),
+    "log_ndtr_upper_tail": (torch.special.log_ndtr, _grid(10, 40), FLOAT32_TINY, 6e-7),
     # (fn, x, floor, bound, truth): relative error against max(|truth|, floor).
     "airy_ai_positive": (torch.special.airy_ai, _grid(0, 30, 2001), 1e-36, 1e-6, _airy_truth),
     # Oscillating: absolute error (floor 1) of at most 2e-7.
     "airy_ai_negative": (torch.special.airy_ai, _grid(-30, 0, 2001), 1.0, 2e-7, _airy_truth),
+    # Up to where Ai underflows float32 (x near 105) and past it.
+    "airy_ai_positive_tail": (torch.special.airy_ai, _grid(30, 110, 2001), FLOAT32_TINY, 1e-6, _airy_truth),
+    "airy_ai_negative_tail": (torch.special.airy_ai, _grid(-300, -30, 2001), 1.0, 2e-7, _airy_truth),
 }
 
 
