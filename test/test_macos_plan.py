@@ -247,3 +247,37 @@ def test_check_objc_rejects_a_misspelled_selector(tmp_path):
     result = subprocess.run(["bash", CHECK_OBJC, str(planted)], capture_output=True, text=True)
     assert result.returncode != 0
     assert "setBufer:offset:atIndex:" in result.stderr
+
+
+def _braced_block(text: str, start: int) -> str:
+    """The text from the first '{' at or after start to its matching '}'."""
+    open_at = text.index("{", start)
+    depth = 0
+    for i in range(open_at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[open_at:i + 1]
+    raise AssertionError("unbalanced braces")
+
+
+def test_every_block_on_the_stream_queue_drains_an_autorelease_pool():
+    """The stream autoreleases its encoder and command buffer, and dispatch_sync
+    runs the block on a Python thread, which has no pool: the block must drain
+    one, and catch inside it (an exception leaving a pool skips its pop)."""
+    adapter = os.path.join(ROOT, "csrc", "runtime", "metal", "torch_mps_adapter.h")
+    sources = [MM, adapter]
+    blocks = []
+    for path in sources:
+        with open(path) as f:
+            text = f.read()
+        for match in re.finditer(r"\bdispatch_sync(?:_f)?\s*\(", text):
+            blocks.append((path, _braced_block(text, match.end())))
+    assert blocks, "no dispatch_sync found"
+    for path, block in blocks:
+        body = block[1:].lstrip()
+        # Only bookkeeping of plain C++ values may precede the pool.
+        before_pool = body[:body.index("@autoreleasepool")] if "@autoreleasepool" in body else body
+        assert "@autoreleasepool" in body, path
+        assert "(*work)" not in before_pool and "[" not in before_pool, path
+        pool = _braced_block(body, body.index("@autoreleasepool"))
+        assert "(*work)()" in pool and "@catch" in pool and "catch (...)" in pool, path

@@ -112,19 +112,31 @@ void run_serially(dispatch_queue_t queue, const F& body) {
     dispatch_queue_t& current = queue_of_this_thread();
     dispatch_queue_t outer = current;
     current = queue;
-    try {
-      @try {
-        (*work)();
-      } @catch (NSException* e) {
-        const char* reason = e.reason.UTF8String;
-        *objc_slot = std::string(e.name.UTF8String ? e.name.UTF8String : "NSException") + ": " +
-                     (reason ? reason : "");
-      }
-    } catch (...) {
-      *cxx_slot = std::current_exception();
-      if (!*cxx_slot) {
-        // A foreign exception that is not an NSException.
-        *objc_slot = std::string("an Objective-C exception that is not an NSException");
+    // The stream makes its command buffer and compute encoder with factory
+    // methods that return autoreleased objects (it retains them for itself),
+    // and dispatch_sync runs this block on the calling thread, a Python
+    // thread with no pool: without this pool each new encoder (one after
+    // every MPSGraph op, copy or sync) would leak its autorelease reference.
+    // PyTorch wraps its own encoding the same way (dispatch_sync_with_rethrow
+    // around @autoreleasepool, ATen/native/mps/OperationUtils.h). The pool is
+    // outermost and the catches inside it, so it drains on failure too: an
+    // exception leaving an @autoreleasepool skips the pop (an inner pool left
+    // open that way is popped with this one).
+    @autoreleasepool {
+      try {
+        @try {
+          (*work)();
+        } @catch (NSException* e) {
+          const char* reason = e.reason.UTF8String;
+          *objc_slot = std::string(e.name.UTF8String ? e.name.UTF8String : "NSException") +
+                       ": " + (reason ? reason : "");
+        }
+      } catch (...) {
+        *cxx_slot = std::current_exception();
+        if (!*cxx_slot) {
+          // A foreign exception that is not an NSException.
+          *objc_slot = std::string("an Objective-C exception that is not an NSException");
+        }
       }
     }
     current = outer;
