@@ -281,3 +281,19 @@ def test_every_block_on_the_stream_queue_drains_an_autorelease_pool():
         assert "(*work)" not in before_pool and "[" not in before_pool, path
         pool = _braced_block(body, body.index("@autoreleasepool"))
         assert "(*work)()" in pool and "@catch" in pool and "catch (...)" in pool, path
+
+
+def test_nothing_runs_foreign_code_on_the_stream_queue_and_reentry_is_refused():
+    """torch's MPS ops dispatch_sync onto the stream's queue: a command block
+    must not run there, and run_serially refuses (before dispatch_sync) to be
+    entered from a block already on the queue, which would never return."""
+    adapter = os.path.join(ROOT, "csrc", "runtime", "metal", "torch_mps_adapter.h")
+    with open(MM) as f:
+        mm = f.read()
+    block = _braced_block(mm, mm.index("void run_command_block("))
+    assert re.fullmatch(r"\{\s*fn\(context\);\s*\}", block), block
+    with open(adapter) as f:
+        text = f.read()
+    body = _braced_block(text, text.index("void run_serially("))
+    assert body.index("this_thread_runs_on(queue)") < body.index("dispatch_sync(")
+    assert "dispatch_queue_set_specific" in text and "dispatch_get_specific" in text

@@ -358,11 +358,14 @@ class MetalBackend final : public Backend {
     return library.get();
   }
 
-  // The C ABI's run_command_block: fn runs inside the current stream's serial
-  // queue, where encoding on its shared encoder is safe.
+  // The C ABI's run_command_block. Every dispatch binds its arguments and
+  // encodes inside the current stream's queue by itself, in call order, so fn
+  // runs on the calling thread, outside the queue. Running fn inside it (as
+  // AOTI's shim does, whose setArg encodes at once) would make any torch MPS
+  // op in fn dispatch_sync onto the queue this thread holds, which never
+  // returns; here such ops work as anywhere else.
   void run_command_block(void (*fn)(void*), void* context) override {
-    torch_mps::Stream* stream = torch_mps::current_stream();
-    torch_mps::run_serially(torch_mps::serial_queue(stream), [&] { fn(context); });
+    fn(context);
   }
 
   std::vector<std::string> library_kernel_names(void* library) override {

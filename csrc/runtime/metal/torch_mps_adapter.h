@@ -84,23 +84,38 @@ inline id<MTLBuffer> storage_buffer(const void* storage_data) {
   return __builtin_bit_cast(id<MTLBuffer>, storage_data);
 }
 
-// Runs body() synchronously inside queue, and rethrows here whatever it threw:
-// a C++ exception as itself, an NSException as c10::Error with its reason.
-// Nothing may unwind through dispatch_sync itself.
-// The queue this thread is running a run_serially body in, if any: a
-// dispatch from inside run_command_block must encode directly, since
-// dispatch_sync onto the serial queue that runs us would deadlock.
-inline dispatch_queue_t& queue_of_this_thread() {
-  static thread_local dispatch_queue_t queue = nullptr;
-  return queue;
+// The key under which run_serially marks each stream queue it uses, with the
+// queue itself as the value: dispatch_get_specific(key) then tells whether
+// this thread is already running a block on that queue, whoever submitted it.
+inline const void* on_queue_key() {
+  static const char key = 0;
+  return &key;
 }
 
+// True when the calling thread is inside a block running on queue.
+// dispatch_sync onto it from there never returns: Apple documents a deadlock,
+// and libdispatch stops the process where it notices ("dispatch_sync called
+// on queue already owned by current thread").
+inline bool this_thread_runs_on(dispatch_queue_t queue) {
+  void* const marker = (__bridge void*)queue;
+  if (dispatch_queue_get_specific(queue, on_queue_key()) != marker) {
+    // Idempotent (a race sets the same value twice); PyTorch never reads our key.
+    dispatch_queue_set_specific(queue, on_queue_key(), marker, nullptr);
+  }
+  return dispatch_get_specific(on_queue_key()) == marker;
+}
+
+// Runs body() synchronously inside queue, and rethrows here whatever it threw:
+// a C++ exception as itself, an NSException as c10::Error with its reason.
+// Nothing may unwind through dispatch_sync itself. Our code never calls back
+// out (into torch or a caller) from body, so only foreign code already on the
+// queue can reach here re-entrantly: that is raised, not deadlocked.
 template <class F>
 void run_serially(dispatch_queue_t queue, const F& body) {
-  if (queue_of_this_thread() == queue) {
-    body();
-    return;
-  }
+  TORCH_CHECK(!this_thread_runs_on(queue),
+              "mps_ops: called from code running on PyTorch's MPS stream queue (inside a block "
+              "submitted to it with dispatch_sync or dispatch_async); encoding from there would "
+              "deadlock. Call mps_ops operators and C ABI dispatches outside such blocks.");
   std::exception_ptr cxx_failure;
   std::optional<std::string> objc_failure;
   // Blocks capture by value: hand the block pointers to our locals, which
@@ -109,9 +124,6 @@ void run_serially(dispatch_queue_t queue, const F& body) {
   std::exception_ptr* cxx_slot = &cxx_failure;
   std::optional<std::string>* objc_slot = &objc_failure;
   dispatch_sync(queue, ^{
-    dispatch_queue_t& current = queue_of_this_thread();
-    dispatch_queue_t outer = current;
-    current = queue;
     // The stream makes its command buffer and compute encoder with factory
     // methods that return autoreleased objects (it retains them for itself),
     // and dispatch_sync runs this block on the calling thread, a Python
@@ -139,7 +151,6 @@ void run_serially(dispatch_queue_t queue, const F& body) {
         }
       }
     }
-    current = outer;
   });
   if (cxx_failure) {
     std::rethrow_exception(cxx_failure);
