@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Type-checks every Objective-C++ file under csrc/runtime/metal/ on Linux:
+# Type-checks every Objective-C++ file under csrc/runtime/metal/ on Linux
+# (and its plain C++ headers and .cpp files as plain C++):
 # clang -fsyntax-only against tools/objc_stubs/ (declarations of the Metal,
 # Foundation and libdispatch API we use, written from Apple's documentation)
 # and PyTorch's installed headers (ATen/mps/MPSStream.h, MPSDevice.h, c10).
@@ -87,9 +88,12 @@ flags=(
 
 status=0
 
-# The C++ face of the backend must stay plain C++: host code includes it.
-for h in "$ROOT"/csrc/runtime/metal/*.h; do
-  case "$(basename "$h")" in torch_mps_adapter.h) continue ;; esac
+# The C++ face of the backend must stay plain C++ (host code includes it), and
+# so must its .cpp files (builtin_libraries.cpp is tested on Linux). Headers
+# that refuse to build without __OBJC__ are Objective-C++ only.
+for h in "$ROOT"/csrc/runtime/metal/*.h "$ROOT"/csrc/runtime/metal/*.cpp; do
+  [ -e "$h" ] || continue
+  if grep -q '^#if !defined(__OBJC__)' "$h"; then continue; fi
   if "$CXX" -x c++ -std="$cxx_std" -fsyntax-only -Wall -Wextra -Werror -Wno-pragma-once-outside-header \
       -isystem "$TORCH_INCLUDE" -isystem "$TORCH_INCLUDE/torch/csrc/api/include" -I "$ROOT/csrc" "$h"; then
     echo "check_objc: ok   $(basename "$h") (plain C++)"
