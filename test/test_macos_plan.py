@@ -323,3 +323,12 @@ def test_nothing_runs_foreign_code_on_the_stream_queue_and_reentry_is_refused():
     body = _braced_block(text, text.index("void run_serially("))
     assert body.index("this_thread_runs_on(queue)") < body.index("dispatch_sync(")
     assert "dispatch_queue_set_specific" in text and "dispatch_get_specific" in text
+
+
+def test_require_metallib_fails_without_a_toolchain(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(macos_build, "metal_toolchain_available", lambda run=None: False)
+    monkeypatch.setattr(macos_build, "default_cxx", lambda: CLANG)
+    build_dir = os.path.relpath(str(tmp_path), ROOT)
+    assert macos_build.main(["--build-dir", build_dir]) == 0
+    assert macos_build.main(["--build-dir", build_dir, "--require-metallib"]) == 1
+    assert "--require-metallib" in capsys.readouterr().err

@@ -112,6 +112,8 @@ def test_table_agrees_with_what_the_emulator_registers(table):
 def test_table_covers_the_built_extensions_kernels(table):
     """Every kernel the built extension runs (emulator) is in the table."""
     mps_ops = pytest.importorskip("mps_ops", reason="needs the built extension")
+    if mps_ops.backend != "emulator":
+        pytest.skip("kernel_names() lists the emulator's kernels")
     assert set(mps_ops._C.kernel_names()) == {r.host_name for r in table}
 
 

@@ -406,6 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--emit-source-fallback", metavar="OUT.cpp",
                         help="write the embedded C++ without a metallib (what a Mac without "
                              "the toolchain embeds)")
+    parser.add_argument("--require-metallib", action="store_true",
+                        help="fail unless the Metal toolchain built the metallib (CI on a Mac)")
     parser.add_argument("--build-dir", default="build/metal")
     args = parser.parse_args(argv)
     files = [os.path.relpath(f, ROOT) for f in kernel_files()]
@@ -424,6 +426,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.dry_run and not args.emit_source_fallback:
         mode, generated = build(os.path.join(ROOT, args.build_dir), debug=args.debug)
         print(f"{mode}: {generated}")
+        if args.require_metallib and mode != "metallib":
+            print("macos_build: --require-metallib, but there is no working Metal toolchain",
+                  file=sys.stderr)
+            return 1
     return 0
 
 
