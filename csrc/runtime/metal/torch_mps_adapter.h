@@ -1,32 +1,40 @@
 // Everything the Metal backend takes from PyTorch's internal MPS headers, in
-// one place. Objective-C++ only (included by metal_backend.mm alone).
+// one place. Objective-C++ only (included by the .mm files alone).
 //
 // What we use, and how it reads across torch releases (compared header by
-// header: 2.9.0's macOS wheel against 2.13.0):
+// header in the macOS wheels of 2.9.1, 2.13.0 and 2.15.0; .ci/run type-checks
+// against 2.9.1 and 2.15.0):
 //
-//   at::mps::getCurrentMPSStream()          same in 2.9 and 2.13
+//   at::mps::getCurrentMPSStream()          same in all three
 //   MPSStream::queue()                      same (dispatch_queue_t)
 //   MPSStream::commandEncoder()             same (MTLComputeCommandEncoder_t,
-//                                           a typedef of id<MTLComputeCommandEncoder>)
+//                                           a typedef of id<MTLComputeCommandEncoder>);
+//                                           2.15 documents it: call it from a block
+//                                           running on queue(), the encoder is valid
+//                                           for the rest of that block
 //   at::mps::MPSDevice::getInstance()->device()   same
 //   storage data pointer == id<MTLBuffer>   same (torch's getMTLBufferStorage)
 //
 // Where they differ, and why we do not depend on it:
 //   - dispatch_sync_with_rethrow is declared in at::native::mps
 //     (ATen/native/mps/OperationUtils.h) in 2.9 and in at::mps
-//     (ATen/mps/MPSStream.h) in 2.13, without TORCH_API in either. We use our
-//     own run_serially() below instead of either spelling.
-//   - 2.9's MPSStream.h imports Foundation itself; 2.13's relies on Metal.h.
+//     (ATen/mps/MPSStream.h) from 2.13, without TORCH_API in either. We use our
+//     own run_serially() below instead of either spelling. PyTorch's callers
+//     wrap the block's work in @autoreleasepool (OperationUtils.h, e.g.
+//     MetalShaderLibrary::exec_binary_kernel_with_params in 2.15);
+//     run_serially does the same.
+//   - 2.9's MPSStream.h imports Foundation itself; later ones rely on Metal.h.
 //     We import Foundation ourselves.
 //   - MPSStream::fill is gone after 2.9, getErrorBuffer/checkLastError are new
 //     in 2.13; none is used here.
-// Newer torch (main, after 2.13) makes the current stream per thread
-// (setCurrentMPSStream, a stream pool); calling getCurrentMPSStream() on every
-// dispatch follows that without change.
+//   - 2.15 makes the current stream per thread (setCurrentMPSStream, a pool of
+//     streams, each with its own queue); calling getCurrentMPSStream() on every
+//     dispatch follows that without change, and the re-entry marker below is
+//     set per queue.
 #pragma once
 
 #if !defined(__OBJC__)
-#error "torch_mps_adapter.h is Objective-C++ (include it from metal_backend.mm only)"
+#error "torch_mps_adapter.h is Objective-C++ (include it from the .mm files only)"
 #endif
 
 #include <torch/version.h>
