@@ -6,8 +6,9 @@ Linux: every csrc/kernels/*.metal goes through the emulator prepass
 
 macOS with an MPS build of torch: the Metal backend (csrc/runtime/metal/, the
 only Objective-C++). tools/macos_build.py compiles the kernels to one
-.metallib embedded in the extension, or, without a Metal toolchain, embeds
-their header-expanded source to compile at first use. This branch has not
+.metallib embedded in the extension (without a Metal toolchain, none), and
+embeds each kernel file's header-expanded source, compiled at first use where
+there is no metallib, and the table of kernels (host name, file, slots). This branch has not
 been run on a Mac yet (docs/macos.md). MPS_OPS_PRINT_METAL_PLAN=1 prints the
 Metal commands on any machine.
 
@@ -31,7 +32,8 @@ import msl_prepass  # noqa: E402
 from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build")
-METAL_BACKEND = os.path.join(ROOT, "csrc", "runtime", "metal", "metal_backend.mm")
+METAL_DIR = os.path.join(ROOT, "csrc", "runtime", "metal")
+METAL_BACKEND = os.path.join(METAL_DIR, "metal_backend.mm")
 
 
 def rel(path):
@@ -86,7 +88,11 @@ def metal_extension():
     """The Metal backend: Apple's compiler for host code, the embedded kernels."""
     mode, embedded = macos_build.build(os.path.join(BUILD, "metal"))
     print(f"mps_ops: Metal backend, kernels embedded as {mode}")
-    sources = common_sources() + [METAL_BACKEND, embedded]
+    # The Objective-C++ files and the plain C++ ones beside them (csrc/runtime/
+    # *.cpp are common_sources; csrc/runtime/metal/ is built only here).
+    metal_sources = sorted(glob.glob(os.path.join(METAL_DIR, "*.mm")) +
+                           glob.glob(os.path.join(METAL_DIR, "*.cpp")))
+    sources = common_sources() + metal_sources + [embedded]
     return CppExtension(
         name="mps_ops._C",
         sources=[rel(s) for s in sources],

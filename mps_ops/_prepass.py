@@ -434,28 +434,46 @@ def _join(tokens: list[Token]) -> str:
     return out
 
 
-def generate(source: str, origin: str) -> str:
-    """Preprocessed MSL -> emulator C++."""
-    result = scan(source)
+def slot_masks(kernel: Kernel) -> tuple[int, int]:
+    """(buffers, threadgroups): bit N set where the kernel declares [[buffer(N)]]
+    or [[threadgroup(N)]]. Both backends require each to be set at dispatch:
+    the emulator from the registrar below, Metal from the table
+    tools/macos_build.py embeds."""
+    masks = {"buffer": 0, "threadgroup": 0}
+    for role in kernel.roles:
+        m = re.match(r"::mps_ops_emu::(buffer|threadgroup)_role<(\d+)>", role)
+        if m:
+            masks[m.group(1)] |= 1 << int(m.group(2))
+    return masks["buffer"], masks["threadgroup"]
+
+
+def instantiated_kernels(result: Scan, origin: str) -> list[tuple[Instantiation, Kernel]]:
+    """Each host-named instantiation with the kernel it instantiates, in source order."""
     if not result.instantiations:
         raise PrepassError(f"{origin}: no [[host_name]] instantiations found")
-    edits = list(result.threadgroup_edits) + swizzle_edits(tokenize(source))
-    edits += [(start, end, " " * (end - start)) for start, end in set(result.attribute_spans)]
-    for n, inst in enumerate(result.instantiations):
+    pairs = []
+    for inst in result.instantiations:
         kernel = result.kernels.get(inst.base_name)
         if kernel is None:
             raise PrepassError(
                 f"{origin}: {inst.host_name} instantiates {inst.base_name}, which is not a kernel "
                 "with attributed parameters"
             )
+        pairs.append((inst, kernel))
+    return pairs
+
+
+def generate(source: str, origin: str) -> str:
+    """Preprocessed MSL -> emulator C++."""
+    result = scan(source)
+    pairs = instantiated_kernels(result, origin)
+    edits = list(result.threadgroup_edits) + swizzle_edits(tokenize(source))
+    edits += [(start, end, " " * (end - start)) for start, end in set(result.attribute_spans)]
+    for n, (inst, kernel) in enumerate(pairs):
         if inst.attr_span is not None:
             start, end = inst.attr_span
             edits.append((start, end, " " * (end - start)))  # keep columns and lines
-        masks = {"buffer": 0, "threadgroup": 0}
-        for role in kernel.roles:
-            m = re.match(r"::mps_ops_emu::(buffer|threadgroup)_role<(\d+)>", role)
-            if m:
-                masks[m.group(1)] |= 1 << int(m.group(2))
+        buffer_mask, threadgroup_mask = slot_masks(kernel)
         collective = result.is_collective(kernel.body_names | inst.entity_names - {inst.base_name})
         launcher = "launch_collective" if collective else "launch"
         fn = f"&{inst.entity}"
@@ -463,7 +481,7 @@ def generate(source: str, origin: str) -> str:
             f" static const ::mps_ops_emu::registrar mps_ops_emu_kernel_{n}("
             f"::mps_ops_emu::kernel_entry{{\"{inst.host_name}\", \"{origin}\", "
             f"&::mps_ops_emu::{launcher}<decltype({fn}), {fn}, {', '.join(kernel.roles)}>, "
-            f"{masks['buffer']}u, {masks['threadgroup']}u, {'true' if collective else 'false'}}});"
+            f"{buffer_mask}u, {threadgroup_mask}u, {'true' if collective else 'false'}}});"
         ))
     pieces, last = [], 0
     for start, end, text in sorted(edits):
@@ -480,8 +498,13 @@ def generate(source: str, origin: str) -> str:
     )
 
 
-def preprocess(path: str, cxx: str, include_dirs: list[str]) -> str:
-    cmd = [cxx, "-E", "-x", "c++", "-std=c++14", "-D__MPS_OPS_EMULATOR__", "-I", STUB_INCLUDE]
+def preprocess(path: str, cxx: str, include_dirs: list[str], *, for_emulator: bool = True) -> str:
+    """The .metal file through the C preprocessor with an empty <metal_stdlib>.
+    for_emulator=False leaves __MPS_OPS_EMULATOR__ undefined: the source as
+    Apple's compiler sees it (tools/macos_build.py's kernel table)."""
+    cmd = [cxx, "-E", "-x", "c++", "-std=c++14", "-I", STUB_INCLUDE]
+    if for_emulator:
+        cmd.append("-D__MPS_OPS_EMULATOR__")
     for d in include_dirs:
         cmd += ["-I", d]
     cmd.append(path)

@@ -115,22 +115,34 @@ def test_dry_run_prints_the_plan():
     assert lines[-1].startswith("xcrun -sdk macosx metallib ")
 
 
+# A small stand-in for the parts embedded_cpp takes.
+TINY_SOURCES = [("a.metal", "kernel void f() {}\n"), ("b.metal", '"quoted" ??= \\ \n')]
+TINY_KERNELS = [macos_build.KernelRecord("f", 0, 0x5, 0x0), macos_build.KernelRecord("g", 1, 0x1, 0x2)]
+
+
+def embedded_sources():
+    return [(k, macos_build.expand_includes(os.path.join(ROOT, k), macos_build.include_dirs()))
+            for k in KERNELS]
+
+
 def test_metallib_bytes_round_trip():
     rng = random.Random(0)
     # Every byte value, the characters the encoder escapes, and octal escapes
     # followed by digits (which a \x escape would swallow).
     data = bytes(range(256)) + b'"\\??=\n\x00123\x07\x0089' + bytes(rng.randrange(256) for _ in range(5000))
-    cpp = macos_build.embed_metallib_cpp(data)
+    cpp = macos_build.embedded_cpp(TINY_SOURCES, TINY_KERNELS, data)
     assert literal_bytes(cpp, "const unsigned char mps_ops_metallib[] =") == data
     assert f"const size_t mps_ops_metallib_size = {len(data)};" in cpp
-    assert "const size_t mps_ops_kernel_source_count = 0;" in cpp
+    # The sources and the table are embedded beside the metallib too, for
+    # MPS_OPS_METAL_FROM_SOURCE=1.
+    assert "const size_t mps_ops_kernel_source_count = 2;" in cpp
+    assert "const size_t mps_ops_embedded_kernel_count = 2;" in cpp
     assert cpp.isascii()
 
 
 def test_source_fallback_round_trips_and_inlines_our_headers():
-    sources = [(k, macos_build.expand_includes(os.path.join(ROOT, k), macos_build.include_dirs()))
-               for k in KERNELS]
-    cpp = macos_build.embed_sources_cpp(sources)
+    sources = embedded_sources()
+    cpp = macos_build.embedded_cpp(sources, TINY_KERNELS)
     assert "const size_t mps_ops_metallib_size = 0;" in cpp
     assert f"const size_t mps_ops_kernel_source_count = {len(KERNELS)};" in cpp
     texts = literal_array(cpp, "const char* const mps_ops_kernel_sources[] =")
@@ -145,6 +157,17 @@ def test_source_fallback_round_trips_and_inlines_our_headers():
         assert text.startswith(f'#line 1 "{name}"')
     names = literal_array(cpp, "const char* const mps_ops_kernel_source_names[] =")
     assert names == [k.encode() for k in KERNELS]
+
+
+def test_embedded_cpp_refuses_what_the_backend_could_not_use():
+    with pytest.raises(ValueError, match="no kernel sources"):
+        macos_build.embedded_cpp([], TINY_KERNELS)
+    with pytest.raises(ValueError, match="no kernels"):
+        macos_build.embedded_cpp(TINY_SOURCES, [])
+    with pytest.raises(ValueError, match="out of range"):
+        macos_build.embedded_cpp(TINY_SOURCES[:1], TINY_KERNELS)
+    with pytest.raises(ValueError, match="empty metallib"):
+        macos_build.embedded_cpp(TINY_SOURCES, TINY_KERNELS, b"")
 
 
 def test_source_fallback_preprocesses_like_the_original(tmp_path):
@@ -165,26 +188,26 @@ def test_source_fallback_preprocesses_like_the_original(tmp_path):
 
 
 def test_generated_cpp_compiles(tmp_path):
-    metallib = tmp_path / "metallib.cpp"
-    metallib.write_text(macos_build.embed_metallib_cpp(bytes(range(256)) * 4))
-    source = tmp_path / "source.cpp"
-    source.write_text(macos_build.embed_sources_cpp([("a.metal", "kernel void f() {}\n"),
-                                                     ("b.metal", '"quoted" ??= \\ \n')]))
-    for path in (metallib, source):
-        subprocess.run([CLANG, "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", str(path)],
-                       check=True)
+    """Against embedded_kernels.h, which it includes: the compiler holds the
+    definitions to the backend's declarations."""
+    for name, metallib in (("metallib.cpp", bytes(range(256)) * 4), ("source.cpp", None)):
+        path = tmp_path / name
+        path.write_text(macos_build.embedded_cpp(TINY_SOURCES, TINY_KERNELS, metallib))
+        subprocess.run([CLANG, "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
+                        "-I", os.path.join(ROOT, "csrc"), str(path)], check=True)
 
 
-def test_generated_symbols_match_what_the_backend_reads():
-    with open(MM) as f:
-        mm = f.read()
-    declared = re.search(r'extern "C" \{(.*?)\n\}', mm, re.S).group(1)
-    names = re.findall(r"\b(mps_ops_\w+)\b", declared)
-    assert tuple(names) == macos_build.SYMBOLS
-    for cpp in (macos_build.embed_metallib_cpp(b"x"), macos_build.embed_sources_cpp([("a", "b")])):
-        for name in names:
-            assert re.search(rf"^const [^=]*\b{name}\b(\[\])? =", cpp, re.M), name
-            assert cpp.count(f"extern const") == len(names)
+def test_generated_cpp_defines_every_symbol_the_header_declares():
+    with open(os.path.join(ROOT, "csrc", macos_build.EMBEDDED_HEADER)) as f:
+        header = f.read()
+    declared = re.findall(r"^extern const [^;]*?\b(mps_ops_\w+)(?:\[\])?;", header, re.M)
+    assert len(declared) == 7, declared
+    for metallib in (b"x", None):
+        cpp = macos_build.embedded_cpp(TINY_SOURCES, TINY_KERNELS, metallib)
+        assert f'#include "{macos_build.EMBEDDED_HEADER}"' in cpp
+        defined = re.findall(r"^const [^=]*?\b(mps_ops_\w+)(?:\[\])? =", cpp, re.M)
+        assert defined == declared
+        assert "extern" not in cpp, "the header is the one declaration"
 
 
 def test_build_falls_back_to_source_without_a_toolchain(tmp_path, capsys):
@@ -194,7 +217,7 @@ def test_build_falls_back_to_source_without_a_toolchain(tmp_path, capsys):
         calls.append(command)
         return subprocess.CompletedProcess(command, 1)
 
-    mode, generated = macos_build.build(str(tmp_path), run=no_metal)
+    mode, generated = macos_build.build(str(tmp_path), cxx=CLANG, run=no_metal)
     assert mode == "source"
     assert calls == [["xcrun", "-sdk", "macosx", "-f", "metal"]]
     out = capsys.readouterr().out.strip().splitlines()
@@ -209,7 +232,7 @@ def test_build_treats_a_shim_without_compiler_as_no_toolchain(tmp_path, capsys):
     def shim_only(command, **kwargs):
         return subprocess.CompletedProcess(command, 0 if "-f" in command else 1)
 
-    assert macos_build.build(str(tmp_path), run=shim_only)[0] == "source"
+    assert macos_build.build(str(tmp_path), cxx=CLANG, run=shim_only)[0] == "source"
     capsys.readouterr()
 
 
@@ -224,12 +247,15 @@ def test_build_runs_the_plan_with_a_toolchain(tmp_path):
                 f.write(b"MTLB fake")
         return subprocess.CompletedProcess(command, 0)
 
-    mode, generated = macos_build.build(str(tmp_path), run=fake_xcrun)
+    mode, generated = macos_build.build(str(tmp_path), cxx=CLANG, run=fake_xcrun)
     assert mode == "metallib"
     assert ran[2:] == macos_build.metal_build_plan(
         KERNELS, INCLUDES, os.path.relpath(os.path.join(str(tmp_path), "air"), ROOT))
     with open(generated) as f:
-        assert literal_bytes(f.read(), "const unsigned char mps_ops_metallib[] =") == b"MTLB fake"
+        cpp = f.read()
+    assert literal_bytes(cpp, "const unsigned char mps_ops_metallib[] =") == b"MTLB fake"
+    # The sources ride along, for MPS_OPS_METAL_FROM_SOURCE=1.
+    assert f"mps_ops_kernel_source_count = {len(KERNELS)};" in cpp
 
 
 def test_check_objc_passes():
@@ -247,3 +273,62 @@ def test_check_objc_rejects_a_misspelled_selector(tmp_path):
     result = subprocess.run(["bash", CHECK_OBJC, str(planted)], capture_output=True, text=True)
     assert result.returncode != 0
     assert "setBufer:offset:atIndex:" in result.stderr
+
+
+def _braced_block(text: str, start: int) -> str:
+    """The text from the first '{' at or after start to its matching '}'."""
+    open_at = text.index("{", start)
+    depth = 0
+    for i in range(open_at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[open_at:i + 1]
+    raise AssertionError("unbalanced braces")
+
+
+def test_every_block_on_the_stream_queue_drains_an_autorelease_pool():
+    """The stream autoreleases its encoder and command buffer, and dispatch_sync
+    runs the block on a Python thread, which has no pool: the block must drain
+    one, and catch inside it (an exception leaving a pool skips its pop)."""
+    adapter = os.path.join(ROOT, "csrc", "runtime", "metal", "torch_mps_adapter.h")
+    sources = [MM, adapter]
+    blocks = []
+    for path in sources:
+        with open(path) as f:
+            text = f.read()
+        for match in re.finditer(r"\bdispatch_sync(?:_f)?\s*\(", text):
+            blocks.append((path, _braced_block(text, match.end())))
+    assert blocks, "no dispatch_sync found"
+    for path, block in blocks:
+        body = block[1:].lstrip()
+        # Only bookkeeping of plain C++ values may precede the pool.
+        before_pool = body[:body.index("@autoreleasepool")] if "@autoreleasepool" in body else body
+        assert "@autoreleasepool" in body, path
+        assert "(*work)" not in before_pool and "[" not in before_pool, path
+        pool = _braced_block(body, body.index("@autoreleasepool"))
+        assert "(*work)()" in pool and "@catch" in pool and "catch (...)" in pool, path
+
+
+def test_nothing_runs_foreign_code_on_the_stream_queue_and_reentry_is_refused():
+    """torch's MPS ops dispatch_sync onto the stream's queue: a command block
+    must not run there, and run_serially refuses (before dispatch_sync) to be
+    entered from a block already on the queue, which would never return."""
+    adapter = os.path.join(ROOT, "csrc", "runtime", "metal", "torch_mps_adapter.h")
+    with open(MM) as f:
+        mm = f.read()
+    block = _braced_block(mm, mm.index("void run_command_block("))
+    assert re.fullmatch(r"\{\s*fn\(context\);\s*\}", block), block
+    with open(adapter) as f:
+        text = f.read()
+    body = _braced_block(text, text.index("void run_serially("))
+    assert body.index("this_thread_runs_on(queue)") < body.index("dispatch_sync(")
+    assert "dispatch_queue_set_specific" in text and "dispatch_get_specific" in text
+
+
+def test_require_metallib_fails_without_a_toolchain(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(macos_build, "metal_toolchain_available", lambda run=None: False)
+    monkeypatch.setattr(macos_build, "default_cxx", lambda: CLANG)
+    build_dir = os.path.relpath(str(tmp_path), ROOT)
+    assert macos_build.main(["--build-dir", build_dir]) == 0
+    assert macos_build.main(["--build-dir", build_dir, "--require-metallib"]) == 1
+    assert "--require-metallib" in capsys.readouterr().err

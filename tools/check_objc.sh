@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Type-checks every Objective-C++ file under csrc/runtime/metal/ on Linux:
+# Type-checks every Objective-C++ file under csrc/runtime/metal/ on Linux
+# (and its plain C++ headers and .cpp files as plain C++):
 # clang -fsyntax-only against tools/objc_stubs/ (declarations of the Metal,
 # Foundation and libdispatch API we use, written from Apple's documentation)
 # and PyTorch's installed headers (ATen/mps/MPSStream.h, MPSDevice.h, c10).
@@ -15,7 +16,12 @@
 #   tools/check_objc.sh FILE.mm ...     check these files instead
 #   CXX=clang++-17 tools/check_objc.sh  another clang (default clang++-16)
 #   TORCH_INCLUDE=/path/to/torch/include tools/check_objc.sh
-#                                       another torch's headers (e.g. a macOS wheel's)
+#                                       another torch's headers (e.g. a macOS wheel's,
+#                                       from tools/torch_headers.py)
+#
+# The C++ standard is the one torch's BuildExtension compiles the extension
+# with: C++20 from torch 2.13 on (its headers need it: std::bit_width,
+# operator<=>), C++17 before; read from the headers' torch/version.h.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,6 +41,23 @@ if [ ! -f "$TORCH_INCLUDE/ATen/mps/MPSStream.h" ]; then
   exit 2
 fi
 
+# torch/version.h moved between releases (2.15: torch/headeronly/): ask the
+# preprocessor rather than a path.
+torch_version_macros="$(printf '#include <torch/version.h>\n' |
+  "$CXX" -x c++ -E -dM -isystem "$TORCH_INCLUDE" -isystem "$TORCH_INCLUDE/torch/csrc/api/include" - 2>/dev/null || true)"
+torch_major="$(sed -n 's/^#define TORCH_VERSION_MAJOR \([0-9]*\).*/\1/p' <<<"$torch_version_macros")"
+torch_minor="$(sed -n 's/^#define TORCH_VERSION_MINOR \([0-9]*\).*/\1/p' <<<"$torch_version_macros")"
+if [ -z "$torch_major" ] || [ -z "$torch_minor" ]; then
+  echo "check_objc: torch/version.h under $TORCH_INCLUDE defines no TORCH_VERSION_MAJOR/MINOR" >&2
+  exit 2
+fi
+if [ "$torch_major" -gt 2 ] || { [ "$torch_major" -eq 2 ] && [ "$torch_minor" -ge 13 ]; }; then
+  cxx_std=c++20
+else
+  cxx_std=c++17
+fi
+echo "check_objc: torch $torch_major.$torch_minor headers from $TORCH_INCLUDE, -std=$cxx_std"
+
 if [ "$#" -gt 0 ]; then
   files=("$@")
 else
@@ -48,7 +71,7 @@ if [ "${#files[@]}" -eq 0 ]; then
 fi
 
 flags=(
-  -x objective-c++ -std=c++17 -fsyntax-only
+  -x objective-c++ -std="$cxx_std" -fsyntax-only
   -fobjc-runtime=macosx -fblocks -fobjc-exceptions -fno-objc-arc
   -Wall -Wextra -Werror
   # Selector and protocol mistakes, and nil where Apple says nonnull.
@@ -65,10 +88,13 @@ flags=(
 
 status=0
 
-# The C++ face of the backend must stay plain C++: host code includes it.
-for h in "$ROOT"/csrc/runtime/metal/*.h; do
-  case "$(basename "$h")" in torch_mps_adapter.h) continue ;; esac
-  if "$CXX" -x c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -Wno-pragma-once-outside-header \
+# The C++ face of the backend must stay plain C++ (host code includes it), and
+# so must its .cpp files (builtin_libraries.cpp is tested on Linux). Headers
+# that refuse to build without __OBJC__ are Objective-C++ only.
+for h in "$ROOT"/csrc/runtime/metal/*.h "$ROOT"/csrc/runtime/metal/*.cpp; do
+  [ -e "$h" ] || continue
+  if grep -q '^#if !defined(__OBJC__)' "$h"; then continue; fi
+  if "$CXX" -x c++ -std="$cxx_std" -fsyntax-only -Wall -Wextra -Werror -Wno-pragma-once-outside-header \
       -isystem "$TORCH_INCLUDE" -isystem "$TORCH_INCLUDE/torch/csrc/api/include" -I "$ROOT/csrc" "$h"; then
     echo "check_objc: ok   $(basename "$h") (plain C++)"
   else

@@ -1,5 +1,6 @@
 #include "backend.h"
 
+#include "../runtime/declared_slots.h"
 #include "checked_memory.h"
 #include "fiber_pool.h"
 #include "kernel_table.h"
@@ -95,11 +96,9 @@ void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, 
   if (threads.x == 0 || threads.y == 0 || threads.z == 0) {
     return;
   }
-  for (int i = 0; i < mps_ops_emu::max_buffers; ++i) {
-    const bool declared = entry.buffer_mask & (1u << i);
-    TORCH_CHECK(!declared || (i < count && args[i].bound), "mps_ops: ", entry.host_name,
-                ": buffer(", i, ") is declared by the kernel but nothing is bound to it");
-  }
+  static_assert(mps_ops_emu::max_buffers == max_kernel_args, "one argument table size");
+  check_declared_slots(entry.host_name, entry.buffer_mask, entry.threadgroup_mask, args, count,
+                       threadgroup_lengths);
   if (emulator::options().dry_run.load(std::memory_order_relaxed)) {
     return;
   }
@@ -118,8 +117,6 @@ void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, 
   uint64_t arena_bytes = 0;
   for (int i = 0; i < mps_ops_emu::max_buffers; ++i) {
     const uint32_t length = threadgroup_lengths ? threadgroup_lengths[i] : 0;
-    TORCH_CHECK(!(entry.threadgroup_mask & (1u << i)) || length > 0, "mps_ops: ", entry.host_name,
-                ": threadgroup(", i, ") is declared by the kernel but has no memory length set");
     d->threadgroup_lengths[i] = length;
     arena_bytes += (uint64_t(length) + 15) & ~uint64_t(15);
   }

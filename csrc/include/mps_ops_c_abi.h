@@ -52,7 +52,9 @@ mps_ops_status mps_ops_dispatch_array_with_group_size(mps_ops_kernel kernel, con
                                                       size_t n, const uint64_t* group_sizes,
                                                       size_t group_n);
 
-/* Runs fn(context) where kernels may be encoded (PyTorch's MPS stream queue). */
+/* Runs fn(context) on the calling thread (the AOTI shim's shape). Each dispatch
+ * encodes itself on PyTorch's current MPS stream in call order, so fn needs no
+ * queue of its own, and torch ops may be called inside it. */
 mps_ops_status mps_ops_run_command_block(void (*fn)(void* context), void* context);
 
 /* The message of this thread's last failure ("" if none). */

@@ -54,8 +54,9 @@ class Backend {
   // A .metallib image (Apple GPU code). The emulator cannot run one and raises.
   virtual void* load_metallib(const void* data, size_t size) = 0;
 
-  // Runs fn(context) where kernels may be encoded: inside PyTorch's MPS
-  // stream queue on Metal, directly in the emulator.
+  // Runs fn(context) on the calling thread, in both backends: every dispatch
+  // enters whatever serialisation it needs by itself (PyTorch's MPS stream
+  // queue on Metal), so fn may also call torch ops.
   virtual void run_command_block(void (*fn)(void*), void* context) = 0;
 };
 

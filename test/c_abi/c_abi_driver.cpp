@@ -53,8 +53,9 @@ static bool threads_with_own_kernels(mps_ops_library library) {
   return ok == std::vector<int>(4, 1);
 }
 
-// Encoding inside a command block, as AOTI-style code does (on Metal the
-// block already runs in the stream's queue: the dispatch must not re-enter it).
+// Encoding inside a command block, as AOTI-style code does, with a torch op
+// between the dispatches (on Metal the block runs outside the stream's queue,
+// so torch's own MPS ops in it work as anywhere else).
 struct BlockWork {
   mps_ops_kernel kernel;
   at::Tensor* y;
@@ -66,6 +67,7 @@ static void dispatch_in_block(void* context) {
   w->status = mps_ops_start_encoding(w->kernel) | mps_ops_set_arg_tensor(w->kernel, 0, w->y) |
               mps_ops_set_arg_tensor(w->kernel, 1, w->x) | mps_ops_set_arg_float(w->kernel, 2, 1.0f) |
               mps_ops_set_arg_int(w->kernel, 3, 0) | mps_ops_dispatch_single(w->kernel, 10);
+  w->y->add_(1.0f);
 }
 
 int main() {
@@ -107,8 +109,8 @@ int main() {
   at::Tensor z = at::ones({10}, at::kFloat);
   BlockWork work{kernel, &z, &x, MPS_OPS_ERROR};
   expect(mps_ops_run_command_block(&dispatch_in_block, &work) == MPS_OPS_OK && work.status == MPS_OPS_OK &&
-             z[9].item<float>() == 10.0f,
-         "a dispatch inside run_command_block");
+             z[9].item<float>() == 11.0f,
+         "a dispatch and a torch op inside run_command_block");
   expect(mps_ops_dispatch_single(kernel, 0) == MPS_OPS_OK, "an empty grid dispatches nothing, no crash");
 
   // Errors: codes, never exceptions or crashes, and a message.

@@ -1,27 +1,20 @@
 // The Metal side of the backend interface (macOS). C++ only: no Objective-C
-// type appears here, so host code and bindings include it as plain C++; the
-// implementation is metal_backend.mm, the project's only Objective-C++.
+// type appears here, so host code and bindings include it as plain C++. The
+// implementation: metal_library.mm (MetalLibrary) and metal_backend.mm (the
+// Backend), the project's only Objective-C++, and builtin_libraries.cpp.
 //
-// Kernels built into the extension come from symbols that the build defines
-// in one generated C++ file (tools/macos_build.py writes it). All five are
-// always defined; exactly one of the two forms is non-empty:
-//
-//   extern "C" const unsigned char mps_ops_metallib[];        // metallib image
-//   extern "C" const size_t mps_ops_metallib_size;            // 0: no metallib
-//   extern "C" const char* const mps_ops_kernel_sources[];    // MSL, headers inlined,
-//   extern "C" const char* const mps_ops_kernel_source_names[];  // one per .metal
-//   extern "C" const size_t mps_ops_kernel_source_count;      // 0: no sources
-//
-// With a metallib (the Metal toolchain was there at build time) the library
-// is loaded from memory with newLibraryWithData. Without one, each embedded
-// source is compiled at first use with newLibraryWithSource (MSL 3.1, fast
-// math off), one library per .metal file, as the offline build compiles one
-// .air per file. Host names are the same either way.
+// The kernels built into the extension come from what the build embedded
+// (embedded_kernels.h, written by tools/macos_build.py): a metallib loaded
+// from memory with newLibraryWithData, or, without one or with
+// MPS_OPS_METAL_FROM_SOURCE=1, each .metal file's source compiled with
+// newLibraryWithSource (MSL 3.1, fast math off) when one of its kernels is
+// first looked up (builtin_libraries.h). Host names are the same either way.
 #pragma once
 
 #include "../backend.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +24,14 @@ namespace mps_ops {
 // The Metal backend (device_type() == MPS, name() == "metal"), created on
 // first use and never destroyed.
 Backend& metal_backend();
+
+// The argument table entries a kernel declares: bit N of buffers is
+// [[buffer(N)]], of threadgroups [[threadgroup(N)]]. Dispatch requires each
+// to be set (declared_slots.h).
+struct KernelSlots {
+  uint32_t buffers = 0;
+  uint32_t threadgroups = 0;
+};
 
 // One MTLLibrary with its pipeline-state cache. Thread-safe. Kernel handles
 // found through it stay valid as long as the library lives; they dispatch
@@ -52,15 +53,20 @@ class MetalLibrary {
   MetalLibrary& operator=(const MetalLibrary&) = delete;
 
   // nullptr when the library has no function of that name; the pipeline state
-  // is built on the first lookup of a name and cached.
+  // is built on the first lookup of a name and cached. The kernel's declared
+  // slots come from the pipeline's reflection (libraries loaded at run time)...
   KernelHandle* find_kernel(const std::string& name);
+  // ...or, for the built-in kernels, from the table the build recorded.
+  KernelHandle* find_kernel(const std::string& name, KernelSlots declared);
   std::vector<std::string> function_names() const;
   const std::string& label() const;
 
-  struct Impl;  // Objective-C++ state, defined in metal_backend.mm
+  struct Impl;  // Objective-C++ state, defined in metal_library.mm
 
  private:
   explicit MetalLibrary(std::unique_ptr<Impl> impl);
+  // declared: the built-in kernel's recorded slots, or nullptr to reflect.
+  KernelHandle* lookup(const std::string& name, const KernelSlots* declared);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,21 +1,20 @@
-// The Metal backend: the project's only Objective-C++.
-//
-// Libraries come from the bytes the build embedded (see metal_backend.h for
-// the symbols); kernels are found by host name and dispatched on PyTorch's
-// current MPS stream, inside its serial queue, on its shared compute encoder,
-// with dispatchThreads semantics. We never create an encoder or a command
-// buffer and never commit: PyTorch commits the stream when it synchronizes,
-// exactly as for its own Metal kernels.
+// The Metal backend (Backend, csrc/runtime/backend.h): kernels found by host
+// name, in the built-in libraries (builtin_libraries.h) or in libraries
+// loaded at run time (MetalLibrary, metal_library.mm), and dispatched on
+// PyTorch's current MPS stream, inside its serial queue, on its shared
+// compute encoder, with dispatchThreads semantics. We never create an encoder
+// or a command buffer and never commit: PyTorch commits the stream when it
+// synchronizes, exactly as for its own Metal kernels.
 //
 // Memory: manual retain/release, as PyTorch's MPS code (this file refuses to
-// build under ARC). Every Objective-C object below says who owns it and until
-// when. Methods of the new/alloc/copy families return +1 references that we
-// own; everything else is borrowed or autoreleased, and each Objective-C call
-// that may autorelease runs inside an @autoreleasepool, because the calling
-// thread (Python's) has no pool of its own.
+// build under ARC); see metal_library.mm for the conventions.
 
 #include "metal_backend.h"
 
+#include "../declared_slots.h"
+#include "builtin_libraries.h"
+#include "embedded_kernels.h"
+#include "metal_kernel.h"
 #include "torch_mps_adapter.h"
 
 #import <Foundation/Foundation.h>
@@ -28,56 +27,17 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
-#include <unordered_map>
-#include <utility>
 #include <vector>
 
 #if __has_feature(objc_arc)
 #error "metal_backend.mm uses manual retain/release, like PyTorch's MPS code: build it without -fobjc-arc"
 #endif
 
-// Defined by the generated C++ file the build links in (tools/macos_build.py);
-// exactly one of the two forms is non-empty. See metal_backend.h.
-extern "C" {
-extern const unsigned char mps_ops_metallib[];
-extern const size_t mps_ops_metallib_size;
-extern const char* const mps_ops_kernel_sources[];
-extern const char* const mps_ops_kernel_source_names[];
-extern const size_t mps_ops_kernel_source_count;
-}
-
 namespace mps_ops {
-
-// One compute pipeline. Owned by the MetalLibrary that built it (its kernel
-// map); lives as long as that library.
-struct KernelHandle {
-  KernelHandle(id<MTLComputePipelineState> pipeline_, std::string name_)
-      : pipeline(pipeline_),
-        name(std::move(name_)),
-        max_threads(static_cast<uint32_t>(pipeline_.maxTotalThreadsPerThreadgroup)),
-        static_threadgroup_bytes(pipeline_.staticThreadgroupMemoryLength),
-        max_threadgroup_bytes(pipeline_.device.maxThreadgroupMemoryLength) {}
-  ~KernelHandle() {
-    [pipeline release];
-  }
-  KernelHandle(const KernelHandle&) = delete;
-  KernelHandle& operator=(const KernelHandle&) = delete;
-
-  // +1 reference from newComputePipelineStateWithFunction, owned here and
-  // released by the destructor.
-  id<MTLComputePipelineState> pipeline;
-  std::string name;
-  // The pipeline's maxTotalThreadsPerThreadgroup: depends on the kernel's
-  // register use, so it can be below the device's 1024.
-  uint32_t max_threads;
-  // Threadgroup memory the kernel declares statically, and the device's
-  // limit on static plus setThreadgroupMemoryLength bytes (32 KiB on Apple GPUs).
-  size_t static_threadgroup_bytes;
-  size_t max_threadgroup_bytes;
-};
 
 namespace {
 
@@ -87,190 +47,23 @@ constexpr size_t max_inline_bytes = 4096;
 // setThreadgroupMemoryLength takes multiples of 16 bytes.
 constexpr uint64_t threadgroup_length_granule = 16;
 
-// Copies an NSError's text out (call inside the @autoreleasepool that holds
-// the autoreleased error).
-std::string describe(NSError* error) {
-  if (error == nil) {
-    return "no error description";
-  }
-  const char* text = error.localizedDescription.UTF8String;
-  return text ? std::string(text) : std::string("no error description");
-}
-
-id<MTLDevice> require_device() {
-  id<MTLDevice> device = torch_mps::device();  // borrowed from PyTorch
-  TORCH_CHECK(device != nil,
-              "mps_ops: no Metal device (torch.backends.mps.is_available() is False)");
-  return device;
-}
-
-// Fast math off: MTLMathModeSafe with precise float functions where the SDK
-// and the OS have mathMode (macOS 15), fastMathEnabled = NO before. The
-// offline build passes -fno-fast-math to match (tools/macos_build.py).
-void set_safe_math(MTLCompileOptions* options) {
-#if defined(__MAC_15_0)
-  if (@available(macOS 15.0, *)) {
-    options.mathMode = MTLMathModeSafe;
-    options.mathFloatingPointFunctions = MTLMathFloatingPointFunctionsPrecise;
-    return;
-  }
-#endif
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wdeprecated-declarations"
-  options.fastMathEnabled = NO;
-#pragma clang diagnostic pop
-}
-
 NSUInteger round_up_threadgroup_length(uint32_t length) {
   return static_cast<NSUInteger>((uint64_t(length) + threadgroup_length_granule - 1) /
                                  threadgroup_length_granule * threadgroup_length_granule);
 }
 
-}  // namespace
-
-struct MetalLibrary::Impl {
-  Impl(id<MTLLibrary> library_, std::string label_)
-      : library(library_), label(std::move(label_)) {}
-  ~Impl() {
-    kernels.clear();  // pipelines first, then the library they came from
-    [library release];
-  }
-  Impl(const Impl&) = delete;
-  Impl& operator=(const Impl&) = delete;
-
-  // +1 reference from newLibraryWithData/newLibraryWithSource, owned here and
-  // released by the destructor.
-  id<MTLLibrary> library;
-  std::string label;
-  std::mutex mutex;
-  // Host name -> pipeline; nullptr records a name the library lacks, so a
-  // miss is looked up in Metal once.
-  std::unordered_map<std::string, std::unique_ptr<KernelHandle>> kernels;
-};
-
-MetalLibrary::MetalLibrary(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-MetalLibrary::~MetalLibrary() = default;
-
-const std::string& MetalLibrary::label() const {
-  return impl_->label;
+// What the build embedded (embedded_kernels.h), as BuiltinLibraries reads it.
+EmbeddedKernels embedded_kernels() {
+  EmbeddedKernels embedded;
+  embedded.metallib = mps_ops_metallib;
+  embedded.metallib_size = mps_ops_metallib_size;
+  embedded.sources = mps_ops_kernel_sources;
+  embedded.source_names = mps_ops_kernel_source_names;
+  embedded.source_count = mps_ops_kernel_source_count;
+  embedded.kernels = mps_ops_embedded_kernels;
+  embedded.kernel_count = mps_ops_embedded_kernel_count;
+  return embedded;
 }
-
-std::shared_ptr<MetalLibrary> MetalLibrary::from_metallib(const void* bytes, size_t size,
-                                                          const std::string& label) {
-  TORCH_CHECK(bytes != nullptr && size > 0, "mps_ops: metallib '", label, "' is empty");
-  id<MTLDevice> device = require_device();
-  id<MTLLibrary> library = nil;  // +1 when set; handed to Impl below
-  std::string message;
-  @autoreleasepool {
-    // dispatch_data_create with the default destructor copies the bytes now:
-    // the caller's buffer need not outlive anything. +1, released right after
-    // Metal has built the library (Metal retains what it keeps).
-    dispatch_data_t data =
-        dispatch_data_create(bytes, size, nullptr, DISPATCH_DATA_DESTRUCTOR_DEFAULT);
-    if (data == nullptr) {
-      message = "cannot copy " + std::to_string(size) + " bytes";
-    } else {
-      NSError* error = nil;  // autoreleased by Metal; read inside this pool
-      library = [device newLibraryWithData:data error:&error];
-      dispatch_release(data);
-      if (library == nil) {
-        message = describe(error);
-      }
-    }
-  }
-  TORCH_CHECK(library != nil, "mps_ops: Metal cannot load metallib '", label, "': ", message);
-  @autoreleasepool {
-    library.label = [NSString stringWithUTF8String:label.c_str()];  // copied by Metal
-  }
-  return std::shared_ptr<MetalLibrary>(
-      new MetalLibrary(std::make_unique<Impl>(library, label)));
-}
-
-std::shared_ptr<MetalLibrary> MetalLibrary::from_source(const std::string& source,
-                                                        const std::string& label) {
-  id<MTLDevice> device = require_device();
-  id<MTLLibrary> library = nil;  // +1 when set; handed to Impl below
-  std::string message;
-  if (@available(macOS 14.0, *)) {
-    @autoreleasepool {
-      // +1 from alloc/init; released below, after the compile.
-      MTLCompileOptions* options = [[MTLCompileOptions alloc] init];
-      options.languageVersion = MTLLanguageVersion3_1;
-      set_safe_math(options);
-      // Autoreleased, lives until the pool drains.
-      NSString* text = [NSString stringWithUTF8String:source.c_str()];
-      if (text == nil) {
-        message = "the source is not valid UTF-8";
-      } else {
-        NSError* error = nil;  // autoreleased; may hold warnings even on success
-        library = [device newLibraryWithSource:text options:options error:&error];
-        if (library == nil) {
-          message = describe(error);
-        }
-      }
-      [options release];
-    }
-  } else {
-    message = "runtime compilation needs macOS 14 or newer (Metal Shading Language 3.1)";
-  }
-  TORCH_CHECK(library != nil, "mps_ops: Metal failed to compile '", label, "':\n", message);
-  @autoreleasepool {
-    library.label = [NSString stringWithUTF8String:label.c_str()];
-  }
-  return std::shared_ptr<MetalLibrary>(
-      new MetalLibrary(std::make_unique<Impl>(library, label)));
-}
-
-KernelHandle* MetalLibrary::find_kernel(const std::string& name) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto cached = impl_->kernels.find(name);
-  if (cached != impl_->kernels.end()) {
-    return cached->second.get();
-  }
-  std::unique_ptr<KernelHandle> handle;
-  bool present = false;
-  std::string message;
-  @autoreleasepool {
-    NSString* function_name = [NSString stringWithUTF8String:name.c_str()];  // autoreleased
-    // +1 from newFunctionWithName; released once the pipeline is built.
-    id<MTLFunction> function =
-        function_name ? [impl_->library newFunctionWithName:function_name] : nil;
-    if (function != nil) {
-      present = true;
-      NSError* error = nil;  // autoreleased
-      // +1; ownership moves into the KernelHandle.
-      id<MTLComputePipelineState> pipeline =
-          [impl_->library.device newComputePipelineStateWithFunction:function error:&error];
-      [function release];
-      if (pipeline != nil) {
-        handle = std::make_unique<KernelHandle>(pipeline, name);
-      } else {
-        message = describe(error);
-      }
-    }
-  }
-  TORCH_CHECK(!present || handle, "mps_ops: Metal cannot build the compute pipeline of ", name,
-              " (library '", impl_->label, "'): ", message);
-  KernelHandle* raw = handle.get();
-  impl_->kernels.emplace(name, std::move(handle));
-  return raw;
-}
-
-std::vector<std::string> MetalLibrary::function_names() const {
-  std::vector<std::string> names;
-  @autoreleasepool {
-    NSArray<NSString*>* all = impl_->library.functionNames;  // autoreleased or borrowed
-    const NSUInteger n = all.count;
-    names.reserve(n);
-    for (NSUInteger i = 0; i < n; ++i) {
-      const char* text = [all objectAtIndex:i].UTF8String;
-      names.emplace_back(text ? text : "");
-    }
-  }
-  return names;
-}
-
-namespace {
 
 bool ends_with(const std::string& text, const char* suffix) {
   const size_t n = std::strlen(suffix);
@@ -303,22 +96,9 @@ class MetalBackend final : public Backend {
     return c10::DeviceType::MPS;
   }
 
+  // A built-in kernel: its library is loaded or compiled on first use.
   KernelHandle* find_kernel(const std::string& host_name) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto cached = by_name_.find(host_name);
-    if (cached != by_name_.end()) {
-      return cached->second;
-    }
-    load_builtin_libraries();
-    KernelHandle* found = nullptr;
-    for (const auto& library : libraries_) {
-      found = library->find_kernel(host_name);
-      if (found != nullptr) {
-        break;
-      }
-    }
-    by_name_.emplace(host_name, found);
-    return found;
+    return builtins_.find_kernel(host_name);
   }
 
   // compile_shader / load_metallib: path_or_source is a path to a .metallib
@@ -358,11 +138,14 @@ class MetalBackend final : public Backend {
     return library.get();
   }
 
-  // The C ABI's run_command_block: fn runs inside the current stream's serial
-  // queue, where encoding on its shared encoder is safe.
+  // The C ABI's run_command_block. Every dispatch binds its arguments and
+  // encodes inside the current stream's queue by itself, in call order, so fn
+  // runs on the calling thread, outside the queue. Running fn inside it (as
+  // AOTI's shim does, whose setArg encodes at once) would make any torch MPS
+  // op in fn dispatch_sync onto the queue this thread holds, which never
+  // returns; here such ops work as anywhere else.
   void run_command_block(void (*fn)(void*), void* context) override {
-    torch_mps::Stream* stream = torch_mps::current_stream();
-    torch_mps::run_serially(torch_mps::serial_queue(stream), [&] { fn(context); });
+    fn(context);
   }
 
   std::vector<std::string> library_kernel_names(void* library) override {
@@ -413,6 +196,11 @@ class MetalBackend final : public Backend {
     if (threads.x == 0 || threads.y == 0 || threads.z == 0) {
       return;  // an empty grid is a Metal validation error, not a no-op
     }
+    // Skipping an unbound slot would leave the previous kernel's binding on
+    // the shared encoder: the kernel would silently read another tensor.
+    // (After the empty-grid return, where the emulator checks too.)
+    check_declared_slots(kernel->name.c_str(), kernel->slots.buffers, kernel->slots.threadgroups,
+                         args, count, threadgroup_lengths);
     torch_mps::Stream* stream = torch_mps::current_stream();  // PyTorch's, process lifetime
     TORCH_CHECK(stream != nullptr, "mps_ops: PyTorch has no current MPS stream");
     torch_mps::run_serially(torch_mps::serial_queue(stream), [&] {
@@ -452,34 +240,10 @@ class MetalBackend final : public Backend {
   }
 
  private:
-  // The kernels compiled into the extension, loaded (or compiled) on the first
-  // lookup. On failure nothing is kept and the next lookup raises again.
-  void load_builtin_libraries() {
-    if (loaded_) {
-      return;
-    }
-    std::vector<std::shared_ptr<MetalLibrary>> libraries;
-    if (mps_ops_metallib_size > 0) {
-      libraries.push_back(
-          MetalLibrary::from_metallib(mps_ops_metallib, mps_ops_metallib_size, "mps_ops.metallib"));
-    } else {
-      TORCH_CHECK(mps_ops_kernel_source_count > 0,
-                  "mps_ops: this build embedded neither a metallib nor kernel sources");
-      for (size_t i = 0; i < mps_ops_kernel_source_count; ++i) {
-        libraries.push_back(
-            MetalLibrary::from_source(mps_ops_kernel_sources[i], mps_ops_kernel_source_names[i]));
-      }
-    }
-    libraries_ = std::move(libraries);
-    loaded_ = true;
-  }
-
+  // The backend is created, and MPS_OPS_METAL_FROM_SOURCE read, when
+  // `import mps_ops` asks for the backend's name. Nothing is loaded yet.
+  BuiltinLibraries builtins_{embedded_kernels(), force_source_requested()};
   std::mutex mutex_;
-  bool loaded_ = false;
-  std::vector<std::shared_ptr<MetalLibrary>> libraries_;
-  // Host name -> kernel (nullptr: no library has it). Handles are owned by
-  // the libraries, which this backend keeps for the process.
-  std::unordered_map<std::string, KernelHandle*> by_name_;
   // Libraries loaded at run time; kept for the process, as their kernel
   // handles may be cached anywhere.
   std::vector<std::shared_ptr<MetalLibrary>> runtime_libraries_;

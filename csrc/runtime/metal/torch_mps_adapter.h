@@ -1,32 +1,40 @@
 // Everything the Metal backend takes from PyTorch's internal MPS headers, in
-// one place. Objective-C++ only (included by metal_backend.mm alone).
+// one place. Objective-C++ only (included by the .mm files alone).
 //
 // What we use, and how it reads across torch releases (compared header by
-// header: 2.9.0's macOS wheel against 2.13.0):
+// header in the macOS wheels of 2.9.1, 2.13.0 and 2.15.0; .ci/run type-checks
+// against 2.9.1 and 2.15.0):
 //
-//   at::mps::getCurrentMPSStream()          same in 2.9 and 2.13
+//   at::mps::getCurrentMPSStream()          same in all three
 //   MPSStream::queue()                      same (dispatch_queue_t)
 //   MPSStream::commandEncoder()             same (MTLComputeCommandEncoder_t,
-//                                           a typedef of id<MTLComputeCommandEncoder>)
+//                                           a typedef of id<MTLComputeCommandEncoder>);
+//                                           2.15 documents it: call it from a block
+//                                           running on queue(), the encoder is valid
+//                                           for the rest of that block
 //   at::mps::MPSDevice::getInstance()->device()   same
 //   storage data pointer == id<MTLBuffer>   same (torch's getMTLBufferStorage)
 //
 // Where they differ, and why we do not depend on it:
 //   - dispatch_sync_with_rethrow is declared in at::native::mps
 //     (ATen/native/mps/OperationUtils.h) in 2.9 and in at::mps
-//     (ATen/mps/MPSStream.h) in 2.13, without TORCH_API in either. We use our
-//     own run_serially() below instead of either spelling.
-//   - 2.9's MPSStream.h imports Foundation itself; 2.13's relies on Metal.h.
+//     (ATen/mps/MPSStream.h) from 2.13, without TORCH_API in either. We use our
+//     own run_serially() below instead of either spelling. PyTorch's callers
+//     wrap the block's work in @autoreleasepool (OperationUtils.h, e.g.
+//     MetalShaderLibrary::exec_binary_kernel_with_params in 2.15);
+//     run_serially does the same.
+//   - 2.9's MPSStream.h imports Foundation itself; later ones rely on Metal.h.
 //     We import Foundation ourselves.
 //   - MPSStream::fill is gone after 2.9, getErrorBuffer/checkLastError are new
 //     in 2.13; none is used here.
-// Newer torch (main, after 2.13) makes the current stream per thread
-// (setCurrentMPSStream, a stream pool); calling getCurrentMPSStream() on every
-// dispatch follows that without change.
+//   - 2.15 makes the current stream per thread (setCurrentMPSStream, a pool of
+//     streams, each with its own queue); calling getCurrentMPSStream() on every
+//     dispatch follows that without change, and the re-entry marker below is
+//     set per queue.
 #pragma once
 
 #if !defined(__OBJC__)
-#error "torch_mps_adapter.h is Objective-C++ (include it from metal_backend.mm only)"
+#error "torch_mps_adapter.h is Objective-C++ (include it from the .mm files only)"
 #endif
 
 #include <torch/version.h>
@@ -84,23 +92,38 @@ inline id<MTLBuffer> storage_buffer(const void* storage_data) {
   return __builtin_bit_cast(id<MTLBuffer>, storage_data);
 }
 
-// Runs body() synchronously inside queue, and rethrows here whatever it threw:
-// a C++ exception as itself, an NSException as c10::Error with its reason.
-// Nothing may unwind through dispatch_sync itself.
-// The queue this thread is running a run_serially body in, if any: a
-// dispatch from inside run_command_block must encode directly, since
-// dispatch_sync onto the serial queue that runs us would deadlock.
-inline dispatch_queue_t& queue_of_this_thread() {
-  static thread_local dispatch_queue_t queue = nullptr;
-  return queue;
+// The key under which run_serially marks each stream queue it uses, with the
+// queue itself as the value: dispatch_get_specific(key) then tells whether
+// this thread is already running a block on that queue, whoever submitted it.
+inline const void* on_queue_key() {
+  static const char key = 0;
+  return &key;
 }
 
+// True when the calling thread is inside a block running on queue.
+// dispatch_sync onto it from there never returns: Apple documents a deadlock,
+// and libdispatch stops the process where it notices ("dispatch_sync called
+// on queue already owned by current thread").
+inline bool this_thread_runs_on(dispatch_queue_t queue) {
+  void* const marker = (__bridge void*)queue;
+  if (dispatch_queue_get_specific(queue, on_queue_key()) != marker) {
+    // Idempotent (a race sets the same value twice); PyTorch never reads our key.
+    dispatch_queue_set_specific(queue, on_queue_key(), marker, nullptr);
+  }
+  return dispatch_get_specific(on_queue_key()) == marker;
+}
+
+// Runs body() synchronously inside queue, and rethrows here whatever it threw:
+// a C++ exception as itself, an NSException as c10::Error with its reason.
+// Nothing may unwind through dispatch_sync itself. Our code never calls back
+// out (into torch or a caller) from body, so only foreign code already on the
+// queue can reach here re-entrantly: that is raised, not deadlocked.
 template <class F>
 void run_serially(dispatch_queue_t queue, const F& body) {
-  if (queue_of_this_thread() == queue) {
-    body();
-    return;
-  }
+  TORCH_CHECK(!this_thread_runs_on(queue),
+              "mps_ops: called from code running on PyTorch's MPS stream queue (inside a block "
+              "submitted to it with dispatch_sync or dispatch_async); encoding from there would "
+              "deadlock. Call mps_ops operators and C ABI dispatches outside such blocks.");
   std::exception_ptr cxx_failure;
   std::optional<std::string> objc_failure;
   // Blocks capture by value: hand the block pointers to our locals, which
@@ -109,25 +132,33 @@ void run_serially(dispatch_queue_t queue, const F& body) {
   std::exception_ptr* cxx_slot = &cxx_failure;
   std::optional<std::string>* objc_slot = &objc_failure;
   dispatch_sync(queue, ^{
-    dispatch_queue_t& current = queue_of_this_thread();
-    dispatch_queue_t outer = current;
-    current = queue;
-    try {
-      @try {
-        (*work)();
-      } @catch (NSException* e) {
-        const char* reason = e.reason.UTF8String;
-        *objc_slot = std::string(e.name.UTF8String ? e.name.UTF8String : "NSException") + ": " +
-                     (reason ? reason : "");
-      }
-    } catch (...) {
-      *cxx_slot = std::current_exception();
-      if (!*cxx_slot) {
-        // A foreign exception that is not an NSException.
-        *objc_slot = std::string("an Objective-C exception that is not an NSException");
+    // The stream makes its command buffer and compute encoder with factory
+    // methods that return autoreleased objects (it retains them for itself),
+    // and dispatch_sync runs this block on the calling thread, a Python
+    // thread with no pool: without this pool each new encoder (one after
+    // every MPSGraph op, copy or sync) would leak its autorelease reference.
+    // PyTorch wraps its own encoding the same way (dispatch_sync_with_rethrow
+    // around @autoreleasepool, ATen/native/mps/OperationUtils.h). The pool is
+    // outermost and the catches inside it, so it drains on failure too: an
+    // exception leaving an @autoreleasepool skips the pop (an inner pool left
+    // open that way is popped with this one).
+    @autoreleasepool {
+      try {
+        @try {
+          (*work)();
+        } @catch (NSException* e) {
+          const char* reason = e.reason.UTF8String;
+          *objc_slot = std::string(e.name.UTF8String ? e.name.UTF8String : "NSException") +
+                       ": " + (reason ? reason : "");
+        }
+      } catch (...) {
+        *cxx_slot = std::current_exception();
+        if (!*cxx_slot) {
+          // A foreign exception that is not an NSException.
+          *objc_slot = std::string("an Objective-C exception that is not an NSException");
+        }
       }
     }
-    current = outer;
   });
   if (cxx_failure) {
     std::rethrow_exception(cxx_failure);

@@ -1,7 +1,8 @@
 // Stub (see README.md): the Metal subset mps_ops and PyTorch's MPS headers
 // use. Selectors, types, nullability and availability follow Apple's
 // documentation of MTLDevice, MTLLibrary, MTLFunction, MTLCompileOptions,
-// MTLComputePipelineState, MTLCommandQueue, MTLCommandBuffer,
+// MTLComputePipelineState, MTLComputePipelineReflection, MTLBinding,
+// MTLPipelineOption, MTLCommandQueue, MTLCommandBuffer,
 // MTLComputeCommandEncoder, MTLBuffer, MTLSharedEvent and MTLSize.
 #pragma once
 
@@ -88,6 +89,36 @@ typedef NS_ENUM(NSInteger, MTLMathFloatingPointFunctions){
 @property(readonly) NSUInteger staticThreadgroupMemoryLength API_AVAILABLE(macos(10.13));
 @end
 
+// Pipeline reflection (newComputePipelineStateWithFunction:options:reflection:error:).
+// BindingInfo replaced ArgumentInfo (same value) in macOS 13.
+typedef NS_OPTIONS(NSUInteger, MTLPipelineOption){
+    MTLPipelineOptionNone = 0,
+    MTLPipelineOptionBindingInfo API_AVAILABLE(macos(13.0)) = 1 << 0,
+    MTLPipelineOptionBufferTypeInfo API_AVAILABLE(macos(10.11)) = 1 << 1,
+};
+
+typedef NS_ENUM(NSInteger, MTLBindingType){
+    MTLBindingTypeBuffer = 0,
+    MTLBindingTypeThreadgroupMemory = 1,
+    MTLBindingTypeTexture = 2,
+    MTLBindingTypeSampler = 3,
+} API_AVAILABLE(macos(13.0));
+
+API_AVAILABLE(macos(13.0))
+@protocol MTLBinding <NSObject>
+@property(readonly) NSString* name;
+@property(readonly) MTLBindingType type;
+@property(readonly) NSUInteger index;
+@property(readonly, getter=isUsed) BOOL used;
+@property(readonly, getter=isArgument) BOOL argument;
+@end
+
+@interface MTLComputePipelineReflection : NSObject
+@property(readonly) NSArray<id<MTLBinding>>* bindings API_AVAILABLE(macos(13.0));
+@end
+
+typedef MTLComputePipelineReflection* __autoreleasing MTLAutoreleasedComputePipelineReflection;
+
 @protocol MTLCommandEncoder <NSObject>
 @property(readonly) id<MTLDevice> device;
 @property(nullable, copy, atomic) NSString* label;
@@ -144,6 +175,11 @@ typedef void (^MTLCommandBufferHandler)(id<MTLCommandBuffer>);
                                           error:(__autoreleasing NSError**)error;
 - (nullable id<MTLComputePipelineState>)
     newComputePipelineStateWithFunction:(id<MTLFunction>)computeFunction
+                                  error:(__autoreleasing NSError**)error;
+- (nullable id<MTLComputePipelineState>)
+    newComputePipelineStateWithFunction:(id<MTLFunction>)computeFunction
+                                options:(MTLPipelineOption)options
+                             reflection:(MTLAutoreleasedComputePipelineReflection* _Nullable)reflection
                                   error:(__autoreleasing NSError**)error;
 @end
 

@@ -44,11 +44,19 @@ dispatch_data_t dispatch_data_create(const void* buffer, size_t size,
 
 #define DISPATCH_DATA_DESTRUCTOR_DEFAULT NULL
 
+typedef void (*dispatch_function_t)(void* _Nullable);
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 void dispatch_release(dispatch_object_t object);
 void dispatch_retain(dispatch_object_t object);
+// Queue-specific data: a value per (queue, key); dispatch_get_specific reads
+// it for the queue the calling block runs on (or that queue's targets).
+void dispatch_queue_set_specific(dispatch_queue_t queue, const void* key, void* _Nullable context,
+                                 dispatch_function_t _Nullable destructor);
+void* _Nullable dispatch_queue_get_specific(dispatch_queue_t queue, const void* key);
+void* _Nullable dispatch_get_specific(const void* key);
 #ifdef __cplusplus
 }
 #endif
