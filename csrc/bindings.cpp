@@ -17,6 +17,7 @@
 #include <torch/library.h>
 
 #include <complex>
+#include <csignal>
 
 #include <mutex>
 #include <set>
@@ -111,6 +112,56 @@ std::vector<std::string> library_kernels(uintptr_t library) {
   return backend().library_kernel_names(reinterpret_cast<void*>(library));
 }
 
+// While a compile_shader kernel runs on the emulator, SIGINT asks it to stop
+// (emulator::Options::stop) instead of reaching Python's handler, which
+// cannot run until the kernel returns; the previous handler comes back after.
+// On Metal the GPU runs the kernel: nothing to stop here.
+class InterruptScope {
+ public:
+  // Constructed and destroyed with the GIL held, which orders the scopes of
+  // several threads: the first installs the handler, the last restores it.
+  InterruptScope() {
+#if !defined(MPS_OPS_WITH_METAL)
+    if (depth()++ == 0) {
+      emulator::options().stop = 0;
+      struct sigaction action {};
+      action.sa_handler = [](int) { emulator::options().stop = 1; };
+      sigemptyset(&action.sa_mask);
+      sigaction(SIGINT, &action, &previous());
+    }
+#endif
+  }
+  ~InterruptScope() {
+#if !defined(MPS_OPS_WITH_METAL)
+    if (--depth() == 0) {
+      sigaction(SIGINT, &previous(), nullptr);
+      emulator::options().stop = 0;
+    }
+#endif
+  }
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+  bool interrupted() const {
+#if !defined(MPS_OPS_WITH_METAL)
+    return emulator::options().stop != 0;
+#else
+    return false;
+#endif
+  }
+
+ private:
+#if !defined(MPS_OPS_WITH_METAL)
+  static int& depth() {
+    static int open = 0;
+    return open;
+  }
+  static struct sigaction& previous() {
+    static struct sigaction handler {};
+    return handler;
+  }
+#endif
+};
+
 // torch.mps.compile_shader's calling convention: tensors bind as buffers at
 // their storage offset, Python ints as int64, floats as float32, lists as
 // arrays of int64 (all ints) or float32.
@@ -159,7 +210,21 @@ void library_dispatch(uintptr_t library, const std::string& name, const py::list
   auto dims = [](const std::vector<uint32_t>& v) {
     return Dim3{v.size() > 0 ? v[0] : 1, v.size() > 1 ? v[1] : 1, v.size() > 2 ? v[2] : 1};
   };
-  function.dispatch(dims(threads), group.empty() ? Dim3{0, 0, 0} : dims(group));
+  // A kernel that never returns must neither hold the GIL nor ignore Ctrl-C:
+  // it runs without the GIL, and SIGINT stops it between threadgroups.
+  const InterruptScope interrupts;
+  {
+    py::gil_scoped_release released;
+    try {
+      function.dispatch(dims(threads), group.empty() ? Dim3{0, 0, 0} : dims(group));
+    } catch (const c10::Error&) {
+      if (!interrupts.interrupted()) throw;
+    }
+  }
+  if (interrupts.interrupted()) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
 }
 
 std::vector<std::string> kernel_names() {

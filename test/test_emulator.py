@@ -561,3 +561,43 @@ kernel void too_big(device float* out [[buffer(0)]], threadgroup float* extra [[
     lib.too_big(torch.zeros(32), group_size=32, threadgroup_memory=[4096])  # 28 KiB: fine
     with pytest.raises(RuntimeError, match="too_big.*exceeds Metal's 32 KiB"):
         lib.too_big(torch.zeros(32), group_size=32, threadgroup_memory=[12288])
+
+
+def test_a_long_kernel_releases_the_gil_and_stops_on_ctrl_c():
+    """A kernel that runs for minutes: other Python threads keep running
+    meanwhile, and SIGINT stops it between threadgroups as KeyboardInterrupt."""
+    import os
+    import signal
+    import threading
+    import time
+
+    lib = compile("""
+kernel void spin(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  float acc = 0.0f;
+  for (int k = 0; k < 100000; ++k) acc += sin(float(k + int(i)));
+  out[0] = acc;
+}
+""")
+    ticks = []
+    running = threading.Event()
+
+    def tick():
+        running.wait()
+        for _ in range(5):
+            ticks.append(time.monotonic())
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    started = time.monotonic()
+    running.set()
+    with pytest.raises(KeyboardInterrupt):
+        lib.spin(torch.zeros(1), threads=1 << 30, group_size=32)
+    ticker.join()
+    assert len(ticks) == 5, "the other thread could not run while the kernel did"
+    assert time.monotonic() - started < 30
+    # Python's own handler is back: Ctrl-C outside a kernel interrupts as usual.
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)

@@ -132,6 +132,7 @@ void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, 
   if (emulator::options().reverse_group_order.load(std::memory_order_relaxed)) {
     d->flags |= mps_ops_emu::reverse_group_order;
   }
+  d->stop = &emulator::options().stop;
   static thread_local emulator::FiberPool fibers;
   if (entry.collective) {
     const uint32_t per_group = group.x * group.y * group.z;
@@ -153,6 +154,10 @@ void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, 
   } else {
     entry.launch(*d);
   }
+  // A stopped kernel ran part of its grid: raise, never return its results
+  // (compile_shader's dispatch turns this into KeyboardInterrupt).
+  TORCH_CHECK(emulator::options().stop == 0, "mps_ops emulator: kernel ", entry.host_name,
+              " interrupted before it finished");
   TORCH_CHECK(d->error[0] == 0, "mps_ops emulator: kernel ", entry.host_name, ": ", d->error);
   if (checked) shadows.copy_back();
 }

@@ -15,6 +15,10 @@ struct Options {
   // Everything up to the kernel runs (lookup, binding, checks), the kernel
   // does not: benchmarks/bench_host.py measures the host path with it.
   std::atomic<bool> dry_run{false};
+  // Set by the SIGINT handler that compile_shader's dispatch installs:
+  // kernels stop before their next threadgroup (Ctrl-C on a kernel that
+  // never returns). A plain int, the type a signal handler may write.
+  volatile int stop = 0;
 };
 
 Options& options();

@@ -32,6 +32,8 @@ struct dispatch_args {
   unsigned char* threadgroup_arena;
   uint64_t threadgroup_arena_size;
   uint32_t flags;
+  // Nonzero (Ctrl-C): return before the next threadgroup; the core raises.
+  const volatile int* stop;
   char error[256];  // set by the kernel side; the core raises it
 };
 

@@ -132,6 +132,7 @@ void for_each_group(const dispatch_args& args, RunGroup run_group) {
   const uint64_t n_groups = uint64_t(t.groups.x) * t.groups.y * t.groups.z;
   const bool reverse = args.flags & reverse_group_order;
   for (uint64_t k = 0; k < n_groups; ++k) {
+    if (args.stop != nullptr && *args.stop != 0) return;
     const uint64_t g = reverse ? n_groups - 1 - k : k;
     const uint32_t gx = uint32_t(g % t.groups.x);
     const uint32_t gy = uint32_t((g / t.groups.x) % t.groups.y);
