@@ -601,3 +601,30 @@ kernel void spin(device float* out [[buffer(0)]], uint i [[thread_position_in_gr
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(5)
+
+
+@pytest.mark.parametrize("offset", [5000, 1 << 40, -(1 << 36)])
+def test_checked_mode_reports_accesses_far_from_every_buffer(offset):
+    """Offsets that land where nothing is mapped raise IndexError instead of
+    killing the process (offsets that land in other mapped memory are not
+    caught yet: docs/emulator.md)."""
+    lib = compile("""
+kernel void poke(device float* x [[buffer(0)]], constant long& offset [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+  x[offset] = 1.0f;
+}
+""")
+    with mps_ops.emulator.checked(), pytest.raises(IndexError, match="poke: invalid access"):
+        lib.poke(torch.zeros(4), offset, threads=1)
+
+
+def test_checked_mode_reports_a_private_array_larger_than_the_stack():
+    lib = compile("""
+kernel void hog(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  float big[4000000];
+  for (int j = 0; j < 4000000; ++j) big[j] = float(j);
+  x[i] = big[i * 7];
+}
+""")
+    with mps_ops.emulator.checked(), pytest.raises(IndexError, match="hog: invalid access"):
+        lib.hog(torch.zeros(4))

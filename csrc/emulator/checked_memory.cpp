@@ -3,6 +3,7 @@
 #include "fiber_pool.h"
 
 #include <csetjmp>
+#include <cstdio>
 #include <csignal>
 #include <mutex>
 #include <cstring>
@@ -118,10 +119,18 @@ void on_fault(int sig, siginfo_t* info, void* context) {
     if (what.empty() && ctx->fibers && ctx->fibers->is_guard(info->si_addr)) {
       what = "a thread overflowed its stack (deep recursion or large local arrays)";
     }
-    if (!what.empty()) {
-      ctx->message = what;
-      siglongjmp(ctx->jump, 1);
+    if (what.empty()) {
+      // Nothing of ours is there: a wild offset far from every buffer, or a
+      // private array larger than the stack. Either is the kernel's fault
+      // while it runs, so it is reported, not left to kill the process.
+      char address[32];
+      std::snprintf(address, sizeof(address), "%p", info->si_addr);
+      what = std::string("invalid access at ") + address +
+             ", outside every bound buffer (an offset far past a buffer, or a private array larger "
+             "than the thread's stack)";
     }
+    ctx->message = what;
+    siglongjmp(ctx->jump, 1);
   }
   forward(sig, info, context);
 }
