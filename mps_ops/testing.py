@@ -91,9 +91,6 @@ class _Emulate(TorchDispatchMode):
                 args, kwargs = _tensor_arguments(func, args, kwargs)
                 with self:
                     return func.redispatch(_MPS_KEYS, *args, **kwargs)
-            # Not ours: run it as without the mode, wrapped numbers restored
-            # (`torch.arange(4) % 2` reaches here with 2 as a Python int).
-            args, kwargs = _tensor_arguments(func, args, kwargs)
         return func(*args, **kwargs)
 
 
