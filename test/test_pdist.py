@@ -1,7 +1,7 @@
 """torch.pdist forward and backward (through autograd) against the CPU for
 the norms with special cases (p = 0, 1, 2, inf) and general p, rows with
-equal elements and identical rows (zero distances), many pairs, and the
-CPU's errors."""
+equal elements and identical rows (zero distances), many pairs, non-contiguous
+grads (strided, or expanded from a sum), and the CPU's errors."""
 
 from __future__ import annotations
 
@@ -44,6 +44,24 @@ def test_pdist_forward_and_backward(p, n, m):
     torch.testing.assert_close(to_cpu(x_dev.grad), x_ref.grad, rtol=2e-5,
                                atol=1e-5 * float(x_ref.grad.abs().max()))
     assert any(d.kernel.startswith("pdist_backward") for d in prof.dispatches)
+
+
+def test_backward_of_non_contiguous_grads():
+    """Autograd hands _pdist_backward the grad the caller gave: strided, or
+    expanded from a sum's scalar (stride 0)."""
+    x = _rows(6, 5)
+    pairs = 15
+    for make_loss in (lambda d: d.backward(torch.randn(2 * pairs)[::2].to(d.device)),
+                      lambda d: d.sum().backward()):
+        torch.manual_seed(0)
+        x_ref = x.clone().requires_grad_()
+        make_loss(torch.pdist(x_ref))
+        torch.manual_seed(0)
+        x_dev = to_device(x.clone()).requires_grad_()
+        with mps_ops.profile() as prof, emulate():
+            make_loss(torch.pdist(x_dev))
+        assert_matches(to_cpu(x_dev.grad), x_ref.grad)
+        assert any(d.kernel.startswith("pdist_backward") for d in prof.dispatches)
 
 
 def test_pair_order_for_many_rows():

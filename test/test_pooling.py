@@ -1,8 +1,9 @@
 """Adaptive 3-D pooling, forward and backward, against the CPU on what the
 OpInfo samples leave out: cells that overlap (output larger than half the
 input), 4-D and channels-last inputs, strided inputs, ties and NaN in max
-cells, out= forms into non-contiguous outs, autograd through our backward
-kernels, empty batches, and the CPU's errors."""
+cells, out= forms into non-contiguous outs, a non-contiguous grad_output
+beside contiguous indices, autograd through our backward kernels, empty
+batches, and the CPU's errors."""
 
 from __future__ import annotations
 
@@ -50,6 +51,26 @@ def test_forward_and_backward(pool, layout, output_size):
         (out[0] if pool == "max" else out).backward(grad_dev)
     assert_matches(to_cpu(x_dev.grad), x_ref.grad)
     assert any("backward" in d.kernel for d in prof.dispatches) == ours
+
+
+@pytest.mark.parametrize("pool", ["avg", "max"])
+def test_backward_of_a_non_contiguous_grad_output(pool):
+    """A backward gets whatever grad the caller gave (a transposed one here)
+    beside contiguous saved indices: each is read through its own strides."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 5, 7, 6)
+    grad = torch.randn(2, 3, 3, 5, 4).transpose(-1, -2)
+    if pool == "max":
+        indices = F.adaptive_max_pool3d(x, (3, 4, 5), return_indices=True)[1]
+        fn = lambda g, t, i: torch.ops.aten.adaptive_max_pool3d_backward(g, t, i)  # noqa: E731
+        args = (grad, x, indices)
+    else:
+        fn = lambda g, t: torch.ops.aten._adaptive_avg_pool3d_backward(g, t)  # noqa: E731
+        args = (grad, x)
+    expected = fn(*args)
+    actual, dispatches = run_on_kernels(fn, *args)
+    assert_matches(actual, expected)
+    assert dispatches
 
 
 def test_max_ties_take_the_first_and_nan_wins():

@@ -19,6 +19,8 @@ LAYOUTS = {
     "transposed": lambda: torch.randn(17, 30).t(),
     "strided": lambda: torch.randn(30, 34)[:, ::2],
     "zero_dim": lambda: torch.tensor(-1.5),
+    # x == 0 is not positive: it takes a drawn slope, not noise 1.
+    "with_zeros": lambda: torch.tensor([[0.0, -0.0, 1.5], [-2.0, 0.0, 3.0]]),
 }
 
 
