@@ -166,15 +166,6 @@ def packet(overload: str):
     return getattr(getattr(aten, name), overload_name or "default")
 
 
-def exists(overload: str) -> bool:
-    name, _, overload_name = overload.partition(".")
-    try:
-        torch._C._dispatch_find_schema_or_throw(f"aten::{name}", overload_name)
-    except RuntimeError:
-        return False
-    return True
-
-
 def written(argument) -> bool:
     return argument.alias_info is not None and argument.alias_info.is_write
 
