@@ -33,13 +33,13 @@ void check_float_flag(const char* what, const at::Tensor& t) {
 // The CPU steps each tensor's memory as a flat array of param.numel()
 // elements, whatever the shapes and strides: the same here, so a tensor
 // must cover exactly its elements (non-overlapping and dense, any order of
-// strides) and hold as many as param; the CPU reads past a shorter one and
-// reads or writes between the elements of a strided one.
+// strides) and hold at least as many as param; the CPU reads past a shorter
+// one and reads or writes between the elements of a strided one.
 void check_flat_operand(const char* what, const at::Tensor& t, const at::Tensor& param) {
   check_device("_fused_adagrad_", t);
   TORCH_CHECK(t.scalar_type() == param.scalar_type(), "expected scalar type ", param.scalar_type(),
               " but found ", t.scalar_type(), " (_fused_adagrad_'s ", what, ")");
-  TORCH_CHECK(t.numel() == param.numel(), "_fused_adagrad_: expected ", what, " of ", param.numel(),
+  TORCH_CHECK(t.numel() >= param.numel(), "_fused_adagrad_: expected ", what, " of at least ", param.numel(),
               " elements (param's), but got ", t.numel());
   TORCH_CHECK(t.is_non_overlapping_and_dense(), "_fused_adagrad_: expected ", what,
               " to be non-overlapping and dense (its memory is stepped as a flat array), but got sizes ",
