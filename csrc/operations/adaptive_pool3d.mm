@@ -44,6 +44,52 @@ void as_5d(const at::Tensor& t, long* sizes, long* strides) {
   }
 }
 
+// A backward's grad_output (and indices) against self: the CPU's checks of
+// dims, empty sizes and dtypes, and ours of the batch and channel sizes and
+// of the indices' range (the CPU reads and writes outside its tensors there).
+void check_pool_backward(const char* op, const at::Tensor& grad_output, const at::Tensor& self,
+                         const at::Tensor* indices) {
+  check_device(op, grad_output);
+  check_device(op, self);
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, op, ": expected a 4-D or 5-D self, but got ", self.sizes());
+  for (int64_t d = 1; d < self.dim(); ++d) {
+    TORCH_CHECK(self.size(d) > 0, op, "(): Expected self to have non-zero size for non-batch dimensions, ",
+                "but self has sizes ", self.sizes(), " with dimension ", d, " being empty");
+  }
+  TORCH_CHECK(grad_output.dim() == self.dim(), op, ": Expected dimensions ", self.dim(),
+              " for `gradOutput` but got dimensions ", grad_output.dim());
+  for (int64_t d = 1; d < grad_output.dim(); ++d) {
+    TORCH_CHECK(grad_output.size(d) > 0, op, "(): Expected grad_output to have non-zero size for non-batch ",
+                "dimensions, but grad_output has sizes ", grad_output.sizes(), " with dimension ", d,
+                " being empty");
+  }
+  TORCH_CHECK(grad_output.sizes().slice(0, self.dim() - 3) == self.sizes().slice(0, self.dim() - 3), op,
+              ": expected grad_output's batch and channel sizes ", self.sizes().slice(0, self.dim() - 3),
+              " (self's), but got ", grad_output.sizes());
+  if (indices != nullptr) {
+    check_device(op, *indices);
+    TORCH_CHECK(indices->sizes() == grad_output.sizes(), "expected sizes ", indices->sizes(),
+                " for `gradOutput` but got sizes ", grad_output.sizes());
+  }
+  // The CPU dispatches on self's dtype (NotImplementedError), then reads
+  // grad_output as that dtype (RuntimeError).
+  check_dtype(op, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
+                              c10::toString(self.scalar_type()), "' on ", self.device());
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), "expected scalar type ", self.scalar_type(),
+              " but found ", grad_output.scalar_type());
+  if (indices != nullptr) {
+    TORCH_CHECK(indices->scalar_type() == at::kLong, "expected scalar type Long but found ",
+                indices->scalar_type());
+  }
+  if (indices != nullptr && indices->numel() > 0) {
+    const int64_t cells = self.size(-3) * self.size(-2) * self.size(-1);
+    const auto [lo, hi] = value_range(*indices);
+    TORCH_CHECK(lo >= 0 && hi < cells, op, ": indices must lie in [0, ", cells, "), but got one of ",
+                lo < 0 ? lo : hi);
+  }
+}
+
 std::vector<int64_t> pooled_shape(const at::Tensor& self, at::IntArrayRef output_size) {
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - 3);
   shape.insert(shape.end(), output_size.begin(), output_size.end());
@@ -77,14 +123,7 @@ at::Tensor _adaptive_avg_pool3d(const at::Tensor& self, c10::SymIntArrayRef outp
 
 at::Tensor& adaptive_avg_pool3d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                              at::Tensor& grad_input) {
-  check_device("adaptive_avg_pool3d_backward", grad_output);
-  check_device("adaptive_avg_pool3d_backward", self);
-  check_dtype("adaptive_avg_pool3d_backward", grad_output);
-  TORCH_CHECK(grad_output.dim() == self.dim() && (self.dim() == 4 || self.dim() == 5),
-              "adaptive_avg_pool3d_backward: expected grad_output and self of 4 or 5 dims alike");
-  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(),
-              "expected grad_output and self of one dtype, but got ", grad_output.scalar_type(),
-              " and ", self.scalar_type());
+  check_pool_backward("adaptive_avg_pool3d_backward", grad_output, self, nullptr);
   at::native::resize_output(grad_input, self.sizes());
   at::Tensor target = contiguous_target(grad_input);
   pool3d_geometry g{};
@@ -136,15 +175,7 @@ std::tuple<at::Tensor, at::Tensor> adaptive_max_pool3d(const at::Tensor& self, a
 
 at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                              const at::Tensor& indices, at::Tensor& grad_input) {
-  check_device("adaptive_max_pool3d_backward", grad_output);
-  check_device("adaptive_max_pool3d_backward", indices);
-  check_dtype("adaptive_max_pool3d_backward", grad_output);
-  TORCH_CHECK(grad_output.dim() == self.dim() && indices.sizes() == grad_output.sizes() &&
-                  (self.dim() == 4 || self.dim() == 5),
-              "adaptive_max_pool3d_backward: expected grad_output and indices of one shape, of the "
-              "dims of self (4 or 5)");
-  TORCH_CHECK(indices.scalar_type() == at::kLong, "expected indices of dtype Long but got ",
-              indices.scalar_type());
+  check_pool_backward("adaptive_max_pool3d_backward", grad_output, self, &indices);
   at::native::resize_output(grad_input, self.sizes());
   at::Tensor target = contiguous_target(grad_input);
   pool3d_geometry g{};
