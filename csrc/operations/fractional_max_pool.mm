@@ -121,6 +121,9 @@ at::Tensor& pool_backward_out(const char* op, int64_t dims, const at::Tensor& gr
                     dims + 2, " dims, but got ", self.sizes(), ")");
   const fractional_pool_params p = pool_geometry(op, dims, self, kernel_size, output_size);
   check_float_input(op, self);
+  // The CPU's 3-D backward reads grad_output's sizes at self's dims unchecked.
+  TORCH_CHECK_INDEX(dims == 2 || grad_output.dim() >= self.dim(), "Dimension out of range (", op,
+                    ": grad_output of ", grad_output.dim(), " dims for self of ", self.dim(), ")");
   check_device(op, grad_output);
   check_device(op, indices);
   check_device(op, grad_input);

@@ -63,10 +63,9 @@ at::Tensor _pdist_backward(const at::Tensor& grad, const at::Tensor& self, doubl
   const int64_t n = self.size(0), m = self.size(1);
   const int64_t pairs = n > 1 ? n * (n - 1) / 2 : 0;
   TORCH_CHECK_INDEX(grad.dim() > 0, "Dimension specified as 0 but tensor has no dimensions (_pdist_backward's grad)");
-  if (grad.numel() == 0 || self.numel() == 0) {
-    return at::zeros(self.sizes(), self.options());  // the CPU's early answer
-  }
-  TORCH_CHECK(grad.numel() == pairs && pdist.numel() == pairs && grad.scalar_type() == at::kFloat &&
+  // The CPU reads grad through its first stride and pdist flat, unchecked:
+  // anything but both of one element per pair is refused.
+  TORCH_CHECK(grad.dim() == 1 && grad.numel() == pairs && pdist.numel() == pairs && grad.scalar_type() == at::kFloat &&
                   pdist.scalar_type() == at::kFloat,
               "_pdist_backward: expected float grad and pdist of ", pairs, " elements");
   at::Tensor result = at::zeros(self.sizes(), self.options());

@@ -66,6 +66,11 @@ SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_vi
   const at::Tensor& given = has_lengths ? *lengths : *offsets;
   const char* given_name = has_lengths ? "lengths" : "offsets";
   check_device(op, given);
+  // The forward checks the dims; the CPU's backward reads them unchecked (IndexError).
+  if (std::string_view(op) == "_segment_reduce_backward") {
+    TORCH_CHECK_INDEX(given.dim() > 0 && data.dim() >= given.dim(), "Dimension out of range (", op, ": ", given_name,
+                      " of ", given.dim(), " dims for data of ", data.dim(), ")");
+  }
   TORCH_CHECK(data.dim() >= given.dim(), "Expected data.dim() >= ", given_name, ".dim() to be true, but got false.");
   axis = at::maybe_wrap_dim(axis, data.dim());
   TORCH_CHECK(axis == given.dim() - 1, "segment_reduce(): Expected axis to be the last dimension of ", given_name,
@@ -138,6 +143,8 @@ at::Tensor _segment_reduce_backward(const at::Tensor& grad, const at::Tensor& ou
                                          /*unsafe=*/true, initial);
   check_device("_segment_reduce_backward", grad);
   check_device("_segment_reduce_backward", output);
+  TORCH_CHECK_INDEX(output.dim() > 0, "Dimension specified as 0 but tensor has no dimensions "
+                    "(_segment_reduce_backward's output)");
   TORCH_CHECK(grad.sizes() == output.sizes() && grad.sizes() == at::IntArrayRef(plan.output_shape),
               "_segment_reduce_backward: expected grad and output of shape ", at::IntArrayRef(plan.output_shape));
   TORCH_CHECK(grad.scalar_type() == data.scalar_type() && output.scalar_type() == data.scalar_type(),
