@@ -100,12 +100,11 @@ at::Tensor glu_jvp(const at::Tensor& glu, const at::Tensor& x, const at::Tensor&
   dim = at::maybe_wrap_dim(dim, x.dim());
   const int64_t half = glu.size(dim);
   const at::Tensor b = x.narrow(dim, half, half), da = dx.narrow(dim, 0, half), db = dx.narrow(dim, half, half);
+  // The CPU's iterator resizes its output to the broadcast shape.
   const auto shape = broadcast_shape({&glu, &b, &da, &db});
-  TORCH_CHECK(at::IntArrayRef(shape) == glu.sizes(), "output with shape ", glu.sizes(),
-              " doesn't match the broadcast shape ", at::IntArrayRef(shape));
   check_glu_dtypes("glu_jvp", {&glu, &b, &da, &db});
-  at::Tensor out = at::empty(glu.sizes(), glu.options());
-  dispatch_glu(kernels, 1, {out, glu, b.expand(shape), da.expand(shape), db.expand(shape)});
+  at::Tensor out = at::empty(shape, glu.options());
+  dispatch_glu(kernels, 1, {out, glu.expand(shape), b.expand(shape), da.expand(shape), db.expand(shape)});
   return out;
 }
 
@@ -125,12 +124,15 @@ at::Tensor glu_backward_jvp(const at::Tensor& grad_x, const at::Tensor& grad_glu
   const at::Tensor grad_x_a = grad_x.narrow(dim, 0, half);
   (void)grad_x.narrow(dim, half, half);  // the CPU's check that grad_x has both halves
   const auto shape = broadcast_shape({&a, &b, &da, &db, &grad_x_a, &dgrad_glu});
-  c10::ScalarType common = x.scalar_type();
+  // sigmoid(b) is the first op: x promotes to a float type before the rest.
+  c10::ScalarType common = float_result_type(x.scalar_type());
   for (const at::Tensor* t : {&dx, &grad_x, &dgrad_glu}) {
     check_device(op, *t);
     common = c10::promoteTypes(common, t->scalar_type());
   }
-  common = float_result_type(common);
+  TORCH_CHECK(x.scalar_type() != at::kBool && dx.scalar_type() != at::kBool,
+              "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+              "invert a mask, use the `~` or `logical_not()` operator instead.");
   check_result_dtype(op, common, x);
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(common), "\"", op, "\" not implemented for '",
                               c10::toString(common), "' on ", x.device());
