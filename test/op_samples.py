@@ -95,8 +95,10 @@ def _lanczos_backward(dt):
                 align_corners=False)
 
 
+# 16 elements: the CPU's vectorized loop covers them all (its scalar tail
+# loop treats NaN and rounding differently; see test_add_relu.py).
 def _add_relu(dt):
-    return dict(self=torch.randn(3, 4).to(dt), other=torch.randn(3, 4).to(dt), alpha=1.5)
+    return dict(self=torch.randn(2, 8).to(dt), other=torch.randn(2, 8).to(dt), alpha=1.5)
 
 
 def _batch_norm_stats(dt):
@@ -237,8 +239,8 @@ _add(
     Sample("_add_relu.Tensor", _add_relu),
     Sample("_add_relu.out", lambda dt: dict(_add_relu(dt), out=_empty(dt))),
     Sample("_add_relu_.Tensor", _add_relu),
-    Sample("_add_relu.Scalar", lambda dt: dict(self=torch.randn(3, 4).to(dt), other=-0.5, alpha=2)),
-    Sample("_add_relu_.Scalar", lambda dt: dict(self=torch.randn(3, 4).to(dt), other=0.25, alpha=1)),
+    Sample("_add_relu.Scalar", lambda dt: dict(self=torch.randn(2, 8).to(dt), other=-0.5, alpha=2)),
+    Sample("_add_relu_.Scalar", lambda dt: dict(self=torch.randn(2, 8).to(dt), other=0.25, alpha=1)),
     Sample("max.unary_out", lambda dt: dict(self=torch.randn(3, 4).to(dt), out=_empty(dt))),
     Sample("min.unary_out", lambda dt: dict(self=torch.randn(3, 4).to(dt), out=_empty(dt))),
     Sample("_aminmax", lambda dt: dict(self=torch.randn(3, 4).to(dt))),
