@@ -23,14 +23,17 @@ namespace mps_ops {
 namespace {
 
 // Where a backward reads its grad_output: element 0 for a reduced loss or a
-// 0-dim grad_output, else element i for sample i of a 1-D grad_output. As
-// on the CPU, a longer grad_output's extra elements are not read; a shorter
-// one (which the CPU reads past) is refused. Returns whether it is per sample.
-bool check_loss_grad(const char* op, const at::Tensor& grad_output, int64_t reduction, int64_t samples) {
+// 0-dim grad_output, else element i for sample i of a 1-D grad_output: of
+// exactly one element per sample for multilabel_margin_loss (the CPU's
+// check), of at least that many for multi_margin_loss (the CPU reads the
+// first ones, and past a shorter one: refused). Returns whether it is per
+// sample.
+bool check_loss_grad(const char* op, const at::Tensor& grad_output, int64_t reduction, int64_t samples,
+                     bool exact) {
   const bool per_sample = reduction == at::Reduction::None && grad_output.dim() > 0;
   if (per_sample) {
-    TORCH_CHECK(grad_output.dim() == 1 && grad_output.size(0) >= samples, op,
-                ": expected a grad_output of dimension 1 and size ", samples, " but got ",
+    TORCH_CHECK(grad_output.dim() == 1 && (exact ? grad_output.size(0) == samples : grad_output.size(0) >= samples),
+                op, ": expected a grad_output of dimension 1 and size ", samples, " but got ",
                 grad_output.sizes());
   } else {
     TORCH_CHECK(grad_output.numel() > 0, op, ": expected a non-empty grad_output");
@@ -184,7 +187,7 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
   TORCH_CHECK(grad_output.scalar_type() == self.scalar_type() && grad_input.scalar_type() == self.scalar_type(),
               "expected scalar type ", self.scalar_type(), " but found ", grad_output.scalar_type(), " and ",
               grad_input.scalar_type());
-  const bool per_sample = check_loss_grad(op, grad_output, reduction, problem.n);
+  const bool per_sample = check_loss_grad(op, grad_output, reduction, problem.n, /*exact=*/false);
   at::Tensor target_grad = grad_input.is_contiguous() ? grad_input : at::empty(self.sizes(), self.options());
   const at::Tensor grad = per_sample ? grad_output.narrow(0, 0, problem.n).contiguous()
                                      : grad_output.reshape({-1}).narrow(0, 0, 1).contiguous();
@@ -323,7 +326,7 @@ at::Tensor& multilabel_margin_loss_backward_out(const at::Tensor& grad_output, c
                   grad_input.scalar_type() == self.scalar_type(),
               "expected scalar type ", self.scalar_type(), " but found ", is_target.scalar_type(), ", ",
               grad_output.scalar_type(), " and ", grad_input.scalar_type());
-  const bool per_sample = check_loss_grad(op, grad_output, reduction, problem.n);
+  const bool per_sample = check_loss_grad(op, grad_output, reduction, problem.n, /*exact=*/true);
   at::Tensor result = grad_input.is_contiguous() ? grad_input : at::empty(self.sizes(), self.options());
   TORCH_CHECK(problem.n <= UINT32_MAX && problem.c <= UINT32_MAX,
               "mps_ops: multilabel_margin_loss_backward grid too large");
