@@ -127,9 +127,9 @@ def _multilabel(dt):
 
 
 def _multilabel_backward(dt):
-    args = _multilabel(dt)
-    _, is_target = torch.ops.aten.multilabel_margin_loss_forward(args["self"].float(), args["target"], 1)
-    return dict(grad_output=torch.tensor(0.5).to(dt), is_target=is_target.to(dt), **args)
+    args = dict(_multilabel(dt), reduction=0)
+    _, is_target = torch.ops.aten.multilabel_margin_loss_forward(args["self"].float(), args["target"], 0)
+    return dict(grad_output=torch.randn(3).to(dt), is_target=is_target.to(dt), **args)
 
 
 def _adagrad(dt, tensor_lr=False):
@@ -277,10 +277,11 @@ _add(
         torch.randn(4, 3).to(dt))),
     Sample("multi_margin_loss", _multi_margin, {"target": INDEX}),
     Sample("multi_margin_loss.out", lambda dt: dict(_multi_margin(dt), out=_empty(dt)), {"target": INDEX}),
-    Sample("multi_margin_loss_backward", lambda dt: dict(_multi_margin(dt), grad_output=torch.tensor(2.0).to(dt)),
-           {"target": INDEX}),
+    # Backward samples without reduction: one gradient per sample.
+    Sample("multi_margin_loss_backward",
+           lambda dt: dict(_multi_margin(dt), reduction=0, grad_output=torch.randn(4).to(dt)), {"target": INDEX}),
     Sample("multi_margin_loss_backward.grad_input",
-           lambda dt: dict(_multi_margin(dt), grad_output=torch.tensor(2.0).to(dt), grad_input=_empty(dt)),
+           lambda dt: dict(_multi_margin(dt), reduction=0, grad_output=torch.randn(4).to(dt), grad_input=_empty(dt)),
            {"target": INDEX}),
     Sample("multilabel_margin_loss_forward", _multilabel, {"target": INDEX}),
     Sample("multilabel_margin_loss_forward.output",
