@@ -12,6 +12,8 @@ import re
 import pytest
 import torch
 
+from helpers import assert_matches, run_on_kernels
+from mps_ops.testing import emulate
 from op_samples import cpu_dtype, samples, written_names
 from sweep import assert_same_outcome, run, to_float64
 
@@ -242,3 +244,80 @@ def test_bad_inputs_raise_what_the_cpu_raises(sample, record):
             failures.append(str(failure))
     assert n > 0
     assert not failures, f"{len(failures)} of {n} cases:\n" + "\n".join(failures)
+
+
+# --- limits the CPU does not have ----------------------------------------------
+
+def _many_dims():
+    """A tensor of 17 dims of size 2 whose strides merge in no order: stride
+    2**(k+1) - 1 for dim k (never twice the next one; no two elements share
+    memory), over a buffer of about 2**18 elements."""
+    strides = [2 ** (k + 1) - 1 for k in range(MANY_DIMS)]
+    base = torch.randn(sum(strides) + 1)
+    return base.as_strided((2,) * MANY_DIMS, tuple(reversed(strides)))
+
+
+def _compare(fn, *args):
+    expected = fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+    actual, dispatches = run_on_kernels(fn, *args)
+    assert_matches(actual, expected)
+    assert dispatches
+    return actual
+
+
+def test_take_and_put_on_17_unmergeable_dims():
+    x = _many_dims()
+    index = torch.randint(-x.numel(), x.numel(), (40,))
+    _compare(torch.take, x, index)
+    # put_ writes through self's own strides: the same strided self on each side.
+    torch.manual_seed(2)
+    reference = _many_dims()
+    torch.manual_seed(2)
+    target = _many_dims()
+    reference.put_(index, torch.arange(40.0), accumulate=True)
+    with emulate():
+        target.put_(index, torch.arange(40.0), accumulate=True)
+    assert_matches(target, reference)
+
+
+@pytest.mark.parametrize("fn", [torch.special.ndtri, torch.special.log_ndtr,
+                                lambda t: torch.heaviside(t, t.flip(0)),
+                                lambda t: torch._add_relu(t, t.flip(0), alpha=2),
+                                lambda t: torch.special.laguerre_polynomial_l(t, 3)], ids=str)
+def test_element_wise_ops_on_17_unmergeable_dims(fn):
+    _compare(fn, _many_dims())
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t: torch.max(t, out=torch.empty(0)),
+    lambda t: torch._aminmax(t, 3),
+    lambda t: torch.var(t, (0, 5, 16), out=torch.empty(0)),
+    lambda t: torch.std(t, 7, out=torch.empty(0)),
+    lambda t: torch.mode(t.round(), 4),
+    lambda t: torch.ops.aten._masked_softmax(t, t > 0, 2),
+], ids=["max", "aminmax", "var", "std", "mode", "masked_softmax"])
+def test_reductions_on_17_unmergeable_dims(fn):
+    _compare(fn, _many_dims())
+
+
+def test_glu_jvps_on_17_dims():
+    x, dx = _many_dims(), _many_dims()
+    glu = torch.nn.functional.glu(x, 3)
+    _compare(lambda *a: torch.ops.aten.glu_jvp(*a, 3), glu, x, dx)
+    _compare(lambda *a: torch.ops.aten.glu_backward_jvp(*a, 3), _many_dims(), glu, x, glu.clone(), dx)
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+def test_segment_reduce_accepts_amax_and_amin(reduce):
+    _compare(lambda d: torch.segment_reduce(d, reduce, lengths=torch.tensor([2, 0, 4])), torch.randn(6, 3))
+
+
+def test_fused_adagrad_on_transposed_params():
+    def step(p, g, s):
+        torch._fused_adagrad_([p], [g], [s], [torch.tensor(3.0)], lr=0.1, lr_decay=0.01, weight_decay=0.1,
+                              eps=1e-10, maximize=False)
+        return p, g, s
+    make = lambda: torch.randn(5, 4).t()  # noqa: E731
+    torch.manual_seed(1)
+    p, g, s = make(), make(), make().abs()
+    _compare(step, p, g, s)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import assert_matches
+from helpers import assert_matches, run_on_kernels
 from op_samples import DATA, float_dtypes, samples, sample_dtypes
 from sweep import assert_same_outcome, run, tensors_of, to_float64
 
@@ -159,3 +159,59 @@ def _narrowed(value, dtype):
     if isinstance(value, (list, tuple)):
         return type(value)(_narrowed(v, dtype) for v in value)
     return value
+
+
+# --- the brief's cases, one by one ---------------------------------------------
+
+def _compare_with_cpu(fn, *args):
+    """fn on the CPU and on our kernels, each on its own copies (fn may write)."""
+    def copies():
+        return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    expected = fn(*copies())
+    actual, dispatches = run_on_kernels(fn, *copies())
+    assert_matches(actual, expected)
+    assert dispatches
+    return actual
+
+
+@pytest.mark.parametrize("n", [1, 5, 16])
+def test_mode_of_an_all_nan_slice_is_nan_at_its_first_index(n):
+    x = torch.full((3, n), float("nan"))
+    x[1] = torch.arange(n, dtype=torch.float32) % 2  # a slice without NaN beside them
+    values, indices = _compare_with_cpu(lambda t: torch.mode(t, -1), x)
+    assert values[0].isnan() and indices[0].item() == 0
+
+
+def test_batch_norm_update_stats_with_infinities_gives_the_cpus_mean():
+    x = torch.randn(4, 3, 5)
+    x[1, 0, 2] = x[0, 0, 1] = float("inf")
+    x[2, 1, 1] = float("-inf")
+    x[0, 2, 0], x[1, 2, 3] = float("inf"), float("-inf")
+    mean, var = _compare_with_cpu(lambda t: torch.batch_norm_update_stats(t, None, None, 0.1), x)
+    assert mean.tolist()[:2] == [float("inf"), float("-inf")] and mean[2].isnan() and var.isnan().all()
+
+
+@pytest.mark.parametrize("norm_type", [float("-inf"), float("inf"), 0.0, 1.0, 3.0])
+def test_embedding_renorm_norm_types_like_the_cpu(norm_type):
+    weight = torch.randn(6, 4) * 3
+    weight[2, 1] = 0.01  # row 2's smallest magnitude is small: -inf-norm below max_norm
+    _compare_with_cpu(lambda w, i: torch.embedding_renorm_(w, i, 0.5, norm_type), weight, torch.tensor([0, 2, 5]))
+
+
+def test_glu_backward_jvp_reads_the_given_grad_x():
+    # grad_x's first half is grad_glu * sigmoid(b) after a backward pass; any
+    # other value must be used as given, as the CPU does.
+    x, dx, grad_x = torch.randn(3, 4), torch.randn(3, 4), torch.randn(3, 4)
+    grad_glu, dgrad_glu = torch.randn(3, 2), torch.randn(3, 2)
+    _compare_with_cpu(lambda *a: torch.ops.aten.glu_backward_jvp(*a, 1), grad_x, grad_glu, x, dgrad_glu, dx)
+
+
+@pytest.mark.parametrize("marks", ["zeros", "ones", "swapped"])
+def test_multilabel_margin_loss_backward_reads_the_given_is_target(marks):
+    x = torch.randn(3, 5)
+    target = torch.tensor([[3, 0, -1, 1, 2], [4, 4, 1, -1, 0], [-1, 0, 0, 0, 0]])
+    _, is_target = torch.ops.aten.multilabel_margin_loss_forward(x, target, 0)
+    given = {"zeros": torch.zeros_like(is_target), "ones": torch.ones_like(is_target),
+             "swapped": 1 - is_target}[marks]
+    _compare_with_cpu(lambda *a: torch.ops.aten.multilabel_margin_loss_backward(*a),
+                      torch.randn(3), x, target, 0, given)
