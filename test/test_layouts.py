@@ -216,8 +216,11 @@ def test_take_checks_like_the_cpu():
     for bad in (torch.tensor([20]), torch.tensor([-21])):
         with pytest.raises(IndexError, match=r"out of range: tried to access index -?2\d on a tensor of 20"):
             run_on_kernels(torch.take, x, bad)
-    with pytest.raises(IndexError, match="Expected a long tensor"):
+    with pytest.raises(RuntimeError, match="Expected a long tensor") as cpu_error:
+        torch.take(x, torch.tensor([1], dtype=torch.int32))
+    with pytest.raises(RuntimeError, match="Expected a long tensor") as ours:
         run_on_kernels(torch.take, x, torch.tensor([1], dtype=torch.int32))
+    assert type(ours.value) is type(cpu_error.value)
     with pytest.raises(IndexError, match="empty tensor"):
         run_on_kernels(torch.take, torch.randn(0), torch.tensor([0]))
     assert not _check(torch.take, torch.randn(0), torch.zeros(0, dtype=torch.long), expect_dispatch=False)

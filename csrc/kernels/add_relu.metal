@@ -1,7 +1,10 @@
-// torch._add_relu: max(self + alpha * other, 0), computed as the CPU does
-// (the product rounded, then the sum; a NaN result becomes 0, as the CPU's
-// clamp gives it). alpha comes as both a float and an integer; integer
-// tensors use the integer (the CPU truncates a float alpha for them).
+// torch._add_relu: self + alpha * other clamped to [0, upper], upper being
+// the largest value of self's dtype, as the CPU computes it: floats as one
+// fused multiply-add (the CPU's vectorized loop), so a sum past float's range
+// saturates at FLT_MAX, and NaN stays NaN (the CPU's vectorized clamp passes
+// it; its scalar tail loop alone returns 0). Integers wrap, then clamp: the
+// CPU's integer arithmetic. alpha comes as both a float and an integer,
+// converted on the host as the CPU converts it.
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
 #include <mps_ops/params.h>
@@ -9,18 +12,23 @@ using namespace metal;
 
 struct add_relu_functor {
   using params = mps_ops::add_relu_params;
-  float alpha;
-  long integer_alpha;
-  explicit add_relu_functor(constant params& p) : alpha(p.alpha), integer_alpha(p.integer_alpha) {}
+  float alpha, upper;
+  long integer_alpha, integer_upper;
+  explicit add_relu_functor(constant params& p)
+      : alpha(p.alpha), upper(p.upper), integer_alpha(p.integer_alpha), integer_upper(p.integer_upper) {}
 
   float operator()(float a, float b) const {
-    const float sum = a + alpha * b;
-    return sum > 0.0f ? sum : 0.0f;
+    const float sum = fma(b, alpha, a);
+    if (isnan(sum)) {
+      return sum;
+    }
+    return min(max(sum, 0.0f), upper);
   }
   template <typename T>
   T operator()(T a, T b) const {
     const T sum = T(a + T(integer_alpha) * b);
-    return sum > T(0) ? sum : T(0);
+    const T top = T(integer_upper);
+    return sum < T(0) ? T(0) : (sum > top ? top : sum);
   }
 };
 

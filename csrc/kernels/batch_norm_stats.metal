@@ -4,18 +4,68 @@
 // variance taking the unbiased batch variance, as the CPU does. Statistics
 // are in the parameters' type: the input's, or float for a half/bfloat
 // input with float running statistics (the CPU's mixed-dtype rule).
+// Non-finite values give what the CPU's sum-then-deviations gives: a mean of
+// +inf or -inf where only infinities of that sign occur, NaN where both signs
+// or a NaN occur, and a NaN variance whenever the mean is not finite.
 #include <metal_stdlib>
 #include <mps_ops/moments.h>
 using namespace metal;
 
+namespace {
+
+// Welford over the finite values, counts of the others.
+struct channel_moments {
+  struct state {
+    mps_ops::welford_reducer::state finite;
+    int positive_inf;
+    int negative_inf;
+    int nan;
+  };
+  static state identity() { return state{mps_ops::welford_reducer::identity(), 0, 0, 0}; }
+  static state fold(state s, float v) {
+    if (isnan(v)) {
+      ++s.nan;
+    } else if (isinf(v)) {
+      ++(v > 0.0f ? s.positive_inf : s.negative_inf);
+    } else {
+      s.finite = mps_ops::welford_reducer::fold(s.finite, v);
+    }
+    return s;
+  }
+  static state merge(state a, state b) {
+    return state{mps_ops::welford_reducer::merge(a.finite, b.finite), a.positive_inf + b.positive_inf,
+                 a.negative_inf + b.negative_inf, a.nan + b.nan};
+  }
+  static state shuffle_xor(state s, ushort mask) {
+    return state{mps_ops::welford_reducer::shuffle_xor(s.finite, mask), mps_ops::shuffle_xor(s.positive_inf, mask),
+                 mps_ops::shuffle_xor(s.negative_inf, mask), mps_ops::shuffle_xor(s.nan, mask)};
+  }
+
+  static float mean(state s) {
+    if (s.nan > 0 || (s.positive_inf > 0 && s.negative_inf > 0)) {
+      return numeric_limits<float>::quiet_NaN();
+    }
+    if (s.positive_inf > 0 || s.negative_inf > 0) {
+      return s.positive_inf > 0 ? numeric_limits<float>::infinity() : -numeric_limits<float>::infinity();
+    }
+    return s.finite.mean;
+  }
+  static float count(state s) { return s.finite.count + float(s.positive_inf + s.negative_inf + s.nan); }
+  // The centred sum of squares: NaN once a value is not finite.
+  static float m2(state s) {
+    return s.positive_inf + s.negative_inf + s.nan > 0 ? numeric_limits<float>::quiet_NaN() : s.finite.m2;
+  }
+};
+
+}  // namespace
 
 template <typename In>
-struct batch_norm_stats_reducer : mps_ops::welford_reducer {
+struct batch_norm_stats_reducer : channel_moments {
   using params = mps_ops::no_params;
   template <typename Param>
   static void finish(state s, constant params&, device Param& mean, device Param& var) {
-    mean = static_cast<Param>(s.mean);
-    var = static_cast<Param>(s.m2 / s.count);
+    mean = static_cast<Param>(channel_moments::mean(s));
+    var = static_cast<Param>(channel_moments::m2(s) / channel_moments::count(s));
   }
 };
 
@@ -34,18 +84,19 @@ kernel void batch_norm_update_stats(
     uint lane [[thread_index_in_simdgroup]],
     uint simd_group [[simdgroup_index_in_threadgroup]],
     uint simd_size [[threads_per_simdgroup]]) {
-  using reducer = mps_ops::welford_reducer;
+  using reducer = channel_moments;
   threadgroup reducer::state partials[32];
   mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
   const long channel = long(group.y);
   const reducer::state s = mps_ops::merge_threadgroup<reducer>(
       mps_ops::fold_slice<reducer>(in, layout, channel, at), partials, at);
   if (index == 0) {
-    mean[channel] = static_cast<Param>(s.mean);
-    var[channel] = static_cast<Param>(s.m2 / s.count);
-    const float unbiased = s.m2 / (s.count - 1.0f);
+    const float batch_mean = reducer::mean(s), m2 = reducer::m2(s), n = reducer::count(s);
+    mean[channel] = static_cast<Param>(batch_mean);
+    var[channel] = static_cast<Param>(m2 / n);
+    const float unbiased = m2 / (n - 1.0f);
     running_mean[channel] = static_cast<Param>(
-        momentum * s.mean + (1.0f - momentum) * float(running_mean[channel]));
+        momentum * batch_mean + (1.0f - momentum) * float(running_mean[channel]));
     running_var[channel] = static_cast<Param>(
         momentum * unbiased + (1.0f - momentum) * float(running_var[channel]));
   }

@@ -1,5 +1,6 @@
 // embedding_renorm_: every row of `weight` named in `indices` whose
-// norm_type-norm exceeds max_norm is scaled by max_norm / (norm + 1e-7), once
+// norm_type-norm (torch.norm's: -inf the smallest magnitude, inf the largest,
+// 0 the count of non-zeros) exceeds max_norm is scaled by max_norm / (norm + 1e-7), once
 // however often it is named, as the CPU does. One threadgroup per index;
 // the first group to claim a row (an atomic flag per row) renorms it, the
 // others stop. The host has checked every index is in range.
@@ -34,11 +35,12 @@ kernel void embedding_renorm(
   }
   device T* values = weight + row * params.row_stride;
   const float p = params.norm_type;
-  float acc = 0.0f;
+  // -inf: the smallest magnitude (torch.norm's), so it starts at +inf.
+  float acc = p == -numeric_limits<float>::infinity() ? numeric_limits<float>::infinity() : 0.0f;
   for (long j = index; j < params.dim; j += group_size.x) {
     const float a = abs(float(values[j * params.column_stride]));
     if (isinf(p)) {
-      acc = mps_ops::nan_max(acc, a);
+      acc = p > 0.0f ? mps_ops::nan_max(acc, a) : mps_ops::nan_min(acc, a);
     } else if (p == 0.0f) {
       acc += a != 0.0f ? 1.0f : 0.0f;
     } else {
@@ -46,8 +48,10 @@ kernel void embedding_renorm(
     }
   }
   // p is uniform: every thread takes the same branch.
-  if (isinf(p)) {
+  if (isinf(p) && p > 0.0f) {
     acc = mps_ops::merge_threadgroup<mps_ops::float_max>(acc, partials, at);
+  } else if (isinf(p)) {
+    acc = mps_ops::merge_threadgroup<mps_ops::float_min>(acc, partials, at);
   } else {
     acc = mps_ops::merge_threadgroup<mps_ops::float_sum>(acc, partials, at);
   }

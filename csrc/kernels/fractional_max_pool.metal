@@ -21,7 +21,10 @@ inline long window_start(T sample, long o, long in_size, long out_size, long poo
     return in_size - pool;
   }
   const T alpha = T(float(in_size - pool)) / T(float(out_size - 1));
-  return long(int(float(T(T(float(o)) + sample) * alpha)) - int(float(sample * alpha)));
+  const long start = long(int(float(T(T(float(o)) + sample) * alpha)) - int(float(sample * alpha)));
+  // In range for any sample (truncation is monotone, alpha >= 0); the clamp
+  // only guards the reads, whatever the conversions of NaN or inf give.
+  return min(max(start, 0L), in_size - pool);
 }
 
 }  // namespace

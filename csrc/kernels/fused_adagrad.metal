@@ -1,10 +1,11 @@
 // _fused_adagrad_ (torch.optim.Adagrad(fused=True)), one parameter tensor per
-// dispatch, one element per thread, in float for half and bfloat:
+// dispatch, one element per thread (memory order, as the CPU steps it), in
+// float for half and bfloat:
 //   g = (maximize ? -grad : grad) / grad_scale     (unscaled grad written back)
 //   g += weight_decay * param
 //   state_sum += g * g
 //   param -= lr / (1 + (step - 1) * lr_decay) * g / (sqrt(state_sum) + eps)
-// and nothing at all when found_inf is nonzero. step, lr, grad_scale and
+// and nothing at all when found_inf is 1 (the CPU's test). step, lr, grad_scale and
 // found_inf are read from their (device) tensors, so the host never waits.
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
@@ -22,7 +23,7 @@ kernel void fused_adagrad(
     constant float* found_inf [[buffer(6)]],
     constant mps_ops::adagrad_params& params [[buffer(7)]],
     uint index [[thread_position_in_grid]]) {
-  if (params.has_found_inf && found_inf[0] != 0.0f) {
+  if (params.has_found_inf && found_inf[0] == 1.0f) {
     return;
   }
   float g = float(grad[index]);

@@ -1,11 +1,13 @@
 // Forward-mode derivatives of GLU (glu(x) = a * sigmoid(b), x = [a, b]
 // halved along dim): glu_jvp gives d(glu) from dx, glu_backward_jvp gives
-// d(grad_x) from dx and d(grad_glu). One thread per element of the half
-// shape; every operand is a view (a half of x, dx or grad_x) read through its
-// own strides, in float for half and bfloat. With s = sigmoid(b), g = grad_glu:
-//   d glu       = da * s + glu * (1 - s) * db
-//   d grad_a    = s (1 - s) db g + s dg
-//   d grad_b    = s (1 - s) (da g + a (1 - 2 s) db g + a dg)
+// d(grad_x) from dx, grad_x's first half and d(grad_glu). One thread per
+// element of the half shape; every operand is a view (a half of x, dx or
+// grad_x, broadcast) read through its own strides, in float for half and
+// bfloat. The CPU's expressions, term for term, so infinities and NaN come
+// out as there: with s = sigmoid(b), n = db - db * s,
+//   d glu       = da * s + glu * (db - s * db)
+//   d grad_a    = dgrad_glu * s + grad_a * n
+//   d grad_b    = d grad_a * (a - a * s) + grad_a * (da - da * s - a * s * n)
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
 #include <mps_ops/params.h>
@@ -46,15 +48,16 @@ kernel void glu_jvp(
   long o[5];
   operand_offsets(long(index), g, 5, o);
   const float s = sigmoid(float(b[o[2]]));
-  out[o[0]] = static_cast<T>(float(da[o[3]]) * s + float(glu[o[1]]) * (1.0f - s) * float(db[o[4]]));
+  const float dbv = float(db[o[4]]);
+  out[o[0]] = static_cast<T>(float(da[o[3]]) * s + float(glu[o[1]]) * (dbv - s * dbv));
 }
 
-// Operands: out_a, out_b, grad_glu, a, b, dgrad_glu, da, db.
+// Operands: out_a, out_b, grad_a (grad_x's first half), a, b, dgrad_glu, da, db.
 template <typename T>
 kernel void glu_backward_jvp(
     device T* out_a [[buffer(0)]],
     device T* out_b [[buffer(1)]],
-    constant T* grad_glu [[buffer(2)]],
+    constant T* grad_a [[buffer(2)]],
     constant T* a [[buffer(3)]],
     constant T* b [[buffer(4)]],
     constant T* dgrad_glu [[buffer(5)]],
@@ -65,11 +68,12 @@ kernel void glu_backward_jvp(
   long o[8];
   operand_offsets(long(index), g, 8, o);
   const float s = sigmoid(float(b[o[4]]));
-  const float slope = s * (1.0f - s);
-  const float gg = float(grad_glu[o[2]]), dg = float(dgrad_glu[o[5]]);
   const float av = float(a[o[3]]), dav = float(da[o[6]]), dbv = float(db[o[7]]);
-  out_a[o[0]] = static_cast<T>(slope * dbv * gg + s * dg);
-  out_b[o[1]] = static_cast<T>(slope * (dav * gg + av * (1.0f - 2.0f * s) * dbv * gg + av * dg));
+  const float ga = float(grad_a[o[2]]), glu = av * s;
+  const float n = dbv - dbv * s;
+  const float dgrad_a = float(dgrad_glu[o[5]]) * s + ga * n;
+  out_a[o[0]] = static_cast<T>(dgrad_a);
+  out_b[o[1]] = static_cast<T>(dgrad_a * (av - glu) + ga * (dav - dav * s - glu * n));
 }
 
 #define REGISTER_GLU_JVP(T)                                                          \

@@ -60,7 +60,8 @@ kernel void multi_margin_loss_backward(
   const long y = target[i];
   constant T* row = x + i * c;
   device T* grad_row = grad_x + i * c;
-  const float g = float(grad[params.grad_per_sample ? i : 0]) * params.scale;
+  // As the CPU: the terms at scale, their product with grad_output last.
+  const float g = params.scale, grad_out = float(grad[params.grad_per_sample ? i : 0]);
   const float x_y = row[y], w = weight[y];
   float target_grad = 0.0f;
   for (long j = index; j < c; j += group_size.x) {
@@ -69,12 +70,12 @@ kernel void multi_margin_loss_backward(
     }
     const float z = params.margin - x_y + float(row[j]);
     const float h = z > 0.0f ? (params.p == 1 ? g : 2.0f * g * z) * w : 0.0f;
-    grad_row[j] = static_cast<T>(h);
+    grad_row[j] = static_cast<T>(h * grad_out);
     target_grad -= h;
   }
   target_grad = mps_ops::merge_threadgroup<mps_ops::float_sum>(target_grad, partials, at);
   if (index == 0) {
-    grad_row[y] = static_cast<T>(target_grad);
+    grad_row[y] = static_cast<T>(target_grad * grad_out);
   }
 }
 
@@ -146,10 +147,11 @@ kernel void multilabel_margin_loss(
   }
 }
 
-// d loss / d x[k] for a class k not listed: g times the listed j with
-// 1 - x[j] + x[k] > 0; for a listed class: -g times its listings times the
-// unlisted m with 1 - x[k] + x[m] > 0. Unlisted means is_target == 0, as the
-// forward pass recorded it.
+// d loss / d x[k], from is_target as given (the forward's record; the CPU
+// reads it, it does not recompute it): for each listed target j in list
+// order, +scale where k is unmarked (is_target 0) and 1 - x[j] + x[k] > 0,
+// and -scale for each unmarked m with 1 - x[k] + x[m] > 0 where j is k.
+// The sum is then multiplied by grad_output, as on the CPU.
 template <typename T>
 kernel void multilabel_margin_loss_backward(
     device T* grad_x [[buffer(0)]],
@@ -162,23 +164,28 @@ kernel void multilabel_margin_loss_backward(
   const long k = long(pos.x), i = long(pos.y), c = params.c;
   constant T* row = x + i * c;
   constant long* labels = target + i * c;
-  constant T* listed_mask = is_target + i * c;
+  constant T* marked = is_target + i * c;
   const long listed = listed_count(labels, c);
-  const float g = float(grad[params.grad_per_sample ? i : 0]) * params.scale;
+  const float g = params.scale;
+  const bool k_unmarked = marked[k] == T(0);
+  long violated = -1;  // unmarked m violating k's margin: counted when k is listed
   float result = 0.0f;
-  if (listed_mask[k] == T(0)) {
-    for (long q = 0; q < listed; ++q) {
-      result += 1.0f - float(row[labels[q]]) + float(row[k]) > 0.0f ? g : 0.0f;
+  for (long q = 0; q < listed; ++q) {
+    const long j = labels[q];
+    if (j == k) {
+      if (violated < 0) {
+        violated = 0;
+        for (long m = 0; m < c; ++m) {
+          violated += (marked[m] == T(0) && 1.0f - float(row[k]) + float(row[m]) > 0.0f) ? 1 : 0;
+        }
+      }
+      result -= g * float(violated);
     }
-  } else {
-    const long times = occurrences(labels, listed, k);
-    long violated = 0;
-    for (long m = 0; m < c; ++m) {
-      violated += (listed_mask[m] == T(0) && 1.0f - float(row[k]) + float(row[m]) > 0.0f) ? 1 : 0;
+    if (k_unmarked && 1.0f - float(row[j]) + float(row[k]) > 0.0f) {
+      result += g;
     }
-    result = -g * float(times * violated);
   }
-  grad_x[i * c + k] = static_cast<T>(result);
+  grad_x[i * c + k] = static_cast<T>(result * float(grad[params.grad_per_sample ? i : 0]));
 }
 
 MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(multilabel_margin_loss, reduce, float, float),

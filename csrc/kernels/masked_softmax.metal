@@ -97,7 +97,11 @@ kernel void masked_softmax_backward(
   const float d = row_dot;
   for (long i = index; i < n; i += group_size.x) {
     const long at_i = start + mps_ops::reduced_offset(layout, i);
-    grad_in[at_i] = static_cast<T>(mask[at_i] ? 0.0f : float(out[at_i]) * (float(grad[at_i]) - d));
+    // The CPU subtracts in double; where the float difference overflows,
+    // out * grad - out * d stays finite as the CPU's result does.
+    const float o = float(out[at_i]), g = float(grad[at_i]), difference = g - d;
+    const float value = isfinite(difference) || !isfinite(g) || !isfinite(d) ? o * difference : o * g - o * d;
+    grad_in[at_i] = static_cast<T>(mask[at_i] ? 0.0f : value);
   }
 }
 

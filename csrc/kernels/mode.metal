@@ -1,8 +1,11 @@
 // torch.mode along one dim: per slice, the most frequent value; among equally
 // frequent values the smallest; its index is that of its last occurrence, as
-// the CPU's sort-then-scan gives. One threadgroup per slice; each thread
-// counts the occurrences of its share of the elements (O(n^2) per slice:
-// meant for the slice lengths mode is used on, not for huge ones).
+// the CPU's sort-then-scan gives. A NaN equals nothing, so each NaN counts
+// once (as in the CPU's scan) and ranks after every number (where torch.sort
+// puts NaN): an all-NaN slice gives NaN at its first index. One threadgroup
+// per slice; each thread counts the occurrences of its share of the elements
+// (O(n^2) per slice: meant for the slice lengths mode is used on, not for
+// huge ones).
 #include <metal_stdlib>
 #include <mps_ops/reduction.h>
 using namespace metal;
@@ -11,7 +14,7 @@ template <typename In>
 struct mode_reducer {
   using T = mps_ops::opmath_t<In>;
   struct state {
-    int count;
+    int count;  // 0 only in the identity, which every element beats
     T value;
     long index;
   };
@@ -19,6 +22,13 @@ struct mode_reducer {
   static state merge(state a, state b) {
     if (a.count != b.count) {
       return a.count > b.count ? a : b;
+    }
+    const bool a_nan = a.value != a.value, b_nan = b.value != b.value;  // NaN: unequal to itself
+    if (a_nan && b_nan) {
+      return a.index < b.index ? a : b;
+    }
+    if (a_nan != b_nan) {
+      return b_nan ? a : b;
     }
     if (a.value != b.value) {
       return a.value < b.value ? a : b;
@@ -55,6 +65,7 @@ kernel void mode(
     for (long j = 0; j < n; ++j) {
       count += in[start + mps_ops::reduced_offset(layout, j)] == value ? 1 : 0;
     }
+    count = count == 0 ? 1 : count;  // a NaN: itself once
     best = reducer::merge(best, typename reducer::state{count, typename reducer::T(value), i});
   }
   best = mps_ops::merge_threadgroup<reducer>(best, partials, at);

@@ -10,7 +10,16 @@
 #include "../kernels/include/mps_ops/params.h"
 
 #include <ATen/native/Resize.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/all.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/floor_divide.h>
+#include <ATen/ops/ge.h>
+#include <ATen/ops/logical_and.h>
+#include <ATen/ops/lt.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/remainder.h>
 
 namespace mps_ops {
 
@@ -44,6 +53,91 @@ void as_5d(const at::Tensor& t, long* sizes, long* strides) {
   }
 }
 
+// Each index must name an element of its own cell's window, as the forward
+// pass records it: the backward gathers each element's gradient from the
+// cells whose windows cover it. (The CPU scatters any index, even outside
+// the tensor.) One reduction read back: on a Mac this waits for the GPU.
+void check_max_indices(const char* op, const at::Tensor& indices, const at::Tensor& self) {
+  const int64_t depth = self.size(-3), height = self.size(-2), width = self.size(-1);
+  const at::Tensor coords[3] = {at::floor_divide(indices, height * width),
+                                at::remainder(at::floor_divide(indices, width), height),
+                                at::remainder(indices, width)};
+  const int64_t in[3] = {depth, height, width};
+  at::Tensor inside = at::ge(indices, 0);
+  for (int axis = 0; axis < 3; ++axis) {
+    const int64_t out = indices.size(axis - 3);
+    // The cell's window along the axis: [o * in / out, ceil((o + 1) * in / out)).
+    std::vector<int64_t> along(indices.dim(), 1);
+    along[indices.dim() - 3 + axis] = out;
+    const at::Tensor o = at::arange(out, indices.options()).view(along);
+    const at::Tensor start = at::floor_divide(at::mul(o, in[axis]), out);
+    const at::Tensor end = at::floor_divide(at::add(at::mul(o, in[axis]), in[axis] + out - 1), out);
+    inside = at::logical_and(inside, at::logical_and(at::ge(coords[axis], start), at::lt(coords[axis], end)));
+  }
+  inside = at::logical_and(inside, at::lt(indices, depth * height * width));
+  TORCH_CHECK(at::all(inside).item<bool>(), op, ": every index must name an element of its output cell's "
+              "window (as adaptive_max_pool3d records it)");
+}
+
+// A backward's grad_output (and indices) against self: the CPU's checks of
+// dims, empty sizes and dtypes, and ours of the batch and channel sizes and
+// of the indices' range (the CPU reads and writes outside its tensors there).
+void check_pool_backward(const char* op, const at::Tensor& grad_output, const at::Tensor& self,
+                         const at::Tensor* indices) {
+  check_device(op, grad_output);
+  check_device(op, self);
+  // The CPU's order: grad_output's dims (the max pool: 4 or 5), then
+  // self's last four sizes, read unchecked (IndexError below 4 dims).
+  TORCH_CHECK(indices == nullptr || grad_output.dim() == 4 || grad_output.dim() == 5, op,
+              "(): Expected 4D or 5D gradOutput, but got: ", grad_output.sizes());
+  TORCH_CHECK(grad_output.dim() == self.dim(), op, ": Expected dimensions ", self.dim(),
+              " for `gradOutput` but got dimensions ", grad_output.dim());
+  TORCH_CHECK_INDEX(self.dim() >= 4, "Dimension out of range (", op, " expects a 4-D or 5-D self, but got ",
+                    self.sizes(), ")");
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, op, ": expected a 4-D or 5-D self, but got ", self.sizes());
+  for (int64_t d = 1; d < self.dim(); ++d) {
+    TORCH_CHECK(self.size(d) > 0, op, "(): Expected self to have non-zero size for non-batch dimensions, ",
+                "but self has sizes ", self.sizes(), " with dimension ", d, " being empty");
+  }
+  for (int64_t d = 1; d < grad_output.dim(); ++d) {
+    TORCH_CHECK(grad_output.size(d) > 0, op, "(): Expected grad_output to have non-zero size for non-batch ",
+                "dimensions, but grad_output has sizes ", grad_output.sizes(), " with dimension ", d,
+                " being empty");
+  }
+  TORCH_CHECK(grad_output.sizes().slice(0, self.dim() - 3) == self.sizes().slice(0, self.dim() - 3), op,
+              ": expected grad_output's batch and channel sizes ", self.sizes().slice(0, self.dim() - 3),
+              " (self's), but got ", grad_output.sizes());
+  if (indices != nullptr) {
+    check_device(op, *indices);
+    TORCH_CHECK(indices->sizes() == grad_output.sizes(), "expected sizes ", indices->sizes(),
+                " for `gradOutput` but got sizes ", grad_output.sizes());
+  }
+  // The CPU's order: the max pool checks grad_output's dtype, then
+  // dispatches on self's (NotImplementedError); the average pool dispatches
+  // first, then reads grad_output as self's dtype (RuntimeError).
+  const bool grad_dtype_first = indices != nullptr;
+  auto check_grad_dtype = [&] {
+    TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), "expected scalar type ", self.scalar_type(),
+                " but found ", grad_output.scalar_type());
+  };
+  if (grad_dtype_first) {
+    check_grad_dtype();
+  }
+  check_dtype(op, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
+                              c10::toString(self.scalar_type()), "' on ", self.device());
+  if (!grad_dtype_first) {
+    check_grad_dtype();
+  }
+  if (indices != nullptr) {
+    TORCH_CHECK(indices->scalar_type() == at::kLong, "expected scalar type Long but found ",
+                indices->scalar_type());
+  }
+  if (indices != nullptr && indices->numel() > 0) {
+    check_max_indices(op, *indices, self);
+  }
+}
+
 std::vector<int64_t> pooled_shape(const at::Tensor& self, at::IntArrayRef output_size) {
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - 3);
   shape.insert(shape.end(), output_size.begin(), output_size.end());
@@ -74,14 +168,7 @@ at::Tensor _adaptive_avg_pool3d(const at::Tensor& self, c10::SymIntArrayRef outp
 
 at::Tensor& adaptive_avg_pool3d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                              at::Tensor& grad_input) {
-  check_device("adaptive_avg_pool3d_backward", grad_output);
-  check_device("adaptive_avg_pool3d_backward", self);
-  check_dtype("adaptive_avg_pool3d_backward", grad_output);
-  TORCH_CHECK(grad_output.dim() == self.dim() && (self.dim() == 4 || self.dim() == 5),
-              "adaptive_avg_pool3d_backward: expected grad_output and self of 4 or 5 dims alike");
-  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(),
-              "expected grad_output and self of one dtype, but got ", grad_output.scalar_type(),
-              " and ", self.scalar_type());
+  check_pool_backward("adaptive_avg_pool3d_backward", grad_output, self, nullptr);
   check_output("adaptive_avg_pool3d_backward", grad_input, grad_output.scalar_type(), self.sizes(),
                {&grad_output, &self});
   at::Tensor target = contiguous_target(grad_input);
@@ -128,15 +215,7 @@ std::tuple<at::Tensor, at::Tensor> adaptive_max_pool3d(const at::Tensor& self, a
 
 at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                              const at::Tensor& indices, at::Tensor& grad_input) {
-  check_device("adaptive_max_pool3d_backward", grad_output);
-  check_device("adaptive_max_pool3d_backward", indices);
-  check_dtype("adaptive_max_pool3d_backward", grad_output);
-  TORCH_CHECK(grad_output.dim() == self.dim() && indices.sizes() == grad_output.sizes() &&
-                  (self.dim() == 4 || self.dim() == 5),
-              "adaptive_max_pool3d_backward: expected grad_output and indices of one shape, of the "
-              "dims of self (4 or 5)");
-  TORCH_CHECK(indices.scalar_type() == at::kLong, "expected indices of dtype Long but got ",
-              indices.scalar_type());
+  check_pool_backward("adaptive_max_pool3d_backward", grad_output, self, &indices);
   check_output("adaptive_max_pool3d_backward", grad_input, grad_output.scalar_type(), self.sizes(),
                {&grad_output, &self, &indices});
   at::Tensor target = contiguous_target(grad_input);

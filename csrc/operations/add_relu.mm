@@ -4,7 +4,10 @@
 
 #include "../kernels/include/mps_ops/params.h"
 
+#include <ATen/Dispatch.h>
 #include <ATen/ScalarOps.h>
+
+#include <limits>
 
 namespace mps_ops {
 
@@ -15,19 +18,43 @@ KernelCache& add_relu_kernels() {
   return kernels;
 }
 
-// The CPU kernel's dtypes and its error (an internal assert there:
-// RuntimeError). In place it dispatches on self's dtype, so self must be one
-// of them too (an out= of another dtype receives a cast).
-void check_add_relu_dtype(const at::Tensor& self, const at::Tensor& other, const at::Tensor* written = nullptr) {
-  for (const auto dtype : {at::result_type(self, other), written ? written->scalar_type() : at::kFloat}) {
-    const bool supported = dtype == at::kChar || dtype == at::kShort || dtype == at::kInt ||
-                           dtype == at::kLong || dtype == at::kFloat || dtype == at::kDouble;
-    TORCH_CHECK(supported, "Unsupported datatype for add_relu:", c10::toString(dtype));
-  }
+// The CPU picks the clamp from self's dtype (an internal assert for any
+// other: RuntimeError), then computes in the common dtype, where complex has
+// no kernel (NotImplementedError).
+bool has_add_relu_kernel(c10::ScalarType dtype) {
+  return dtype == at::kChar || dtype == at::kShort || dtype == at::kInt || dtype == at::kLong ||
+         dtype == at::kFloat || dtype == at::kDouble;
 }
 
-add_relu_params params_of(const at::Scalar& alpha) {
-  return add_relu_params{static_cast<float>(alpha.to<double>()), alpha.to<int64_t>()};
+void check_add_relu_dtype(const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(has_add_relu_kernel(self.scalar_type()), "Unsupported datatype for add_relu:",
+              c10::toString(self.scalar_type()));
+  check_dtype("_add_relu", self);
+  check_dtype("_add_relu", other);
+  const auto common = at::result_type(self, other);
+  TORCH_CHECK_NOT_IMPLEMENTED(has_add_relu_kernel(common), "\"_add_relu\" not implemented for '",
+                              c10::toString(common), "' on ", self.device());
+}
+
+// alpha and the upper clamp converted to the computing dtype as the CPU
+// converts them (an alpha that overflows that dtype raises RuntimeError).
+add_relu_params params_of(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  const auto common = at::result_type(self, other);
+  at::Scalar upper;
+  AT_DISPATCH_ALL_TYPES(self.scalar_type(), "_add_relu", [&] {
+    upper = at::Scalar(std::numeric_limits<scalar_t>::max());
+  });
+  add_relu_params p{};
+  if (c10::isIntegralType(common, /*includeBool=*/false)) {
+    AT_DISPATCH_INTEGRAL_TYPES(common, "_add_relu", [&] {
+      p.integer_alpha = alpha.to<scalar_t>();
+      p.integer_upper = upper.to<scalar_t>();
+    });
+  } else {
+    p.alpha = alpha.to<float>();
+    p.upper = upper.to<float>();
+  }
+  return p;
 }
 
 // A Python number operand, as the CPU's Scalar overload wraps it.
@@ -42,19 +69,19 @@ at::Tensor wrapped(const at::Scalar& value) {
 at::Tensor& _add_relu_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha,
                           at::Tensor& out) {
   check_add_relu_dtype(self, other);
-  const auto p = params_of(alpha);
+  const auto p = params_of(self, other, alpha);
   return binary_out(add_relu_kernels(), "_add_relu", same_dtype, self, other, out, {&p, sizeof(p)});
 }
 
 at::Tensor _add_relu(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   check_add_relu_dtype(self, other);
-  const auto p = params_of(alpha);
+  const auto p = params_of(self, other, alpha);
   return binary(add_relu_kernels(), "_add_relu", same_dtype, self, other, {&p, sizeof(p)});
 }
 
 at::Tensor& _add_relu_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  check_add_relu_dtype(self, other, &self);
-  const auto p = params_of(alpha);
+  check_add_relu_dtype(self, other);
+  const auto p = params_of(self, other, alpha);
   return binary_inplace(add_relu_kernels(), "_add_relu_", same_dtype, self, other, {&p, sizeof(p)});
 }
 

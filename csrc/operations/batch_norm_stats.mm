@@ -22,6 +22,8 @@ void check_running(const char* what, const at::Tensor& input, const std::optiona
     return;
   }
   check_inplace("batch_norm_update_stats", *running, {&input});
+  TORCH_CHECK(running->dim() == 1, "TensorAccessor expected 1 dims but tensor has ", running->dim(),
+              " (batch_norm_update_stats' ", what, ")");
   TORCH_CHECK(running->scalar_type() == param_dtype,
               "mixed dtype (CPU): expect parameter to have scalar type of Float");
   TORCH_CHECK(running->numel() == channels, "batch_norm_update_stats: ", what, " should contain ",

@@ -15,7 +15,7 @@ at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, doubl
                               double norm_type) {
   static KernelCache kernels("embedding_renorm");
   check_device("embedding_renorm_", indices);
-  check_inplace("embedding_renorm_", self, {&indices});
+  check_device("embedding_renorm_", self);
   TORCH_CHECK(self.dim() == 2, "Expected 2-dimensional tensor, but got ", self.dim(),
               "-dimensional tensor for argument #1 'self' (while checking arguments for "
               "embedding_renorm_)");
@@ -23,16 +23,22 @@ at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, doubl
               "Expected tensor for argument #2 'indices' to have one of the following scalar types: "
               "Long, Int; but got ", indices.scalar_type(), " instead (while checking arguments for "
               "embedding_renorm_)");
-  // The CPU computes each row's norm with at::norm, whose error this is.
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "embedding_renorm_: norm(): input dtype should be either ",
-              "floating point or complex. Got ", self.scalar_type(), " instead (", self.device(), ").");
   const int64_t rows = self.size(0), n = indices.numel();
-  if (n == 0 || self.size(1) == 0) {
-    return self;
+  if (n == 0) {
+    return self;  // nothing named: the CPU looks at nothing, whatever the dtype
   }
+  // The CPU's order: each named row is selected (IndexError out of range),
+  // then its norm computed (RuntimeError for an integer self).
   const auto [lo, hi] = value_range(indices);
   TORCH_CHECK_INDEX(lo >= -rows && hi < rows, "select(): index ", lo < -rows ? lo : hi,
                     " out of range for tensor of size ", self.sizes(), " at dimension 0");
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
+              "norm(): input dtype should be either floating point or complex. Got ", self.scalar_type(),
+              " instead.");
+  check_inplace("embedding_renorm_", self, {&indices});
+  if (self.size(1) == 0) {
+    return self;
+  }
   TORCH_CHECK(n <= UINT32_MAX, "mps_ops: embedding_renorm_ of more than 2**32 - 1 indices");
   const at::Tensor flat = indices.reshape({-1});
   const at::Tensor index_list = flat.scalar_type() == at::kLong ? flat.contiguous() : flat.to(at::kLong);

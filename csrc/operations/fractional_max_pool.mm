@@ -19,10 +19,16 @@ namespace mps_ops {
 namespace {
 
 // dims: 2 or 3 pooled dims.
+// The input's dtype, checked after the shapes (the CPU's order).
+void check_float_input(const char* op, const at::Tensor& self) {
+  check_dtype(op, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
+                              c10::toString(self.scalar_type()), "' on ", self.device());
+}
+
 fractional_pool_params pool_geometry(const char* op, int64_t dims, const at::Tensor& self,
                                      at::IntArrayRef kernel_size, at::IntArrayRef output_size) {
   check_device(op, self);
-  check_dtype(op, self);
   TORCH_CHECK(static_cast<int64_t>(kernel_size.size()) == dims, op, ": kernel_size must either be a single ",
               "Int or tuple of ", dims, " Ints");
   TORCH_CHECK(static_cast<int64_t>(output_size.size()) == dims, op, ": output_size must either be a single ",
@@ -33,8 +39,6 @@ fractional_pool_params pool_geometry(const char* op, int64_t dims, const at::Ten
     TORCH_CHECK(self.size(d) > 0, op, "(): Expected input to have non-zero size for non-batch dimensions, ",
                 "but got", self.sizes(), " with dimension ", d, " being empty.");
   }
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
-                              c10::toString(self.scalar_type()), "' on ", self.device());
   const bool batched = self.dim() == dims + 2;
   const int64_t c_dim = batched ? 1 : 0;
   fractional_pool_params p{};
@@ -81,12 +85,17 @@ std::tuple<at::Tensor&, at::Tensor&> pool_out(const char* op, int64_t dims, cons
   static KernelCache kernels("fractional_max_pool");
   const fractional_pool_params p = pool_geometry(op, dims, self, kernel_size, output_size);
   check_device(op, random_samples);
-  TORCH_CHECK(random_samples.scalar_type() == self.scalar_type() && random_samples.dim() == 3 &&
-                  random_samples.size(0) == p.batch && random_samples.size(1) == p.channels &&
-                  random_samples.size(2) == dims,
-              op, "(): expected random_samples of shape (", p.batch, ", ", p.channels, ", ", dims,
-              ") and dtype ", self.scalar_type(), ", but got ", random_samples.sizes(), " ",
-              random_samples.scalar_type());
+  // The CPU's checks and order. A larger batch of samples is fine: planes
+  // take theirs from the start, as on the CPU.
+  TORCH_CHECK(random_samples.scalar_type() == self.scalar_type(),
+              "Expect _random_samples to have the same dtype as input");
+  TORCH_CHECK(random_samples.dim() == 3, "Expect _random_samples to have 3 dimensions, got ",
+              random_samples.dim());
+  TORCH_CHECK(random_samples.size(0) >= p.batch, "Expect _random_samples.size(0) no less then input batch size.");
+  TORCH_CHECK(random_samples.size(1) == p.channels, "Expect _random_samples.size(1) equals to input channel size.");
+  TORCH_CHECK(random_samples.size(2) == dims, "Expect _random_samples.size(2) equals to ", dims, "; got ",
+              random_samples.size(2), ".");
+  check_float_input(op, self);
   const auto shape = pooled_shape(self, dims, output_size);
   check_output(op, output, self.scalar_type(), shape, {&self, &random_samples});
   check_output(op, indices, at::kLong, shape, {&self, &random_samples, &output});
@@ -102,14 +111,31 @@ at::Tensor& pool_backward_out(const char* op, int64_t dims, const at::Tensor& gr
                               const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef output_size,
                               const at::Tensor& indices, at::Tensor& grad_input) {
   static KernelCache kernels("fractional_max_pool_backward");
+  // The CPU's backward reads self's plane and spatial sizes unchecked: too
+  // few dims raise its IndexError.
+  TORCH_CHECK_INDEX(self.dim() > dims, "Dimension out of range (", op, " expects self of ", dims + 1, " or ",
+                    dims + 2, " dims, but got ", self.sizes(), ")");
   const fractional_pool_params p = pool_geometry(op, dims, self, kernel_size, output_size);
+  check_float_input(op, self);
+  // The CPU's 3-D backward reads grad_output's sizes at self's dims unchecked.
+  TORCH_CHECK_INDEX(dims == 2 || grad_output.dim() >= self.dim(), "Dimension out of range (", op,
+                    ": grad_output of ", grad_output.dim(), " dims for self of ", self.dim(), ")");
   check_device(op, grad_output);
   check_device(op, indices);
   const auto shape = pooled_shape(self, dims, output_size);
-  TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(shape) && indices.sizes() == at::IntArrayRef(shape), op,
-              "(): gradOutput and indices must have the output's shape ", at::IntArrayRef(shape));
-  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type() && indices.scalar_type() == at::kLong, op,
-              ": expected grad_output of dtype ", self.scalar_type(), " and Long indices");
+  TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(shape), op, "(): gradOutput sizes unexpected: expected ",
+              at::IntArrayRef(shape), " but got ", grad_output.sizes());
+  TORCH_CHECK(indices.sizes() == at::IntArrayRef(shape), op, "(): indices sizes unexpected: expected ",
+              at::IntArrayRef(shape), " but got ", indices.sizes());
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), "expected scalar type ", self.scalar_type(),
+              " but found ", grad_output.scalar_type());
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "expected scalar type Long but found ", indices.scalar_type());
+  // Each index names an element of its (t, h, w) plane (the CPU asserts so).
+  if (indices.numel() > 0) {
+    const auto [lo, hi] = value_range(indices);
+    TORCH_CHECK(lo >= 0 && hi < p.depth * p.height * p.width, op, "(): indices must lie in [0, ",
+                p.depth * p.height * p.width, "), but got one of ", lo < 0 ? lo : hi);
+  }
   check_output(op, grad_input, grad_output.scalar_type(), self.sizes(), {&grad_output, &self, &indices});
   at::Tensor target = contiguous_target(grad_input);
   const at::Tensor grad = grad_output.contiguous(), idx = indices.contiguous();

@@ -8,10 +8,10 @@ std::tuple<at::Tensor&, at::Tensor&> frexp_out(const at::Tensor& self, at::Tenso
                                                 at::Tensor& exponent) {
   static KernelCache kernels("frexp");
   check_device("frexp", self);
-  check_dtype("frexp", self);
-  // The CPU's checks and messages.
+  // The CPU's checks and messages (complex is not floating-point here).
   TORCH_CHECK(at::isFloatingType(self.scalar_type()),
               "torch.frexp() only supports floating-point dtypes");
+  check_dtype("frexp", self);
   TORCH_CHECK(mantissa.dtype() == self.dtype(), "torch.frexp() expects mantissa to have dtype ",
               self.dtype(), " but got ", mantissa.dtype());
   TORCH_CHECK(exponent.dtype() == at::kInt,

@@ -11,11 +11,39 @@ namespace mps_ops {
 
 namespace {
 
-// A one-element float tensor on the device: step, lr, grad_scale, found_inf.
-void check_scalar_tensor(const char* what, const at::Tensor& t) {
+// A value the CPU reads with item(): one element of any real dtype,
+// converted to float on the device (the host never waits).
+at::Tensor one_value(const char* what, const at::Tensor& t) {
   check_device("_fused_adagrad_", t);
-  TORCH_CHECK(t.numel() == 1 && t.scalar_type() == at::kFloat, "_fused_adagrad_: expected ", what,
-              " to be a one-element float32 tensor, but got ", t.scalar_type(), " of shape ", t.sizes());
+  TORCH_CHECK(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar (",
+              "_fused_adagrad_'s ", what, ")");
+  TORCH_CHECK_NOT_IMPLEMENTED(!c10::isComplexType(t.scalar_type()), "mps_ops: _fused_adagrad_'s ", what,
+                              " of dtype ", t.scalar_type(), " on ", t.device());
+  return t.scalar_type() == at::kFloat ? t : t.to(at::kFloat);
+}
+
+// grad_scale and found_inf: float32, read at element 0 (as the CPU reads them).
+void check_float_flag(const char* what, const at::Tensor& t) {
+  check_device("_fused_adagrad_", t);
+  TORCH_CHECK(t.scalar_type() == at::kFloat, "expected scalar type Float but found ", t.scalar_type(),
+              " (_fused_adagrad_'s ", what, ")");
+  TORCH_CHECK(t.numel() > 0, "_fused_adagrad_: ", what, " is empty");
+}
+
+// The CPU steps each tensor's memory as a flat array of param.numel()
+// elements, whatever the shapes and strides: the same here, so a tensor
+// must cover exactly its elements (non-overlapping and dense, any order of
+// strides) and hold at least as many as param; the CPU reads past a shorter
+// one and reads or writes between the elements of a strided one.
+void check_flat_operand(const char* what, const at::Tensor& t, const at::Tensor& param) {
+  check_device("_fused_adagrad_", t);
+  TORCH_CHECK(t.scalar_type() == param.scalar_type(), "expected scalar type ", param.scalar_type(),
+              " but found ", t.scalar_type(), " (_fused_adagrad_'s ", what, ")");
+  TORCH_CHECK(t.numel() >= param.numel(), "_fused_adagrad_: expected ", what, " of at least ", param.numel(),
+              " elements (param's), but got ", t.numel());
+  TORCH_CHECK(t.is_non_overlapping_and_dense(), "_fused_adagrad_: expected ", what,
+              " to be non-overlapping and dense (its memory is stepped as a flat array), but got sizes ",
+              t.sizes(), " and strides ", t.strides());
 }
 
 void fused_adagrad(at::TensorList self, at::TensorList grads, at::TensorList state_sums,
@@ -24,59 +52,48 @@ void fused_adagrad(at::TensorList self, at::TensorList grads, at::TensorList sta
                    const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf) {
   static KernelCache kernels("fused_adagrad");
   const size_t n = self.size();
-  TORCH_CHECK(grads.size() == n && state_sums.size() == n && state_steps.size() == n,
-              "_fused_adagrad_: expected the same number of params, grads, state_sums and state_steps, "
-              "but got ", n, ", ", grads.size(), ", ", state_sums.size(), " and ", state_steps.size());
   const bool has_scale = grad_scale && grad_scale->defined();
   const bool has_inf = found_inf && found_inf->defined();
   if (has_scale) {
-    check_scalar_tensor("grad_scale", *grad_scale);
+    check_float_flag("grad_scale", *grad_scale);
   }
   if (has_inf) {
-    check_scalar_tensor("found_inf", *found_inf);
+    check_float_flag("found_inf", *found_inf);
   }
-  if (lr_tensor) {
-    check_scalar_tensor("lr", *lr_tensor);
-  }
+  TORCH_CHECK(grads.size() == n && state_sums.size() == n && state_steps.size() == n,
+              "_fused_adagrad_: expected the same number of params, grads, state_sums and state_steps, "
+              "but got ", n, ", ", grads.size(), ", ", state_sums.size(), " and ", state_steps.size());
+  const at::Tensor lr_value = lr_tensor ? one_value("lr", *lr_tensor) : at::Tensor();
   const adagrad_params params{static_cast<float>(lr), static_cast<float>(lr_decay),
                               static_cast<float>(weight_decay), static_cast<float>(eps), maximize,
                               lr_tensor != nullptr, has_scale, has_inf};
   for (size_t i = 0; i < n; ++i) {
-    const at::Tensor &param = self[i], &grad = grads[i], &sum = state_sums[i], &step = state_steps[i];
-    TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(param.scalar_type()), "\"_fused_adagrad_\" not implemented for '",
+    const at::Tensor &param = self[i], &grad = grads[i], &sum = state_sums[i];
+    check_device("_fused_adagrad_", param);
+    check_dtype("_fused_adagrad_", param);
+    TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(param.scalar_type()), "\"fused_adagrad_kernel\" not implemented for '",
                                 c10::toString(param.scalar_type()), "' on ", param.device());
-    check_inplace("_fused_adagrad_", param, {&grad, &sum});
-    check_inplace("_fused_adagrad_", grad, {&sum});
-    check_inplace("_fused_adagrad_", sum);
-    check_device("_fused_adagrad_", step);
-    TORCH_CHECK(step.numel() == 1, "_fused_adagrad_: expected state_steps to hold one element, but got shape ",
-                step.sizes());
-    TORCH_CHECK(grad.scalar_type() == param.scalar_type() && sum.scalar_type() == param.scalar_type(),
-                "_fused_adagrad_: expected param, grad and state_sum of one dtype, but got ",
-                param.scalar_type(), ", ", grad.scalar_type(), " and ", sum.scalar_type());
-    TORCH_CHECK(grad.sizes() == param.sizes() && sum.sizes() == param.sizes(),
-                "_fused_adagrad_: expected param, grad and state_sum of one shape");
+    check_flat_operand("param", param, param);
+    check_flat_operand("grad", grad, param);
+    check_flat_operand("state_sum", sum, param);
+    const at::Tensor step = one_value("state_steps", state_steps[i]);
     if (param.numel() == 0) {
       continue;
     }
     TORCH_CHECK(param.numel() <= UINT32_MAX, "mps_ops: _fused_adagrad_ of a tensor over 2**32 - 1 elements");
-    // One flat pass over contiguous stand-ins (optimizer state usually is
-    // contiguous, so these are the tensors themselves), copied back after.
-    at::Tensor flat_param = param.contiguous(), flat_grad = grad.contiguous(), flat_sum = sum.contiguous();
-    // The kernel reads the step as a float, whatever dtype the caller keeps it in.
-    const at::Tensor step_value = step.scalar_type() == at::kFloat ? step : step.to(at::kFloat);
     // Absent optional tensors bind the step tensor: read only when flagged.
     KernelFunction function(kernels.get(Variant::dense, param.scalar_type(), param.scalar_type()));
-    function.set_value(
-        function.set_operands({&flat_param, &flat_grad, &flat_sum, &step_value, lr_tensor ? &*lr_tensor : &step_value,
-                               has_scale ? &*grad_scale : &step_value, has_inf ? &*found_inf : &step_value}),
-        params);
+    const size_t bytes = param.numel() * param.element_size();
+    function.set_buffer(0, param, param.const_data_ptr(), bytes);
+    function.set_buffer(1, grad, grad.const_data_ptr(), bytes);
+    function.set_buffer(2, sum, sum.const_data_ptr(), bytes);
+    function.set_tensor(3, step);
+    function.set_tensor(4, lr_tensor ? lr_value : step);
+    function.set_tensor(5, has_scale ? *grad_scale : step);
+    function.set_tensor(6, has_inf ? *found_inf : step);
+    function.set_operand_count(7);
+    function.set_value(7, params);
     function.dispatch(Dim3{static_cast<uint32_t>(param.numel()), 1, 1});
-    for (auto [written, flat] : {std::pair{&param, &flat_param}, {&grad, &flat_grad}, {&sum, &flat_sum}}) {
-      if (!flat->is_same(*written)) {
-        written->copy_(*flat);  // TensorList elements are const handles; copy_ writes the data
-      }
-    }
   }
 }
 

@@ -1,89 +1,149 @@
 // Host stubs of glu_jvp and glu_backward_jvp (forward-mode AD through
 // nn.functional.glu); kernels in csrc/kernels/glu_jvp.metal. The halves of
-// x, dx and grad_x are views: no copies.
+// x, dx and grad_x are views, broadcast against each other as the CPU's
+// TensorIterator and tensor ops broadcast them: no copies, except where the
+// views need more dims than a kernel's stride table holds.
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
 #include "../kernels/include/mps_ops/params.h"
 
+#include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/empty_like.h>
 
 namespace mps_ops {
 
 namespace {
 
-void check_glu_operand(const char* op, const at::Tensor& t, const at::Tensor& like) {
-  check_device(op, t);
-  check_dtype(op, t);
-  TORCH_CHECK(t.scalar_type() == like.scalar_type(), op, ": expected all tensors of dtype ",
-              like.scalar_type(), " but got ", t.scalar_type());
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t.scalar_type()), "\"", op, "\" not implemented for '",
-                              c10::toString(t.scalar_type()), "' on ", t.device());
+// The CPU's dtype checks, in its order: one dtype for all (RuntimeError),
+// then its floating-point dispatch (NotImplementedError); half and bfloat16
+// run here too (the registry's `differs`).
+void check_glu_dtypes(const char* op, std::initializer_list<const at::Tensor*> operands) {
+  const at::Tensor& first = **operands.begin();
+  for (const at::Tensor* t : operands) {
+    check_device(op, *t);
+    TORCH_CHECK(t->scalar_type() == first.scalar_type(), "Found dtype ", t->scalar_type(), " but expected ",
+                first.scalar_type());
+  }
+  check_dtype(op, first);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(first.scalar_type()), "\"", op, "\" not implemented for '",
+                              c10::toString(first.scalar_type()), "' on ", first.device());
 }
 
-// One thread per element of `operands[0]`'s shape, each operand through its strides.
-void dispatch_glu(KernelCache& kernels, std::initializer_list<const at::Tensor*> operands) {
-  const at::Tensor& shape_of = *operands.begin()[0];
+// The broadcast shape of the operands (the CPU's error where there is none).
+std::vector<int64_t> broadcast_shape(std::initializer_list<const at::Tensor*> operands) {
+  std::vector<int64_t> shape;
+  for (const at::Tensor* t : operands) {
+    shape = at::infer_size(shape, t->sizes());
+  }
+  return shape;
+}
+
+// One thread per element of the outputs' shape (all operands expanded to
+// it), each operand through its own strides. Size-1 dims are dropped; a
+// shape that still needs more than glu_max_dims dims runs on contiguous
+// copies (one dim), the outputs copied back.
+void dispatch_glu(KernelCache& kernels, int outputs, std::vector<at::Tensor> operands) {
+  const at::Tensor& shape_of = operands[0];
   if (shape_of.numel() == 0) {
     return;
   }
-  TORCH_CHECK(shape_of.dim() <= glu_max_dims, "mps_ops: ", kernels.op(), " takes at most ", glu_max_dims,
-              " dims");
   TORCH_CHECK(shape_of.numel() <= UINT32_MAX, "mps_ops: ", kernels.op(), " over more than 2**32 - 1 elements");
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < shape_of.dim(); ++d) {
+    if (shape_of.size(d) != 1) {
+      kept.push_back(d);
+    }
+  }
+  std::vector<at::Tensor> targets(operands.begin(), operands.begin() + outputs);
+  if (kept.size() > glu_max_dims) {
+    for (size_t i = 0; i < operands.size(); ++i) {
+      operands[i] = (i < static_cast<size_t>(outputs) ? at::empty(shape_of.sizes(), shape_of.options())
+                                                      : operands[i].contiguous());
+    }
+    kept.assign(1, 0);
+    for (at::Tensor& t : operands) {
+      t = t.view({-1});
+    }
+  }
   glu_geometry g{};
-  g.ndim = static_cast<int>(shape_of.dim());
+  g.ndim = static_cast<int>(std::max<size_t>(kept.size(), 1));
   for (int d = 0; d < g.ndim; ++d) {
-    g.sizes[d] = shape_of.size(d);
+    g.sizes[d] = kept.empty() ? 1 : operands[0].size(kept[d]);
   }
   KernelFunction function(kernels.get(Variant::strided, shape_of.scalar_type(), shape_of.scalar_type()));
   int slot = 0;
-  for (const at::Tensor* t : operands) {
+  for (const at::Tensor& t : operands) {
     for (int d = 0; d < g.ndim; ++d) {
-      g.strides[slot][d] = t->stride(d);
+      g.strides[slot][d] = kept.empty() ? 0 : t.stride(kept[d]);
     }
-    function.set_tensor(slot++, *t);
+    function.set_tensor(slot++, t);
   }
   function.set_operand_count(slot);
   function.set_bytes(slot, &g, sizeof(g));
   function.dispatch(Dim3{static_cast<uint32_t>(shape_of.numel()), 1, 1});
+  for (int i = 0; i < outputs; ++i) {
+    if (!operands[i].is_same(targets[i]) && operands[i].data_ptr() != targets[i].data_ptr()) {
+      targets[i].copy_(operands[i].view(targets[i].sizes()));
+    }
+  }
 }
 
 }  // namespace
 
 at::Tensor glu_jvp(const at::Tensor& glu, const at::Tensor& x, const at::Tensor& dx, int64_t dim) {
   static KernelCache kernels("glu_jvp");
-  for (const at::Tensor* t : {&glu, &x, &dx}) {
-    check_glu_operand("glu_jvp", *t, x);
-  }
+  // The CPU's order: the views first (their IndexError / RuntimeError),
+  // then the iterator's shape and dtype checks.
   dim = at::maybe_wrap_dim(dim, x.dim());
   const int64_t half = glu.size(dim);
-  TORCH_CHECK(x.size(dim) == 2 * half && dx.sizes() == x.sizes(),
-              "glu_jvp: expected x and dx of twice glu's size along dim ", dim);
-  at::Tensor out = at::empty_like(glu, at::MemoryFormat::Contiguous);
   const at::Tensor b = x.narrow(dim, half, half), da = dx.narrow(dim, 0, half), db = dx.narrow(dim, half, half);
-  dispatch_glu(kernels, {&out, &glu, &b, &da, &db});
+  // The CPU's iterator resizes its output to the broadcast shape.
+  const auto shape = broadcast_shape({&glu, &b, &da, &db});
+  check_glu_dtypes("glu_jvp", {&glu, &b, &da, &db});
+  at::Tensor out = at::empty(shape, glu.options());
+  dispatch_glu(kernels, 1, {out, glu.expand(shape), b.expand(shape), da.expand(shape), db.expand(shape)});
   return out;
 }
 
+// glu_backward_jvp is a composite of tensor ops on the CPU: its operands
+// promote as those ops promote them (integers to the default float), and it
+// runs in half and bfloat16 (per op there; here in float, rounded once).
 at::Tensor glu_backward_jvp(const at::Tensor& grad_x, const at::Tensor& grad_glu, const at::Tensor& x,
                             const at::Tensor& dgrad_glu, const at::Tensor& dx, int64_t dim) {
   static KernelCache kernels("glu_backward_jvp");
-  for (const at::Tensor* t : {&grad_x, &grad_glu, &x, &dgrad_glu, &dx}) {
-    check_glu_operand("glu_backward_jvp", *t, x);
-  }
+  const char* op = "glu_backward_jvp";
+  // grad_glu gives only the halves' size: the CPU reads grad_x's first half
+  // (grad_glu * sigmoid(b), as the backward pass stored it) instead.
   dim = at::maybe_wrap_dim(dim, x.dim());
   const int64_t half = grad_glu.size(dim);
-  TORCH_CHECK(x.size(dim) == 2 * half && dx.sizes() == x.sizes() && grad_x.sizes() == x.sizes() &&
-                  dgrad_glu.sizes() == grad_glu.sizes(),
-              "glu_backward_jvp: expected x, dx and grad_x of twice grad_glu's size along dim ", dim);
-  at::Tensor out = at::empty(x.sizes(), x.options());
-  const at::Tensor out_a = out.narrow(dim, 0, half), out_b = out.narrow(dim, half, half);
   const at::Tensor a = x.narrow(dim, 0, half), b = x.narrow(dim, half, half);
   const at::Tensor da = dx.narrow(dim, 0, half), db = dx.narrow(dim, half, half);
-  dispatch_glu(kernels, {&out_a, &out_b, &grad_glu, &a, &b, &dgrad_glu, &da, &db});
+  const at::Tensor grad_x_a = grad_x.narrow(dim, 0, half);
+  (void)grad_x.narrow(dim, half, half);  // the CPU's check that grad_x has both halves
+  const auto shape = broadcast_shape({&a, &b, &da, &db, &grad_x_a, &dgrad_glu});
+  // sigmoid(b) is the first op: x promotes to a float type before the rest.
+  c10::ScalarType common = float_result_type(x.scalar_type());
+  for (const at::Tensor* t : {&dx, &grad_x, &dgrad_glu}) {
+    check_device(op, *t);
+    common = c10::promoteTypes(common, t->scalar_type());
+  }
+  TORCH_CHECK(x.scalar_type() != at::kBool && dx.scalar_type() != at::kBool,
+              "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+              "invert a mask, use the `~` or `logical_not()` operator instead.");
+  check_result_dtype(op, common, x);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(common), "\"", op, "\" not implemented for '",
+                              c10::toString(common), "' on ", x.device());
+  auto as_common = [&](const at::Tensor& t) { return (t.scalar_type() == common ? t : t.to(common)).expand(shape); };
+  // The CPU concatenates the halves along dim of the broadcast result.
+  std::vector<int64_t> out_shape = shape;
+  out_shape[dim] *= 2;
+  at::Tensor out = at::empty(out_shape, x.options().dtype(common));
+  dispatch_glu(kernels, 2,
+               {out.narrow(dim, 0, shape[dim]), out.narrow(dim, shape[dim], shape[dim]), as_common(grad_x_a),
+                as_common(a), as_common(b), as_common(dgrad_glu), as_common(da), as_common(db)});
   return out;
 }
 

@@ -13,28 +13,39 @@
 #include <ATen/core/Reduction.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/aminmax.h>
 #include <ATen/ops/ones.h>
+
+#include <limits>
 
 namespace mps_ops {
 
 namespace {
 
-// Every element of a long target must lie in [lowest, c).
-void check_target_range(const at::Tensor& target, int64_t lowest, int64_t c, const char* message) {
-  if (target.numel() == 0) {
-    return;
+// Where a backward reads its grad_output: element 0 for a reduced loss or a
+// 0-dim grad_output, else element i for sample i of a 1-D grad_output: of
+// exactly one element per sample for multilabel_margin_loss (the CPU's
+// check), of at least that many for multi_margin_loss (the CPU reads the
+// first ones, and past a shorter one: refused). Returns whether it is per
+// sample.
+bool check_loss_grad(const char* op, const at::Tensor& grad_output, int64_t reduction, int64_t samples,
+                     bool exact) {
+  const bool per_sample = reduction == at::Reduction::None && grad_output.dim() > 0;
+  if (per_sample) {
+    TORCH_CHECK(grad_output.dim() == 1 && (exact ? grad_output.size(0) == samples : grad_output.size(0) >= samples),
+                op, ": expected a grad_output of dimension 1 and size ", samples, " but got ",
+                grad_output.sizes());
+  } else {
+    TORCH_CHECK(grad_output.numel() > 0, op, ": expected a non-empty grad_output");
   }
-  const auto [lo, hi] = value_range(target);
-  TORCH_CHECK(lo >= lowest && hi < c, message);
+  return per_sample;
 }
 
-// A backward's grad_output: one element per sample without reduction, else
-// one in all. Returns whether it is per sample.
-bool check_loss_grad(const char* op, const at::Tensor& grad_output, int64_t reduction, int64_t samples) {
-  const bool per_sample = reduction == at::Reduction::None;
-  TORCH_CHECK(per_sample ? grad_output.numel() == samples : grad_output.numel() == 1, op,
-              ": expected grad_output of ", per_sample ? samples : 1, " elements but got ", grad_output.sizes());
-  return per_sample;
+// The CPU's scale of a backward's terms, 1 / c or 1 / (n * c) for a mean,
+// computed in double and rounded once.
+float loss_grad_scale(int64_t reduction, int64_t n, int64_t c) {
+  return static_cast<float>(reduction == at::Reduction::Mean ? 1.0 / (static_cast<double>(n) * c)
+                                                             : 1.0 / static_cast<double>(c));
 }
 
 struct MarginProblem {
@@ -46,42 +57,51 @@ struct MarginProblem {
   multi_margin_params params;
 };
 
-MarginProblem multi_margin_problem(const char* op, const at::Tensor& self, const at::Tensor& target,
-                                   const at::Scalar& p, const at::Scalar& margin,
-                                   const std::optional<at::Tensor>& weight) {
+// The CPU's order: p, shapes, (an empty input returns here: the caller),
+// input dtype, target dtype, weight dtype, target range.
+void check_multi_margin_shapes(const char* op, const at::Tensor& self, const at::Tensor& target,
+                               const at::Scalar& p, const std::optional<at::Tensor>& weight,
+                               int64_t& n, int64_t& c) {
   check_device(op, self);
   check_device(op, target);
-  check_dtype(op, self);
-  TORCH_CHECK_VALUE(p.toLong() == 1 || p.toLong() == 2, "only p == 1 and p == 2 supported");
+  TORCH_CHECK(p.toLong() == 1 || p.toLong() == 2, "only p == 1 and p == 2 supported");
   const int64_t ndims = self.dim();
   TORCH_CHECK((ndims == 2 && self.size(1) != 0) || (ndims == 1 && self.size(0) != 0) || ndims == 0,
               "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ",
               self.sizes());
-  const int64_t n = ndims <= 1 ? 1 : self.size(0);
-  const int64_t c = ndims == 0 ? 1 : self.size(-1);
+  n = ndims <= 1 ? 1 : self.size(0);
+  c = ndims == 0 ? 1 : self.size(-1);
   TORCH_CHECK(target.dim() <= 1 && target.numel() == n, op,
               ": target tensor should be 1-D with size equal to the number of input samples (batch "
               "size). Expected target size [", n, "], but got ", target.sizes(), ". Input has shape ",
               self.sizes(), ".");
-  const bool has_weight = weight && weight->defined();
-  if (has_weight) {
+  if (weight && weight->defined()) {
     check_device(op, *weight);
     TORCH_CHECK(weight->dim() <= 1 && weight->numel() == c, "inconsistent weight size, expected ", c,
                 " but got ", weight->sizes());
-    TORCH_CHECK(weight->scalar_type() == self.scalar_type(), "expected scalar type ",
-                self.scalar_type(), " but found ", weight->scalar_type());
   }
-  TORCH_CHECK(target.scalar_type() == at::kLong, "expected scalar type Long but found ",
-              target.scalar_type());
+}
+
+MarginProblem multi_margin_problem(const char* op, const at::Tensor& self, const at::Tensor& target,
+                                   const at::Scalar& margin, const std::optional<at::Tensor>& weight,
+                                   int64_t n, int64_t c) {
+  check_dtype(op, self);
   TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() == at::kFloat, "\"", op,
                               "_cpu_kernel\" not implemented for '", c10::toString(self.scalar_type()),
                               "' on ", self.device());
-  check_target_range(target, 0, c, "target out of range");
+  TORCH_CHECK(target.scalar_type() == at::kLong, "expected scalar type Long but found ",
+              target.scalar_type());
+  const bool has_weight = weight && weight->defined();
+  if (has_weight) {
+    TORCH_CHECK(weight->scalar_type() == self.scalar_type(), "expected scalar type ",
+                self.scalar_type(), " but found ", weight->scalar_type());
+  }
+  const auto [lo, hi] = value_range(target);
+  TORCH_CHECK(lo >= 0 && hi < c, "target out of range");
   MarginProblem problem{n, c, self.reshape({n, c}).contiguous(), target.reshape({n}).contiguous(),
                         has_weight ? weight->reshape({c}).contiguous() : at::ones({c}, self.options()),
                         {}};
-  problem.params = multi_margin_params{static_cast<float>(margin.toDouble()),
-                                       static_cast<int>(p.toLong()), 0, n, c, 1.0f};
+  problem.params = multi_margin_params{static_cast<float>(margin.toDouble()), 0, 0, n, c, 1.0f};
   return problem;
 }
 
@@ -111,20 +131,25 @@ at::Tensor& multi_margin_loss_out(const at::Tensor& self, const at::Tensor& targ
                                   const std::optional<at::Tensor>& weight, int64_t reduction,
                                   at::Tensor& out) {
   static KernelCache loss_kernels("multi_margin_loss");
-  MarginProblem problem = multi_margin_problem("multi_margin_loss", self, target, p, margin, weight);
+  int64_t n = 0, c = 0;
+  check_multi_margin_shapes("multi_margin_loss", self, target, p, weight, n, c);
+  // The CPU's shapes: per sample only for a 1-D target.
   const bool per_sample = reduction == at::Reduction::None;
-  check_output("multi_margin_loss", out, at::kFloat,
-               per_sample ? (self.dim() <= 1 ? target.sizes() : at::IntArrayRef{problem.n}) : at::IntArrayRef{},
+  check_output("multi_margin_loss", out, self.scalar_type(),
+               per_sample && target.dim() > 0 ? at::IntArrayRef{n} : at::IntArrayRef{},
                {&self, &target, weight ? &*weight : nullptr});
-  at::Tensor losses = per_sample && out.is_contiguous() ? out : at::empty({problem.n}, self.options());
-  if (problem.n > 0) {
-    TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multi_margin_loss over more than 2**32 - 1 samples");
-    const Dim3 group = per_sample_group(problem.c);
-    KernelFunction function(loss_kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-    function.set_operands({&losses, &problem.x, &problem.target, &problem.weight});
-    function.set_value(4, problem.params);
-    function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
+  if (self.numel() == 0) {
+    return out.fill_(reduction == at::Reduction::Mean ? std::numeric_limits<double>::quiet_NaN() : 0.0);
   }
+  MarginProblem problem = multi_margin_problem("multi_margin_loss", self, target, margin, weight, n, c);
+  problem.params.p = static_cast<int>(p.toLong());
+  at::Tensor losses = per_sample && out.is_contiguous() ? out : at::empty({problem.n}, self.options());
+  TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multi_margin_loss over more than 2**32 - 1 samples");
+  const Dim3 group = per_sample_group(problem.c);
+  KernelFunction function(loss_kernels.get(Variant::reduce, at::kFloat, at::kFloat));
+  function.set_operands({&losses, &problem.x, &problem.target, &problem.weight});
+  function.set_value(4, problem.params);
+  function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
   if (per_sample) {
     if (!losses.is_same(out)) {
       out.copy_(losses.view(out.sizes()));
@@ -148,26 +173,34 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
                                            const std::optional<at::Tensor>& weight, int64_t reduction,
                                            at::Tensor& grad_input) {
   static KernelCache kernels("multi_margin_loss_backward");
-  MarginProblem problem =
-      multi_margin_problem("multi_margin_loss_backward", self, target, p, margin, weight);
-  check_device("multi_margin_loss_backward", grad_output);
-  const bool per_sample = check_loss_grad("multi_margin_loss_backward", grad_output, reduction, problem.n);
-  TORCH_CHECK(grad_output.scalar_type() == at::kFloat,
-              "multi_margin_loss_backward: expected float grad_output");
-  check_output("multi_margin_loss_backward", grad_input, at::kFloat, self.sizes(),
+  const char* op = "multi_margin_loss_backward";
+  int64_t n = 0, c = 0;
+  check_multi_margin_shapes(op, self, target, p, weight, n, c);
+  check_device(op, grad_output);
+  check_output(op, grad_input, self.scalar_type(), self.sizes(),
                {&grad_output, &self, &target, weight ? &*weight : nullptr});
   check_contiguous_output(grad_input, "grad_input");
-  at::Tensor& target_grad = grad_input;
-  if (problem.n > 0) {
-    const at::Tensor grad = grad_output.reshape({-1}).contiguous();
-    problem.params.grad_per_sample = per_sample;
-    problem.params.scale = 1.0f / static_cast<float>(problem.c) /
-                           (reduction == at::Reduction::Mean ? static_cast<float>(problem.n) : 1.0f);
-    const Dim3 group = per_sample_group(problem.c);
-    KernelFunction function(kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-    function.set_operands({&target_grad, &grad, &problem.x, &problem.target, &problem.weight});
-    function.set_value(5, problem.params);
-    function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
+  if (self.numel() == 0) {
+    return grad_input;
+  }
+  MarginProblem problem = multi_margin_problem(op, self, target, margin, weight, n, c);
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type() && grad_input.scalar_type() == self.scalar_type(),
+              "expected scalar type ", self.scalar_type(), " but found ", grad_output.scalar_type(), " and ",
+              grad_input.scalar_type());
+  const bool per_sample = check_loss_grad(op, grad_output, reduction, problem.n, /*exact=*/false);
+  at::Tensor target_grad = grad_input.is_contiguous() ? grad_input : at::empty(self.sizes(), self.options());
+  const at::Tensor grad = per_sample ? grad_output.narrow(0, 0, problem.n).contiguous()
+                                     : grad_output.reshape({-1}).narrow(0, 0, 1).contiguous();
+  problem.params.p = static_cast<int>(p.toLong());
+  problem.params.grad_per_sample = per_sample;
+  problem.params.scale = loss_grad_scale(reduction, problem.n, problem.c);
+  const Dim3 group = per_sample_group(problem.c);
+  KernelFunction function(kernels.get(Variant::reduce, at::kFloat, at::kFloat));
+  function.set_operands({&target_grad, &grad, &problem.x, &problem.target, &problem.weight});
+  function.set_value(5, problem.params);
+  function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
+  if (!target_grad.is_same(grad_input)) {
+    grad_input.copy_(target_grad);
   }
   return grad_input;
 }
@@ -185,30 +218,33 @@ namespace {
 
 struct MultilabelProblem {
   int64_t n, c;
-  at::Tensor x, target;             // (n, c), contiguous
-  std::vector<int64_t> loss_shape;  // for reduction none
+  at::Tensor x, target;  // (n, c), contiguous
 };
 
-MultilabelProblem multilabel_problem(const char* op, const at::Tensor& self, const at::Tensor& target) {
+// The CPU's order: shapes, (an empty input returns here: the caller), the
+// target's range (read before its dtype is checked), input dtype, target dtype.
+void check_multilabel_shapes(const char* op, const at::Tensor& self, const at::Tensor& target) {
   check_device(op, self);
   check_device(op, target);
-  check_dtype(op, self);
   const int64_t ndims = self.dim();
   TORCH_CHECK((ndims == 2 && self.size(1) != 0) || (ndims == 1 && self.size(0) != 0) || ndims == 0,
               "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ",
               self.sizes());
   TORCH_CHECK(target.sizes() == self.sizes(), "inconsistent target size: ", target.sizes(),
               " for input of size: ", self.sizes());
+}
+
+MultilabelProblem multilabel_problem(const char* op, const at::Tensor& self, const at::Tensor& target) {
+  const int64_t n = self.dim() <= 1 ? 1 : self.size(0);
+  const int64_t c = self.dim() == 0 ? 1 : self.size(-1);
+  const auto [lo, hi] = value_range(target);
+  TORCH_CHECK(lo >= -1 && hi < c, "argument #2 'target' is out of range");
+  check_dtype(op, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() == at::kFloat, "\"", op, "_out_frame\" not implemented for '",
+                              c10::toString(self.scalar_type()), "' on ", self.device());
   TORCH_CHECK(target.scalar_type() == at::kLong, "expected scalar type Long but found ",
               target.scalar_type());
-  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() == at::kFloat,
-                              "\"multilabel_margin_loss_forward_out_frame\" not implemented for '",
-                              c10::toString(self.scalar_type()), "' on ", self.device());
-  const int64_t n = ndims <= 1 ? 1 : self.size(0);
-  const int64_t c = ndims == 0 ? 1 : self.size(-1);
-  check_target_range(target, -1, c, "argument #2 'target' is out of range");
-  return MultilabelProblem{n, c, self.reshape({n, c}).contiguous(), target.reshape({n, c}).contiguous(),
-                           ndims <= 1 ? std::vector<int64_t>{} : std::vector<int64_t>{n}};
+  return MultilabelProblem{n, c, self.reshape({n, c}).contiguous(), target.reshape({n, c}).contiguous()};
 }
 
 }  // namespace
@@ -217,27 +253,38 @@ std::tuple<at::Tensor&, at::Tensor&> multilabel_margin_loss_forward_out(
     const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& output,
     at::Tensor& is_target) {
   static KernelCache kernels("multilabel_margin_loss");
-  const MultilabelProblem problem = multilabel_problem("multilabel_margin_loss", self, target);
-  const bool per_sample = reduction == at::Reduction::None;
-  check_output("multilabel_margin_loss", output, at::kFloat,
-               per_sample ? at::IntArrayRef(problem.loss_shape) : at::IntArrayRef{}, {&self, &target});
-  check_output("multilabel_margin_loss", is_target, at::kFloat, self.sizes(), {&self, &target, &output});
+  const char* op = "multilabel_margin_loss_forward";
+  check_multilabel_shapes(op, self, target);
+  // The CPU's shapes: per sample only for a 2-D input without reduction.
+  const bool per_sample = reduction == at::Reduction::None && target.dim() > 1;
+  check_output(op, output, self.scalar_type(), per_sample ? at::IntArrayRef{self.size(0)} : at::IntArrayRef{},
+               {&self, &target});
+  check_output(op, is_target, self.scalar_type(), target.sizes(), {&self, &target, &output});
   check_contiguous_output(is_target, "is_target");
+  if (self.numel() == 0) {
+    is_target.zero_();
+    output.fill_(reduction == at::Reduction::Mean ? std::numeric_limits<double>::quiet_NaN() : 0.0);
+    return {output, is_target};
+  }
+  const MultilabelProblem problem = multilabel_problem(op, self, target);
   at::Tensor losses = per_sample && output.is_contiguous() ? output : at::empty({problem.n}, self.options());
-  at::Tensor& marks = is_target;
-  if (problem.n > 0) {
-    TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multilabel_margin_loss over more than 2**32 - 1 samples");
-    const multilabel_margin_params params{0, problem.n, problem.c, 1.0f};
-    const Dim3 group = per_sample_group(problem.c);
-    KernelFunction function(kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-    function.set_operands({&losses, &marks, &problem.x, &problem.target});
-    function.set_value(4, params);
-    function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
+  at::Tensor marks = is_target.is_contiguous() ? is_target : at::empty(self.sizes(), self.options());
+  TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multilabel_margin_loss over more than 2**32 - 1 samples");
+  const multilabel_margin_params params{0, problem.n, problem.c, 1.0f};
+  const Dim3 group = per_sample_group(problem.c);
+  KernelFunction function(kernels.get(Variant::reduce, at::kFloat, at::kFloat));
+  function.set_operands({&losses, &marks, &problem.x, &problem.target});
+  function.set_value(4, params);
+  function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
+  if (!marks.is_same(is_target)) {
+    is_target.copy_(marks);
   }
   if (per_sample) {
     if (!losses.is_same(output)) {
       output.copy_(losses.view(output.sizes()));
     }
+  } else if (reduction == at::Reduction::None) {
+    output.copy_(losses.view(at::IntArrayRef{}));  // one sample, as a 0-dim loss
   } else {
     reduce_losses(losses, reduction, output);
   }
@@ -256,31 +303,42 @@ at::Tensor& multilabel_margin_loss_backward_out(const at::Tensor& grad_output, c
                                                 const at::Tensor& target, int64_t reduction,
                                                 const at::Tensor& is_target, at::Tensor& grad_input) {
   static KernelCache kernels("multilabel_margin_loss_backward");
-  const MultilabelProblem problem = multilabel_problem("multilabel_margin_loss_backward", self, target);
-  check_device("multilabel_margin_loss_backward", grad_output);
-  check_device("multilabel_margin_loss_backward", is_target);
-  const bool per_sample = check_loss_grad("multilabel_margin_loss_backward", grad_output, reduction, problem.n);
-  TORCH_CHECK(is_target.sizes() == self.sizes(), "inconsistent is_target size: ", is_target.sizes(),
-              " for input of size: ", self.sizes());
-  TORCH_CHECK(grad_output.scalar_type() == at::kFloat && is_target.scalar_type() == at::kFloat,
-              "multilabel_margin_loss_backward: expected float grad_output and is_target");
-  check_output("multilabel_margin_loss_backward", grad_input, at::kFloat, self.sizes(),
-               {&grad_output, &self, &target, &is_target});
+  const char* op = "multilabel_margin_loss_backward";
+  check_multilabel_shapes(op, self, target);
+  check_device(op, grad_output);
+  check_device(op, is_target);
+  TORCH_CHECK(is_target.sizes() == target.sizes(), "Expected tensor for argument #3 'target' to have same size "
+              "as tensor for argument #5 'is_target'; but ", target.sizes(), " does not equal ",
+              is_target.sizes());
+  check_output(op, grad_input, self.scalar_type(), self.sizes(), {&grad_output, &self, &target, &is_target});
   check_contiguous_output(grad_input, "grad_input");
-  at::Tensor& result = grad_input;
-  if (problem.n > 0) {
-    TORCH_CHECK(problem.n <= UINT32_MAX && problem.c <= UINT32_MAX,
-                "mps_ops: multilabel_margin_loss_backward grid too large");
-    const at::Tensor grad = grad_output.reshape({-1}).contiguous();
-    const at::Tensor marks = is_target.reshape({problem.n, problem.c}).contiguous();
-    const multilabel_margin_params params{
-        per_sample, problem.n, problem.c,
-        1.0f / static_cast<float>(problem.c) /
-            (reduction == at::Reduction::Mean ? static_cast<float>(problem.n) : 1.0f)};
-    KernelFunction function(kernels.get(Variant::dense, at::kFloat, at::kFloat));
-    function.set_operands({&result, &grad, &problem.x, &problem.target, &marks});
-    function.set_value(5, params);
-    function.dispatch(Dim3{static_cast<uint32_t>(problem.c), static_cast<uint32_t>(problem.n), 1});
+  if (self.numel() == 0) {
+    return grad_input;
+  }
+  const MultilabelProblem problem = multilabel_problem(op, self, target);
+  // is_target is the forward's record, read as given: 0 marks a class not
+  // listed (the CPU's test), and anything outside [0, 1] (NaN too) is refused.
+  const auto [lowest, highest] = at::aminmax(is_target);
+  TORCH_CHECK(lowest.item<double>() >= 0 && highest.item<double>() <= 1, "argument #5 'is_target' is out of range");
+  TORCH_CHECK(is_target.scalar_type() == self.scalar_type() && grad_output.scalar_type() == self.scalar_type() &&
+                  grad_input.scalar_type() == self.scalar_type(),
+              "expected scalar type ", self.scalar_type(), " but found ", is_target.scalar_type(), ", ",
+              grad_output.scalar_type(), " and ", grad_input.scalar_type());
+  const bool per_sample = check_loss_grad(op, grad_output, reduction, problem.n, /*exact=*/true);
+  at::Tensor result = grad_input.is_contiguous() ? grad_input : at::empty(self.sizes(), self.options());
+  TORCH_CHECK(problem.n <= UINT32_MAX && problem.c <= UINT32_MAX,
+              "mps_ops: multilabel_margin_loss_backward grid too large");
+  const at::Tensor grad = per_sample ? grad_output.narrow(0, 0, problem.n).contiguous()
+                                     : grad_output.reshape({-1}).narrow(0, 0, 1).contiguous();
+  const at::Tensor marks = is_target.reshape({problem.n, problem.c}).contiguous();
+  const multilabel_margin_params params{per_sample, problem.n, problem.c,
+                                        loss_grad_scale(reduction, problem.n, problem.c)};
+  KernelFunction function(kernels.get(Variant::dense, at::kFloat, at::kFloat));
+  function.set_operands({&result, &grad, &problem.x, &problem.target, &marks});
+  function.set_value(5, params);
+  function.dispatch(Dim3{static_cast<uint32_t>(problem.c), static_cast<uint32_t>(problem.n), 1});
+  if (!result.is_same(grad_input)) {
+    grad_input.copy_(result);
   }
   return grad_input;
 }

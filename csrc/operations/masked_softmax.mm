@@ -28,9 +28,9 @@ void check_float(const char* op, const at::Tensor& t) {
 at::Tensor _masked_softmax(const at::Tensor& self, const at::Tensor& mask, std::optional<int64_t> dim_,
                            std::optional<int64_t> mask_type_) {
   static KernelCache kernels("masked_softmax");
-  check_float("_masked_softmax", self);
   check_device("_masked_softmax", mask);
   TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be a boolean tensor");
+  check_float("_masked_softmax", self);
   int64_t mask_type = mask_type_.value_or(2);
   if (mask.dim() != 2 || self.dim() != 4) {
     mask_type = 2;  // types 0 and 1 exist only for 2-D masks of 4-D inputs
@@ -64,13 +64,18 @@ namespace mps_ops {
 at::Tensor _masked_softmax_backward(const at::Tensor& grad_output, const at::Tensor& output,
                                     const at::Tensor& mask, std::optional<int64_t> dim_) {
   static KernelCache kernels("masked_softmax_backward");
-  check_float("_masked_softmax_backward", grad_output);
-  check_float("_masked_softmax_backward", output);
+  // The CPU's order: mask, grad_output's dtype, then output's.
   check_device("_masked_softmax_backward", mask);
   TORCH_CHECK(grad_output.sizes() == mask.sizes(), "Mask shape should match grad shape");
   TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be a boolean tensor");
-  TORCH_CHECK(output.sizes() == grad_output.sizes() && output.scalar_type() == grad_output.scalar_type(),
-              "_masked_softmax_backward: expected output of grad_output's shape and dtype");
+  check_float("_masked_softmax_backward", grad_output);
+  check_device("_masked_softmax_backward", output);
+  TORCH_CHECK(output.scalar_type() == grad_output.scalar_type(), "expected scalar type ",
+              grad_output.scalar_type(), " but found ", output.scalar_type());
+  // The CPU reads output as if it had grad_output's shape; one of another
+  // shape is refused here.
+  TORCH_CHECK(output.sizes() == grad_output.sizes(), "_masked_softmax_backward: expected output of shape ",
+              grad_output.sizes(), " (grad_output's), but got ", output.sizes());
   const int64_t dim = at::maybe_wrap_dim(dim_.value_or(output.dim() - 1), output.dim());
   const at::Tensor grad = grad_output.contiguous(), out = output.contiguous(), mask_c = mask.contiguous();
   at::Tensor grad_input = at::empty(output.sizes(), output.options());

@@ -19,6 +19,10 @@ void check_pdist_input(const char* op, const at::Tensor& self) {
   check_dtype(op, self);
   TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() == at::kFloat, "\"pdist\" not implemented for '",
                               c10::toString(self.scalar_type()), "' on ", self.device());
+  // The CPU reads size(0) and size(1) unchecked (IndexError below 2 dims)
+  // and reads a tensor of more dims as (size(0), size(1)): refused here.
+  TORCH_CHECK_INDEX(self.dim() >= 2, "Dimension out of range (", op, " expects a 2-D self, but got ",
+                    self.sizes(), ")");
   TORCH_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: ", self.dim(), "D");
 }
 
@@ -58,7 +62,10 @@ at::Tensor _pdist_backward(const at::Tensor& grad, const at::Tensor& self, doubl
   TORCH_CHECK(pdist.is_contiguous(), "_pdist_backward requires pdist to be contiguous");
   const int64_t n = self.size(0), m = self.size(1);
   const int64_t pairs = n > 1 ? n * (n - 1) / 2 : 0;
-  TORCH_CHECK(grad.numel() == pairs && pdist.numel() == pairs && grad.scalar_type() == at::kFloat &&
+  TORCH_CHECK_INDEX(grad.dim() > 0, "Dimension specified as 0 but tensor has no dimensions (_pdist_backward's grad)");
+  // The CPU reads grad through its first stride and pdist flat, unchecked:
+  // anything but both of one element per pair is refused.
+  TORCH_CHECK(grad.dim() == 1 && grad.numel() == pairs && pdist.numel() == pairs && grad.scalar_type() == at::kFloat &&
                   pdist.scalar_type() == at::kFloat,
               "_pdist_backward: expected float grad and pdist of ", pairs, " elements");
   at::Tensor result = at::zeros(self.sizes(), self.options());

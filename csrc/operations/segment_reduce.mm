@@ -14,6 +14,8 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/cumsum.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/stack.h>
+#include <ATen/ops/sub.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/zeros.h>
 
@@ -21,11 +23,12 @@ namespace mps_ops {
 
 namespace {
 
+// The CPU's names: amax and amin are max and min.
 int reduction_code(c10::string_view reduce) {
   if (reduce == "sum") return 0;
   if (reduce == "mean") return 1;
-  if (reduce == "max") return 2;
-  if (reduce == "min") return 3;
+  if (reduce == "max" || reduce == "amax") return 2;
+  if (reduce == "min" || reduce == "amin") return 3;
   if (reduce == "prod") return 4;
   TORCH_CHECK(false, "reduce argument must be either sum, prod, mean, amax or amin, got ", reduce);
 }
@@ -37,33 +40,61 @@ struct SegmentPlan {
   std::vector<int64_t> output_shape;
 };
 
+// Segments must lie inside the data, in order: every segment's length is
+// >= 0 (the CPU's own check, RuntimeError) and each row's offsets stay
+// within [0, length] (the CPU reads outside the data there; we refuse, also
+// when unsafe). One reduction read back, so on a Mac this waits for the GPU.
+void check_segments(const char* op, const at::Tensor& offset_table, int64_t length) {
+  if (offset_table.size(-1) < 2 || offset_table.numel() == 0) {
+    return;  // no segments
+  }
+  const int64_t segments = offset_table.size(-1) - 1;
+  const at::Tensor steps = at::sub(offset_table.narrow(-1, 1, segments), offset_table.narrow(-1, 0, segments));
+  TORCH_CHECK(value_range(steps).first >= 0, "Expected segment_length >= 0 to be true, but got false. (", op,
+              ": lengths must be non-negative and offsets non-decreasing)");
+  const auto [first, last] = value_range(at::stack({offset_table.select(-1, 0), offset_table.select(-1, segments)}));
+  TORCH_CHECK(first >= 0 && last <= length, op, ": segments must lie within the ", length,
+              " elements of data along axis, but offsets span [", first, ", ", last, "]");
+}
+
 SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_view reduce,
                           const std::optional<at::Tensor>& lengths, const std::optional<at::Tensor>& offsets,
                           int64_t axis, bool unsafe, const std::optional<at::Scalar>& initial) {
   check_device(op, data);
+  const bool has_lengths = lengths && lengths->defined(), has_offsets = offsets && offsets->defined();
+  TORCH_CHECK(has_lengths || has_offsets, "segment_reduce(): Either lengths or offsets must be defined.");
+  const at::Tensor& given = has_lengths ? *lengths : *offsets;
+  const char* given_name = has_lengths ? "lengths" : "offsets";
+  check_device(op, given);
+  // The forward checks the dims; the CPU's backward reads them unchecked (IndexError).
+  if (std::string_view(op) == "_segment_reduce_backward") {
+    TORCH_CHECK_INDEX(given.dim() > 0 && data.dim() >= given.dim(), "Dimension out of range (", op, ": ", given_name,
+                      " of ", given.dim(), " dims for data of ", data.dim(), ")");
+  }
+  TORCH_CHECK(data.dim() >= given.dim(), "Expected data.dim() >= ", given_name, ".dim() to be true, but got false.");
+  axis = at::maybe_wrap_dim(axis, data.dim());
+  TORCH_CHECK(axis == given.dim() - 1, "segment_reduce(): Expected axis to be the last dimension of ", given_name,
+              " but got ", axis, ".");
+  const int64_t length = data.size(axis);
+  if (has_lengths && !unsafe) {
+    // The CPU's safe-mode checks, on lengths of any dtype.
+    TORCH_CHECK(lengths->numel() > 0, "min(): Expected reduction dim to be specified for input.numel() == 0.");
+    TORCH_CHECK(value_range(*lengths).first >= 0, "lengths contains negative value!");
+    const auto [lo, hi] = value_range(at::sum(*lengths, -1));
+    TORCH_CHECK(lo == length && hi == length,
+                "segment_reduce(): Expected all rows of lengths along axis to sum to "
+                "data.size(lengths.dim()-1) when !unsafe.");
+  }
+  const int code = reduction_code(reduce);
+  TORCH_CHECK_NOT_IMPLEMENTED(given.scalar_type() == at::kLong || given.scalar_type() == at::kInt, "\"", op,
+                              "\" not implemented for ", given_name, " of dtype '",
+                              c10::toString(given.scalar_type()), "' on ", given.device());
   check_dtype(op, data);
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(data.scalar_type()), "\"", op, "\" not implemented for '",
                               c10::toString(data.scalar_type()), "' on ", data.device());
-  const int code = reduction_code(reduce);
-  axis = at::maybe_wrap_dim(axis, data.dim());
-  const bool has_lengths = lengths && lengths->defined(), has_offsets = offsets && offsets->defined();
-  TORCH_CHECK(has_lengths || has_offsets, "segment_reduce(): Either lengths or offsets must be defined");
-  const at::Tensor& given = has_lengths ? *lengths : *offsets;
-  check_device(op, given);
-  TORCH_CHECK(given.scalar_type() == at::kLong || given.scalar_type() == at::kInt, op,
-              ": expected lengths or offsets of dtype Long or Int, but got ", given.scalar_type());
-  TORCH_CHECK(axis == given.dim() - 1, "segment_reduce(): Expected axis to be the last dimension of ",
-              has_lengths ? "lengths" : "offsets", " but got ", axis, ".");
-  const int64_t length = data.size(axis);
+  TORCH_CHECK(given.size(-1) >= (has_lengths ? 0 : 1), op, ": offsets need at least one element per row");
   at::Tensor offset_table;
   if (has_lengths) {
-    if (!unsafe && lengths->numel() > 0) {
-      TORCH_CHECK(value_range(*lengths).first >= 0, "lengths contains negative value!");
-      const auto [lo, hi] = value_range(at::sum(*lengths, -1));
-      TORCH_CHECK(lo == length && hi == length,
-                  "segment_reduce(): Expected all rows of lengths along axis to sum to "
-                  "data.size(lengths.dim()-1) when !unsafe.");
-    }
     const at::Tensor ends = at::cumsum(*lengths, -1, at::kLong);
     std::vector<int64_t> zero_shape(lengths->sizes().begin(), lengths->sizes().end());
     zero_shape.back() = 1;
@@ -71,14 +102,16 @@ SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_vi
   } else {
     offset_table = offsets->to(at::kLong);
   }
+  check_segments(op, offset_table, length);
   SegmentPlan plan;
   plan.data = data.contiguous();
   const int64_t segments = offset_table.size(-1) - 1;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= data.size(d);
   for (int64_t d = axis + 1; d < data.dim(); ++d) inner *= data.size(d);
-  TORCH_CHECK(offset_table.numel() == outer * (segments + 1), op,
-              ": lengths or offsets must have the data's sizes before axis");
+  TORCH_CHECK(offset_table.sizes().slice(0, axis) == data.sizes().slice(0, axis), op, ": ", given_name,
+              " must have the data's sizes before axis ", data.sizes().slice(0, axis), ", but got ",
+              given.sizes());
   plan.offsets = offset_table.reshape({outer, segments + 1}).contiguous();
   plan.output_shape.assign(data.sizes().begin(), data.sizes().end());
   plan.output_shape[axis] = segments;
@@ -110,6 +143,8 @@ at::Tensor _segment_reduce_backward(const at::Tensor& grad, const at::Tensor& ou
                                          /*unsafe=*/true, initial);
   check_device("_segment_reduce_backward", grad);
   check_device("_segment_reduce_backward", output);
+  TORCH_CHECK_INDEX(output.dim() > 0, "Dimension specified as 0 but tensor has no dimensions "
+                    "(_segment_reduce_backward's output)");
   TORCH_CHECK(grad.sizes() == output.sizes() && grad.sizes() == at::IntArrayRef(plan.output_shape),
               "_segment_reduce_backward: expected grad and output of shape ", at::IntArrayRef(plan.output_shape));
   TORCH_CHECK(grad.scalar_type() == data.scalar_type() && output.scalar_type() == data.scalar_type(),

@@ -21,16 +21,41 @@ namespace mps_ops {
 namespace {
 
 // self's logical (row-major) layout as the kernels walk it: sizes, and
-// strides in bytes; a 0-dim self is one element.
+// strides in bytes, with size-1 dims dropped and neighbours that are
+// row-major contiguous with each other merged; a 0-dim self is one element.
 struct FlatLayout {
   int64_t sizes[max_flat_ndim];
   int64_t strides[max_flat_ndim];
-  int64_t ndim;
+  int64_t ndim = 0;
 
-  explicit FlatLayout(const at::Tensor& self) : ndim(std::max<int64_t>(1, self.dim())) {
-    for (int64_t d = 0; d < ndim; ++d) {
-      sizes[d] = self.dim() ? self.size(d) : 1;
-      strides[d] = self.dim() ? self.stride(d) * static_cast<int64_t>(self.element_size()) : 0;
+  // False when self needs more than max_flat_ndim dims even merged: the
+  // callers then walk a contiguous copy (one dim).
+  bool fits = true;
+
+  explicit FlatLayout(const at::Tensor& self) {
+    const int64_t element = static_cast<int64_t>(self.element_size());
+    for (int64_t d = 0; d < self.dim(); ++d) {
+      const int64_t size = self.size(d), stride = self.stride(d) * element;
+      if (size == 1) {
+        continue;
+      }
+      if (ndim > 0 && strides[ndim - 1] == stride * size) {
+        sizes[ndim - 1] *= size;
+        strides[ndim - 1] = stride;
+        continue;
+      }
+      if (ndim == max_flat_ndim) {
+        fits = false;
+        return;
+      }
+      sizes[ndim] = size;
+      strides[ndim] = stride;
+      ++ndim;
+    }
+    if (ndim == 0) {
+      sizes[0] = 1;
+      strides[0] = 0;
+      ndim = 1;
     }
   }
 };
@@ -51,27 +76,27 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
               "take(): self, index and out expected to be in the same device, but got self.device = ",
               self.device(), ", index.device = ", index.device(), ", and out.device = ", out.device());
   check_device("take", self);
+  TORCH_CHECK(index.scalar_type() == at::kLong, "take(): Expected a long tensor for index, but got ",
+              index.scalar_type());
   check_dtype("take", self);
-  TORCH_CHECK_INDEX(index.scalar_type() == at::kLong, "take(): Expected a long tensor for index, but got ",
-                    index.scalar_type());
   TORCH_CHECK(self.scalar_type() == out.scalar_type(),
               "take(): self and out expected to have the same dtype, but got self.dtype = ",
               self.scalar_type(), " and out.dtype = ", out.scalar_type());
-  at::assert_no_internal_overlap(out);
-  at::assert_no_overlap(out, index);
-  at::assert_no_overlap(out, self);
-  at::native::resize_output(out, index.sizes());
+  check_output("take", out, self.scalar_type(), index.sizes(), {&index, &self});
   if (index.numel() == 0) {
     return out;
   }
   TORCH_CHECK_INDEX(self.numel() > 0, "take(): tried to take from an empty tensor");
-  TORCH_CHECK(self.dim() <= max_flat_ndim, "take(): more than ", int(max_flat_ndim), " dimensions");
   const int64_t numel = self.numel();
   check_flat_indices(index, numel);
+  FlatLayout layout(self);
+  const at::Tensor source = layout.fits ? self : self.contiguous();
+  if (!layout.fits) {
+    layout = FlatLayout(source);
+  }
 
   const at::Tensor index_c = index.contiguous();
   at::Tensor result = out.is_contiguous() ? out : at::empty(index.sizes(), out.options());
-  const FlatLayout layout(self);
   const KernelHandle* handle = kernels.get(Variant::dense, self.scalar_type(), self.scalar_type());
   // One dispatch per 2**31 - 1 elements keeps the thread index in 32 bits.
   for (int64_t start = 0; start < result.numel(); start += INT32_MAX) {
@@ -80,7 +105,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
     kernel.set_buffer(0, result, static_cast<char*>(result.data_ptr()) + start * result.element_size(),
                       count * result.element_size());
     kernel.set_buffer(1, index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t));
-    kernel.set_tensor(2, self);
+    kernel.set_tensor(2, source);
     kernel.set_bytes(3, layout.sizes, sizeof(int64_t) * layout.ndim);
     kernel.set_bytes(4, layout.strides, sizeof(int64_t) * layout.ndim);
     kernel.set_value(5, static_cast<uint32_t>(layout.ndim));
@@ -123,7 +148,6 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   if (index.numel() == 0) {
     return self;
   }
-  TORCH_CHECK(self.dim() <= max_flat_ndim, "put_(): more than ", int(max_flat_ndim), " dimensions");
   TORCH_CHECK(index.numel() <= UINT32_MAX, "mps_ops: put_ of more than 2**32 - 1 indices");
   const int64_t numel = self.numel();
   check_flat_indices(index, numel);
@@ -141,7 +165,11 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
     std::tie(targets, order) = at::sort(flat, std::optional<bool>(true), /*dim=*/0);
   }
   const at::Tensor source_c = source.reshape({-1}).contiguous();
-  const FlatLayout layout(self);
+  FlatLayout layout(self);
+  at::Tensor target = layout.fits ? self : self.contiguous();
+  if (!layout.fits) {
+    layout = FlatLayout(target);
+  }
   put_params params{};
   std::copy(layout.sizes, layout.sizes + layout.ndim, params.sizes);
   std::copy(layout.strides, layout.strides + layout.ndim, params.strides);
@@ -149,9 +177,12 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   params.accumulate = accumulate ? 1 : 0;
   params.count = index.numel();
   KernelFunction kernel(kernels.get(Variant::dense, self.scalar_type(), self.scalar_type()));
-  kernel.set_operands({&self, &source_c, &targets, &order});
+  kernel.set_operands({&target, &source_c, &targets, &order});
   kernel.set_value(4, params);
   kernel.dispatch(Dim3{static_cast<uint32_t>(index.numel()), 1, 1});
+  if (!target.is_same(self)) {
+    self.copy_(target);
+  }
   return self;
 }
 

@@ -5,6 +5,7 @@
 #include "../runtime/elementwise.h"
 #include "../runtime/op_checks.h"
 
+#include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 
@@ -48,9 +49,13 @@ at::Tensor& narrow_copy_out(const at::Tensor& self, int64_t dim, c10::SymInt sta
   check_dtype("narrow_copy", self);
   TORCH_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
   TORCH_CHECK(self.dtype() == out.dtype(), "Expected self.dtype() == output.dtype() to be true, but got false.");
-  TORCH_CHECK(dim >= -self.dim() && dim < self.dim(), "Expected dim < static_cast<int64_t>(self_sizes.size()) ",
-              "to be true, but got false.");
-  dim = dim < 0 ? dim + self.dim() : dim;
+  // The CPU wraps a negative dim (IndexError past the range) and checks a
+  // positive one (RuntimeError).
+  if (dim < 0) {
+    dim = at::maybe_wrap_dim(dim, self.dim());
+  } else {
+    TORCH_CHECK(dim < self.dim(), "Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.");
+  }
   const int64_t size = self.size(dim);
   TORCH_CHECK_INDEX(start >= -size && start <= size, "start out of range (expected to be in range of [",
                     -size, ", ", size, "], but got ", start, ")");

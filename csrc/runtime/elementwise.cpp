@@ -21,6 +21,9 @@ at::TensorIteratorConfig elementwise_config(bool output_from_caller) {
 
 namespace {
 
+// The strided kernels' dim tables (csrc/kernels/include/mps_ops/types.h: max_ndim).
+constexpr int max_strided_ndim = 16;
+
 // The bytes of a CPU scalar converted to the kernel's input type.
 template <class T>
 void write_value(const at::TensorIteratorBase& iter, int arg, KernelFunction& kernel, int index) {
@@ -73,6 +76,23 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
     }
     return;
   }
+  // More dims than the kernels' tables hold (max_ndim, counting only dims
+  // of size > 1): one pass per index of the outermost such dim.
+  int wide_dims = 0, outermost = -1;
+  for (int d = 0; d < iter.ndim(); ++d) {
+    if (iter.shape()[d] > 1) {
+      ++wide_dims;
+      outermost = d;
+    }
+  }
+  if (wide_dims > max_strided_ndim) {
+    for (int64_t i = 0; i < iter.shape()[outermost]; ++i) {
+      at::TensorIterator piece(iter);
+      piece.narrow(outermost, i, 1);
+      exec_elementwise(kernels, piece, in_dtype, params, params_size);
+    }
+    return;
+  }
   const int n_ops = iter.ntensors();
   const int n_out = iter.noutputs();
   const c10::ScalarType out_dtype = iter.dtype(0);
@@ -114,15 +134,22 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
     kernel.dispatch(Dim3{numel, 1, 1});
     return;
   }
-  // A 0-dim iteration is one element: shape [1], every stride 0.
-  const int ndim = std::max<int>(1, iter.ndim());
-  int64_t sizes[16];
-  int64_t strides[16 * 4];
-  TORCH_INTERNAL_ASSERT(ndim <= 16 && n_ops <= 4, kernels.op(), ": too many dims or operands");
+  // Dims of size 1 are left out; an iteration without others is one
+  // element: shape [1], every stride 0.
+  std::vector<int> kept;
+  for (int d = 0; d < iter.ndim(); ++d) {
+    if (iter.shape()[d] > 1) {
+      kept.push_back(d);
+    }
+  }
+  const int ndim = std::max<int>(1, static_cast<int>(kept.size()));
+  int64_t sizes[max_strided_ndim];
+  int64_t strides[max_strided_ndim * 4];
+  TORCH_INTERNAL_ASSERT(n_ops <= 4, kernels.op(), ": too many operands");
   for (int d = 0; d < ndim; ++d) {
-    sizes[d] = iter.ndim() == 0 ? 1 : iter.shape()[d];
+    sizes[d] = kept.empty() ? 1 : iter.shape()[kept[d]];
     for (int arg = 0; arg < n_ops; ++arg) {
-      strides[arg * ndim + d] = iter.ndim() == 0 ? 0 : iter.strides(arg)[d];
+      strides[arg * ndim + d] = kept.empty() ? 0 : iter.strides(arg)[kept[d]];
     }
   }
   kernel.set_bytes(n_ops, sizes, sizeof(int64_t) * ndim);

@@ -26,8 +26,9 @@ int collapse(const at::Tensor& input, const std::bitset<64>& chosen, bool want, 
       sizes[n - 1] *= size;
       continue;
     }
-    TORCH_CHECK(n < reduction_max_dims, "mps_ops: reductions take at most ", reduction_max_dims,
-                " non-mergeable dims");
+    if (n == reduction_max_dims) {
+      return -1;  // more than the kernels' tables hold
+    }
     sizes[n] = size;
     strides[n] = stride;
     ++n;
@@ -57,6 +58,25 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
                                     plan.layout.outer_strides);
   plan.layout.inner_ndim = collapse(input, reduced, true, plan.layout.inner_sizes,
                                     plan.layout.inner_strides);
+  if (plan.layout.outer_ndim < 0 || plan.layout.inner_ndim < 0) {
+    // A copy with the kept dims first and the reduced dims innermost, each
+    // group in its order: two dims at most, the same slices in the same order.
+    std::vector<int64_t> order;
+    for (const bool want : {false, true}) {
+      for (int64_t d = 0; d < ndim; ++d) {
+        if (reduced[d] == want) {
+          order.push_back(d);
+        }
+      }
+    }
+    plan.input = input.permute(order).contiguous();
+    std::bitset<64> moved;
+    for (int64_t d = 0; d < ndim; ++d) {
+      moved[d] = reduced[order[d]];
+    }
+    plan.layout.outer_ndim = collapse(plan.input, moved, false, plan.layout.outer_sizes, plan.layout.outer_strides);
+    plan.layout.inner_ndim = collapse(plan.input, moved, true, plan.layout.inner_sizes, plan.layout.inner_strides);
+  }
   plan.slices = 1;
   plan.layout.inner_numel = 1;
   for (int64_t d = 0; d < ndim; ++d) {
@@ -86,13 +106,15 @@ void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const 
                          simd_width * simd_width;
   const uint32_t group = static_cast<uint32_t>(std::min<int64_t>(
       {wanted, 256, static_cast<int64_t>(backend().max_threads_per_group(kernel))}));
+  TORCH_INTERNAL_ASSERT(!plan.input.defined() || inputs.size() == 1,
+                        "mps_ops: a reduction's copied input stands in for one input only");
   KernelFunction function(kernel);
   int slot = 0;
   for (const at::Tensor* out : outputs) {
     function.set_tensor(slot++, *out);
   }
   for (const at::Tensor* in : inputs) {
-    function.set_tensor(slot++, *in);
+    function.set_tensor(slot++, plan.input.defined() ? plan.input : *in);
   }
   function.set_operand_count(slot);
   function.set_bytes(slot++, &plan.layout, sizeof(plan.layout));

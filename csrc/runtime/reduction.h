@@ -18,6 +18,9 @@ struct ReductionPlan {
   int64_t slices;                     // output elements
   std::vector<int64_t> kept_shape;    // the output's shape with keepdim
   std::vector<int64_t> dropped_shape; // ... and without
+  // Defined when the input's layout needs more dims than reduction_max_dims:
+  // a copy with the reduced dims innermost, which the kernel reads instead.
+  at::Tensor input;
 };
 
 // dims: the reduced dims (any order, negative allowed, checked like the CPU

@@ -1,6 +1,9 @@
 // Welford's running mean and centred sum of squares, as a reducer for
 // reduction.h (var, std, batch_norm_update_stats). Counts are float: exact to
 // 2**24 elements per thread's share, and the merge weights are ratios.
+// Where the difference of two finite values overflows (values near float's
+// limits), the mean moves by the difference of scaled terms instead, so it
+// stays finite (the CPU sums in double there).
 #pragma once
 #include <metal_stdlib>
 
@@ -18,7 +21,7 @@ struct welford_reducer {
   static state fold(state s, float v) {
     const float count = s.count + 1.0f;
     const float delta = v - s.mean;
-    const float mean = s.mean + delta / count;
+    const float mean = metal::isfinite(delta) ? s.mean + delta / count : s.mean + (v / count - s.mean / count);
     return state{count, mean, s.m2 + delta * (v - mean)};
   }
   static state merge(state a, state b) {
@@ -29,9 +32,10 @@ struct welford_reducer {
       return b;
     }
     const float count = a.count + b.count;
-    const float delta = b.mean - a.mean;
     const float b_share = b.count / count;
-    return state{count, a.mean + delta * b_share, a.m2 + b.m2 + delta * delta * a.count * b_share};
+    const float delta = b.mean - a.mean;
+    const float mean = metal::isfinite(delta) ? a.mean + delta * b_share : a.mean * (a.count / count) + b.mean * b_share;
+    return state{count, mean, a.m2 + b.m2 + delta * delta * a.count * b_share};
   }
   static state shuffle_xor(state s, ushort mask) {
     return state{mps_ops::shuffle_xor(s.count, mask), mps_ops::shuffle_xor(s.mean, mask),

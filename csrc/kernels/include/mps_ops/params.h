@@ -5,10 +5,14 @@
 
 namespace mps_ops {
 
-// _add_relu: alpha as float for float tensors, as integer for integer ones.
+// _add_relu: alpha and the upper clamp (the largest value of self's dtype,
+// as the CPU clamps) in the computing dtype: the float pair for float
+// tensors, the integer pair for integer ones.
 struct add_relu_params {
   float alpha;
+  float upper;
   long integer_alpha;
+  long integer_upper;
 };
 
 // logit_: inputs are clamped to [eps, 1 - eps] when eps >= 0 (eps < 0: none).

@@ -79,6 +79,13 @@ struct float_max {
   static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
 };
 
+struct float_min {
+  using state = float;
+  static state identity() { return metal::numeric_limits<float>::infinity(); }
+  static state merge(state a, state b) { return nan_min(a, b); }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+};
+
 // Where a thread sits in its threadgroup, as the merge needs it.
 struct group_position {
   uint index;         // thread_index_in_threadgroup

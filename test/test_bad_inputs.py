@@ -1,0 +1,323 @@
+"""Every registry overload on inputs it may not expect: each tensor argument
+in turn (and all of them at once) in another dtype (index dtypes included),
+another rank (0-dim, flattened, an extra dim, 17 dims), another shape
+(shorter, longer, empty) and another layout (transposed, strided, expanded).
+Where the CPU raises, ours must raise the same exception type; where the CPU
+succeeds, ours must too, with equal results and arguments."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from helpers import assert_matches, run_on_kernels
+from mps_ops.testing import emulate
+from op_samples import cpu_dtype, samples, written_names
+from sweep import assert_same_outcome, run, to_float64
+
+# float64 is left out: Metal has none, and every op refuses it (TypeError)
+# where the CPU computes it (test_layouts.py tests the refusal).
+DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint16,
+          torch.float16, torch.bfloat16, torch.float32, torch.complex64)
+MANY_DIMS = 17  # one more than any fixed-size dim table in our stubs
+
+
+def _shape_mutations(t):
+    """(label, new tensor) for one tensor: ranks, shapes and layouts."""
+    yield "unsqueezed", t.unsqueeze(0)
+    yield "trailing dim", t.unsqueeze(-1)
+    if t.dim() != 1:
+        yield "flattened", t.reshape(-1)
+    if t.dim() > 0 and t.numel() > 0:
+        yield "0-dim", t.reshape(-1)[0].clone()
+    if t.dim() > 0:
+        yield "empty dim 0", t.narrow(0, 0, 0)
+        yield "empty last dim", t.narrow(-1, 0, 0)
+        yield "doubled dim 0", torch.cat([t, t], 0)
+        if t.size(-1) > 1:
+            yield "short last dim", t.narrow(-1, 0, t.size(-1) - 1)
+        if t.size(0) > 1:
+            yield "short dim 0", t.narrow(0, 0, t.size(0) - 1)
+    if t.dim() < MANY_DIMS:
+        yield f"{MANY_DIMS} dims (trailing 1s)", t.reshape(tuple(t.shape) + (1,) * (MANY_DIMS - t.dim()))
+        yield f"{MANY_DIMS} dims (leading 1s)", t.reshape((1,) * (MANY_DIMS - t.dim()) + tuple(t.shape))
+    yield from _layouts(t)
+
+
+def _layouts(t):
+    """Other layouts: the same values transposed or strided, and the first
+    element expanded to the whole shape (a stride-0 view)."""
+    if t.dim() >= 2:
+        yield "transposed", t.mT.contiguous().mT
+    if t.dim() >= 1 and t.numel() > 0:
+        wide = torch.zeros(tuple(t.shape[:-1]) + (2 * t.size(-1),), dtype=t.dtype)
+        wide[..., ::2] = t
+        yield "strided", wide[..., ::2]
+        yield "expanded", t.reshape(-1)[0].expand(t.shape)
+
+
+def _mutations(t, written=False):
+    """Written-to arguments get no expanded layout: the in-place overlap
+    checks are the output checks' business (one shared helper)."""
+    for dtype in DTYPES:
+        if dtype != t.dtype:
+            yield f"dtype {dtype}", t.to(dtype)
+    for label, mutated in _shape_mutations(t):
+        if not (written and label == "expanded"):
+            yield label, mutated
+
+
+def _follow_dtype(args, outs, old, new):
+    """Outs of the first input's (or self's) old dtype take its new one: the
+    call a user makes. (Outs of another dtype are the out= checks' business.)"""
+    for name in outs:
+        if isinstance(args.get(name), torch.Tensor) and args[name].dtype == old:
+            args[name] = args[name].to(new)
+
+
+def _cases(sample, dtype):
+    """(label, args, the mutated dtype or None) for every mutation of one call."""
+    outs = sample.out_names()
+    written = written_names(sample)
+    base = sample.call(dtype)
+    names = [n for n, v in base.items() if n not in outs and (isinstance(v, torch.Tensor) or (
+        isinstance(v, list) and v and isinstance(v[0], torch.Tensor)))]
+    for name in names:
+        value = base[name]
+        is_list = isinstance(value, list)
+        original = value[0] if is_list else value
+        for i, label in enumerate(label for label, _ in _mutations(original, name in written)):
+            # Mutated from a fresh build: views must not share memory with
+            # another case's tensors (in-place ops would leak between cases).
+            fresh = sample.call(dtype)
+            own = fresh[name][0] if is_list else fresh[name]
+            mutated = list(_mutations(own, name in written))[i][1]
+            fresh[name] = [mutated, *fresh[name][1:]] if is_list else mutated
+            changed = mutated.dtype if mutated.dtype != original.dtype else None
+            if changed is not None and name in (names[0], "self"):
+                _follow_dtype(fresh, outs, original.dtype, changed)
+            yield f"{name}: {label}", fresh, (name, changed)
+        if is_list:
+            fresh = sample.call(dtype)
+            fresh[name] = fresh[name] + [fresh[name][0].clone()]
+            yield f"{name}: one more tensor", fresh, (name, None)
+    # Every tensor argument at once (tensor lists: their first tensor).
+    for label, _ in _mutations(torch.zeros(2, 3)):
+        fresh = sample.call(dtype)
+        changed = None
+        for name in names:
+            value = fresh[name]
+            target = value[0] if isinstance(value, list) else value
+            found = dict(_mutations(target, name in written)).get(label)
+            if found is None:
+                break
+            if found.dtype != target.dtype:
+                changed = found.dtype
+                _follow_dtype(fresh, outs, target.dtype, found.dtype)
+            if isinstance(value, list):
+                value[0] = found
+            else:
+                fresh[name] = found
+        else:
+            yield f"all: {label}", fresh, ("all", changed)
+
+
+# Where the CPU has no answer to compare with, ours must raise RuntimeError
+# (the CPU's error type for a bad argument) or, where marked "either", may
+# also succeed (the call is well defined there).
+CPU_HAS_NO_ANSWER = {
+    # The CPU crashes (segfault, abort or division by zero).
+    "_adaptive_avg_pool3d_backward|self: empty last dim": "raises",
+    "adaptive_avg_pool3d_backward.grad_input|self: empty last dim": "raises",
+    "adaptive_max_pool3d_backward|self: empty last dim": "raises",
+    "adaptive_max_pool3d_backward|self: doubled dim 0": "raises",
+    "adaptive_max_pool3d_backward.grad_input|self: empty last dim": "raises",
+    "adaptive_max_pool3d_backward.grad_input|self: doubled dim 0": "raises",
+    "_pdist_backward|self: empty dim 0": "raises",
+    "_pdist_backward|all: empty dim 0": "either",
+    "_fused_adagrad_|self: doubled dim 0": "raises",
+    "_fused_adagrad_.tensor_lr|self: doubled dim 0": "raises",
+    "_masked_softmax|all: empty last dim": "either",
+    "_masked_softmax_backward|all: empty last dim": "either",
+    "_segment_reduce_backward|output: unsqueezed": "raises",
+    "_segment_reduce_backward|output: 17 dims (leading 1s)": "raises",
+    "_segment_reduce_backward|data: empty dim 0": "raises",
+    "_segment_reduce_backward|data: empty last dim": "raises",
+    "_segment_reduce_backward|data: 17 dims (leading 1s)": "raises",
+    "_segment_reduce_backward|offsets: unsqueezed": "raises",
+    "_segment_reduce_backward|all: 17 dims (leading 1s)": "raises",
+    # The CPU returns uninitialized memory (a mean over no samples) or a
+    # 1-element result for 0-dim inputs.
+    "multilabel_margin_loss_forward|all: empty dim 0": "either",
+    "multilabel_margin_loss_forward.output|all: empty dim 0": "either",
+    "_masked_softmax_backward|all: 0-dim": "either",
+}
+
+_SHAPES = r"(unsqueezed|trailing dim|flattened|0-dim|empty dim 0|empty last dim|doubled dim 0|short last dim" \
+          r"|short dim 0|17 dims.*)"
+# Arguments the CPU does not check: it reads past them, ignores part of
+# them or reads them in another shape, and returns whatever that gives
+# (running statistics and fused Adagrad state are even written that way).
+# Where the CPU returns and ours raises RuntimeError, ours is right.
+CPU_UNCHECKED = [
+    (r"_?adaptive_(avg|max)_pool3d_backward.*", rf"(grad_output|self|indices|all): {_SHAPES}"),
+    # An index outside its cell's window (the expanded index): the CPU
+    # scatters it anyway; ours gathers from covering cells, so refuses it.
+    (r"adaptive_max_pool3d_backward.*", r"(indices|all): expanded"),
+    (r"fractional_max_pool[23]d_backward.*", rf"(grad_output|self|indices|all): {_SHAPES}"),
+    (r"_fused_adagrad_.*", rf"(self|grads|state_sums): ({_SHAPES}|strided)"),
+    (r"_pdist_(forward|backward)", rf"(grad|self|pdist|all): {_SHAPES}"),
+    (r"_segment_reduce_backward", rf"(grad|output|data|offsets|all): {_SHAPES}"),
+    (r"_masked_softmax_backward", rf"output: {_SHAPES}"),
+    (r"multi_margin_loss_backward.*", r"grad_output: (empty dim 0|empty last dim|short last dim|short dim 0)"),
+    (r"batch_norm_update_stats", rf"(input|running_mean|running_var|all): ({_SHAPES}|expanded)"),
+]
+
+# Where the CPU reads a non-contiguous argument in memory order instead of
+# through its strides (its results are wrong): ours must equal the CPU's
+# result for the same values made contiguous.
+CPU_LAYOUT_BUGS = [
+    (r"adaptive_max_pool3d_backward.*", r"(indices|all): (transposed|strided|expanded)"),
+    (r"fractional_max_pool[23]d_backward.*", r"(indices|all): (transposed|strided|expanded)"),
+    (r"_masked_softmax", r"(self|all): transposed"),
+]
+
+
+def _listed(table, overload, label) -> bool:
+    return any(re.fullmatch(o, overload) and re.fullmatch(a, label) for o, a in table)
+
+
+def _dtype_difference_allowed(cpu, ours, changed, record) -> bool:
+    """Dtypes the registry does not list for the op: ours refuses them
+    (NotImplementedError; float64 TypeError) where the CPU computes them, and
+    refuses complex (Metal has none) before the CPU's other checks. Dtypes
+    the registry lists but the CPU lacks: ours computes them, or raises what
+    the op raises for its other arguments, where the CPU raises
+    NotImplementedError."""
+    if changed is None:
+        return False
+    if isinstance(ours.error, (NotImplementedError, TypeError)) and changed not in record.dtypes:
+        return cpu.error is None or changed.is_complex
+    return isinstance(cpu.error, NotImplementedError) and changed in record.dtypes
+
+
+def _contiguous(args):
+    return {k: v.contiguous() if isinstance(v, torch.Tensor) else v for k, v in args.items()}
+
+
+CASES = [pytest.param(sample, record, id=sample.overload) for sample, record in samples()]
+
+
+@pytest.mark.parametrize("sample, record", CASES)
+def test_bad_inputs_raise_what_the_cpu_raises(sample, record):
+    dtype = cpu_dtype(sample, record)
+    failures = []
+    # Built twice: each side gets its own in-place arguments, in the same layouts.
+    cases = zip(_cases(sample, dtype), _cases(sample, dtype))
+    n = 0
+    for (label, cpu_args, (_, changed)), (_, our_args, _) in cases:
+        n += 1
+        where = f"{sample.overload} {label}"
+        ours = run(sample.op, our_args, ours=True)
+        no_answer = CPU_HAS_NO_ANSWER.get(f"{sample.overload}|{label}")
+        if no_answer is not None:
+            if not (isinstance(ours.error, RuntimeError) or (no_answer == "either" and ours.error is None)):
+                failures.append(f"{where}: the CPU has no answer; ours must raise RuntimeError, got {ours.error!r}")
+            continue
+        layout_bug = _listed(CPU_LAYOUT_BUGS, sample.overload, label)
+        if layout_bug:
+            cpu_args = _contiguous(cpu_args)
+        cpu = run(sample.op, cpu_args, ours=False)
+        if _dtype_difference_allowed(cpu, ours, changed, record):
+            continue
+        if cpu.error is None and isinstance(ours.error, RuntimeError) and _listed(CPU_UNCHECKED, sample.overload, label):
+            continue
+        try:
+            # The truth from fresh arguments: the CPU's call wrote into its own.
+            def truth(label=label, layout_bug=layout_bug):
+                args = next(a for lb, a, _ in _cases(sample, dtype) if lb == label)
+                return run(sample.op, to_float64(_contiguous(args) if layout_bug else args), ours=False)
+            assert_same_outcome(cpu, ours, where, shapes_only=sample.random, truth=truth)
+        except AssertionError as failure:
+            failures.append(str(failure))
+    assert n > 0
+    assert not failures, f"{len(failures)} of {n} cases:\n" + "\n".join(failures)
+
+
+# --- limits the CPU does not have ----------------------------------------------
+
+def _many_dims():
+    """A tensor of 17 dims of size 2 whose strides merge in no order: stride
+    2**(k+1) - 1 for dim k (never twice the next one; no two elements share
+    memory), over a buffer of about 2**18 elements."""
+    strides = [2 ** (k + 1) - 1 for k in range(MANY_DIMS)]
+    base = torch.randn(sum(strides) + 1)
+    return base.as_strided((2,) * MANY_DIMS, tuple(reversed(strides)))
+
+
+def _compare(fn, *args):
+    expected = fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+    actual, dispatches = run_on_kernels(fn, *args)
+    assert_matches(actual, expected)
+    assert dispatches
+    return actual
+
+
+def test_take_and_put_on_17_unmergeable_dims():
+    x = _many_dims()
+    index = torch.randint(-x.numel(), x.numel(), (40,))
+    _compare(torch.take, x, index)
+    # put_ writes through self's own strides: the same strided self on each side.
+    torch.manual_seed(2)
+    reference = _many_dims()
+    torch.manual_seed(2)
+    target = _many_dims()
+    reference.put_(index, torch.arange(40.0), accumulate=True)
+    with emulate():
+        target.put_(index, torch.arange(40.0), accumulate=True)
+    assert_matches(target, reference)
+
+
+@pytest.mark.parametrize("fn", [torch.special.ndtri, torch.special.log_ndtr,
+                                lambda t: torch.heaviside(t, t.flip(0)),
+                                lambda t: torch._add_relu(t, t.flip(0), alpha=2),
+                                lambda t: torch.special.laguerre_polynomial_l(t, 3)], ids=str)
+def test_element_wise_ops_on_17_unmergeable_dims(fn):
+    _compare(fn, _many_dims())
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t: torch.max(t, out=torch.empty(0)),
+    lambda t: torch._aminmax(t, 3),
+    lambda t: torch.var(t, (0, 5, 16), out=torch.empty(0)),
+    lambda t: torch.std(t, 7, out=torch.empty(0)),
+    lambda t: torch.mode(t.round(), 4),
+    lambda t: torch.ops.aten._masked_softmax(t, t > 0, 2),
+], ids=["max", "aminmax", "var", "std", "mode", "masked_softmax"])
+def test_reductions_on_17_unmergeable_dims(fn):
+    _compare(fn, _many_dims())
+
+
+def test_glu_jvps_on_17_dims():
+    x, dx = _many_dims(), _many_dims()
+    glu = torch.nn.functional.glu(x, 3)
+    _compare(lambda *a: torch.ops.aten.glu_jvp(*a, 3), glu, x, dx)
+    _compare(lambda *a: torch.ops.aten.glu_backward_jvp(*a, 3), _many_dims(), glu, x, glu.clone(), dx)
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+def test_segment_reduce_accepts_amax_and_amin(reduce):
+    _compare(lambda d: torch.segment_reduce(d, reduce, lengths=torch.tensor([2, 0, 4])), torch.randn(6, 3))
+
+
+def test_fused_adagrad_on_transposed_params():
+    def step(p, g, s):
+        torch._fused_adagrad_([p], [g], [s], [torch.tensor(3.0)], lr=0.1, lr_decay=0.01, weight_decay=0.1,
+                              eps=1e-10, maximize=False)
+        return p, g, s
+    make = lambda: torch.randn(5, 4).t()  # noqa: E731
+    torch.manual_seed(1)
+    p, g, s = make(), make(), make().abs()
+    _compare(step, p, g, s)

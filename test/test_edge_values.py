@@ -1,0 +1,217 @@
+"""Every registry overload on inputs holding NaN, +-inf, -0, subnormals and
+values near the dtype's limits, for each floating dtype the op supports,
+against the CPU (NaN equal to NaN). Where our half or bfloat16 result
+differs because the CPU rounds each step in the reduced type, ours must be
+at least as close to the float64 result; where the CPU lacks the dtype (the
+registry's `differs`), the reference is the CPU in float32, rounded."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import assert_matches, run_on_kernels
+from op_samples import DATA, float_dtypes, samples, sample_dtypes
+from sweep import assert_same_outcome, run, tensors_of, to_float64
+
+
+def edge_values(dtype) -> dict:
+    """Groups of edge values, each injected together."""
+    info = torch.finfo(dtype)
+    return {
+        "nan": [float("nan")],
+        "infinities": [float("inf"), float("-inf")],
+        "zeros and subnormals": [-0.0, info.tiny / 8, info.tiny, -info.tiny / 8],
+        "extremes": [info.max, -info.max, info.max / 4],  # sums of these overflow
+    }
+
+
+def _inject(t, values):
+    """t with every third element (from the first) replaced, in turn, by values."""
+    flat = t.detach().clone().reshape(-1)
+    for i, position in enumerate(range(0, flat.numel(), 3)):
+        flat[position] = values[i % len(values)]
+    return flat.reshape(t.shape)
+
+
+def _data_names(sample, args):
+    outs = sample.out_names()
+    return [n for n, v in args.items()
+            if n not in outs and sample.role(n) == DATA
+            and isinstance(v, (torch.Tensor, list)) and tensors_of(v) and tensors_of(v)[0].is_floating_point()]
+
+
+def _cases(sample, dtype):
+    """(label, args) for each data argument and each group of edge values,
+    and one with all values cycled through every data argument."""
+    values = edge_values(dtype)
+    names = _data_names(sample, sample.call(dtype))
+    for name in names:
+        for label, group in values.items():
+            args = sample.call(dtype)
+            args[name] = _replace(args[name], group)
+            yield f"{name}: {label}", args
+    args = sample.call(dtype)
+    for name in names:
+        args[name] = _replace(args[name], [v for group in values.values() for v in group])
+    yield "all: every edge value", args
+
+
+def _replace(value, values):
+    if isinstance(value, list):
+        return [_inject(value[0], values), *value[1:]]
+    return _inject(value, values)
+
+
+def _mode_reference(x, dim, keepdim):
+    """torch.mode's documented rule, NaN included: the most frequent value,
+    the smallest among ties, each NaN counted once and ranked after every
+    number; the index of its last occurrence (of the first NaN for NaN). The
+    CPU's answer with NaN present depends on where its sort leaves NaN."""
+    moved = x.double().movedim(dim, -1)
+    flat = moved.reshape(-1, moved.shape[-1]) if moved.dim() else moved.reshape(1, 1)
+    values, indices = [], []
+    for row in flat.tolist():
+        best = None
+        for i, v in enumerate(row):
+            count = 1 if v != v else sum(1 for w in row if w == v)
+            key = (-count, v != v, v if v == v else 0.0, -i if v == v else i)
+            if best is None or key < best[0]:
+                best = (key, v, i)
+        values.append(best[1])
+        indices.append(best[2])
+    shape = list(moved.shape[:-1])
+    v = torch.tensor(values, dtype=x.dtype).reshape(shape)
+    i = torch.tensor(indices, dtype=torch.long).reshape(shape)
+    if keepdim and x.dim():
+        v, i = v.unsqueeze(dim), i.unsqueeze(dim)
+    return v, i
+
+
+def _polynomial_answer(cpu, args):
+    """The CPU's Laguerre and Legendre kernels return the previous element's
+    value for a NaN x of degree >= 2 (in float32 and float64 alike): there
+    the answer is NaN."""
+    x, n = args["x"], args["n"]
+    wrong = torch.isnan(x) & (n >= 2)
+    return cpu.result.masked_fill(wrong, float("nan")) if cpu.error is None else cpu.result
+
+
+# Where the CPU's result is wrong for some edge values: the right answer.
+CPU_WRONG = {
+    "special_laguerre_polynomial_l": _polynomial_answer, "special_laguerre_polynomial_l.out": _polynomial_answer,
+    "special_legendre_polynomial_p": _polynomial_answer, "special_legendre_polynomial_p.out": _polynomial_answer,
+}
+
+
+CASES = [pytest.param(sample, record, dtype, id=f"{sample.overload}-{str(dtype)[6:]}")
+         for sample, record in samples() for dtype in float_dtypes(record)
+         if dtype in sample_dtypes(sample, record) or not sample.dtypes]
+
+
+@pytest.mark.parametrize("sample, record, dtype", CASES)
+def test_edge_values_match_the_cpu(sample, record, dtype):
+    failures = []
+    n = 0
+    for (label, cpu_args), (_, our_args) in zip(_cases(sample, dtype), _cases(sample, dtype)):
+        n += 1
+        where = f"{sample.overload} {dtype} {label}"
+        ours = run(sample.op, our_args, ours=True)
+        try:
+            if sample.overload == "mode":
+                assert ours.error is None, f"{where}: {ours.error!r}"
+                expected = _mode_reference(cpu_args["self"], cpu_args["dim"], cpu_args["keepdim"])
+                assert_matches(ours.result[0], expected[0], where)
+                assert torch.equal(ours.result[1], expected[1]), f"{where}: indices {ours.result[1]} != {expected[1]}"
+                continue
+            cpu = run(sample.op, cpu_args, ours=False)
+            if isinstance(cpu.error, NotImplementedError) and dtype in record.dtypes:
+                # The CPU lacks the dtype: compare with it in float32, rounded.
+                wide = run(sample.op, _in_float32(dict(_cases(sample, dtype))[label], dtype), ours=False)
+                assert wide.error is None, f"{where}: the float32 call raised {wide.error!r}"
+                cpu = type(wide)(None, _narrowed(wide.result, dtype), {k: _narrowed(v, dtype) for k, v in wide.args.items()})
+            # The truth from fresh arguments: the CPU's call wrote into its own.
+            truth_args = dict(_cases(sample, dtype))[label]
+            if sample.overload in CPU_WRONG and cpu.error is None:
+                fixed = CPU_WRONG[sample.overload](cpu, dict(_cases(sample, dtype))[label])
+                cpu = type(cpu)(None, fixed, {k: fixed if k == "out" else v for k, v in cpu.args.items()})
+            assert_same_outcome(cpu, ours, where, shapes_only=sample.random,
+                                truth=lambda: run(sample.op, to_float64(truth_args), ours=False))
+        except AssertionError as failure:
+            failures.append(str(failure))
+    assert n > 0
+    assert not failures, f"{len(failures)} of {n} cases:\n" + "\n".join(failures)
+
+
+def _in_float32(args, dtype):
+    def widen(v):
+        if isinstance(v, torch.Tensor) and v.dtype == dtype:
+            return v.float()
+        if isinstance(v, list):
+            return [widen(t) for t in v]
+        return v
+    return {k: widen(v) for k, v in args.items()}
+
+
+def _narrowed(value, dtype):
+    if isinstance(value, torch.Tensor) and value.dtype == torch.float32:
+        return value.to(dtype)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_narrowed(v, dtype) for v in value)
+    return value
+
+
+# --- the brief's cases, one by one ---------------------------------------------
+
+def _compare_with_cpu(fn, *args):
+    """fn on the CPU and on our kernels, each on its own copies (fn may write)."""
+    def copies():
+        return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    expected = fn(*copies())
+    actual, dispatches = run_on_kernels(fn, *copies())
+    assert_matches(actual, expected)
+    assert dispatches
+    return actual
+
+
+@pytest.mark.parametrize("n", [1, 5, 16])
+def test_mode_of_an_all_nan_slice_is_nan_at_its_first_index(n):
+    x = torch.full((3, n), float("nan"))
+    x[1] = torch.arange(n, dtype=torch.float32) % 2  # a slice without NaN beside them
+    values, indices = _compare_with_cpu(lambda t: torch.mode(t, -1), x)
+    assert values[0].isnan() and indices[0].item() == 0
+
+
+def test_batch_norm_update_stats_with_infinities_gives_the_cpus_mean():
+    x = torch.randn(4, 3, 5)
+    x[1, 0, 2] = x[0, 0, 1] = float("inf")
+    x[2, 1, 1] = float("-inf")
+    x[0, 2, 0], x[1, 2, 3] = float("inf"), float("-inf")
+    mean, var = _compare_with_cpu(lambda t: torch.batch_norm_update_stats(t, None, None, 0.1), x)
+    assert mean.tolist()[:2] == [float("inf"), float("-inf")] and mean[2].isnan() and var.isnan().all()
+
+
+@pytest.mark.parametrize("norm_type", [float("-inf"), float("inf"), 0.0, 1.0, 3.0])
+def test_embedding_renorm_norm_types_like_the_cpu(norm_type):
+    weight = torch.randn(6, 4) * 3
+    weight[2, 1] = 0.01  # row 2's smallest magnitude is small: -inf-norm below max_norm
+    _compare_with_cpu(lambda w, i: torch.embedding_renorm_(w, i, 0.5, norm_type), weight, torch.tensor([0, 2, 5]))
+
+
+def test_glu_backward_jvp_reads_the_given_grad_x():
+    # grad_x's first half is grad_glu * sigmoid(b) after a backward pass; any
+    # other value must be used as given, as the CPU does.
+    x, dx, grad_x = torch.randn(3, 4), torch.randn(3, 4), torch.randn(3, 4)
+    grad_glu, dgrad_glu = torch.randn(3, 2), torch.randn(3, 2)
+    _compare_with_cpu(lambda *a: torch.ops.aten.glu_backward_jvp(*a, 1), grad_x, grad_glu, x, dgrad_glu, dx)
+
+
+@pytest.mark.parametrize("marks", ["zeros", "ones", "swapped"])
+def test_multilabel_margin_loss_backward_reads_the_given_is_target(marks):
+    x = torch.randn(3, 5)
+    target = torch.tensor([[3, 0, -1, 1, 2], [4, 4, 1, -1, 0], [-1, 0, 0, 0, 0]])
+    _, is_target = torch.ops.aten.multilabel_margin_loss_forward(x, target, 0)
+    given = {"zeros": torch.zeros_like(is_target), "ones": torch.ones_like(is_target),
+             "swapped": 1 - is_target}[marks]
+    _compare_with_cpu(lambda *a: torch.ops.aten.multilabel_margin_loss_backward(*a),
+                      torch.randn(3), x, target, 0, given)
