@@ -13,31 +13,47 @@ using namespace metal;
 
 namespace {
 
-// Welford over the finite values, counts of the others.
+// Welford over the finite values, counts of the others. Flat fields (the
+// address-space check copies no nested structs).
 struct channel_moments {
+  using welford = mps_ops::welford_reducer;
   struct state {
-    mps_ops::welford_reducer::state finite;
+    float count;  // of finite values
+    float mean;
+    float m2;
     int positive_inf;
     int negative_inf;
     int nan;
   };
-  static state identity() { return state{mps_ops::welford_reducer::identity(), 0, 0, 0}; }
+  static welford::state finite(state s) { return welford::state{s.count, s.mean, s.m2}; }
+  static state with_finite(state s, welford::state w) {
+    s.count = w.count;
+    s.mean = w.mean;
+    s.m2 = w.m2;
+    return s;
+  }
+
+  static state identity() { return state{0.0f, 0.0f, 0.0f, 0, 0, 0}; }
   static state fold(state s, float v) {
     if (isnan(v)) {
       ++s.nan;
     } else if (isinf(v)) {
       ++(v > 0.0f ? s.positive_inf : s.negative_inf);
     } else {
-      s.finite = mps_ops::welford_reducer::fold(s.finite, v);
+      s = with_finite(s, welford::fold(finite(s), v));
     }
     return s;
   }
   static state merge(state a, state b) {
-    return state{mps_ops::welford_reducer::merge(a.finite, b.finite), a.positive_inf + b.positive_inf,
-                 a.negative_inf + b.negative_inf, a.nan + b.nan};
+    state s = with_finite(a, welford::merge(finite(a), finite(b)));
+    s.positive_inf += b.positive_inf;
+    s.negative_inf += b.negative_inf;
+    s.nan += b.nan;
+    return s;
   }
   static state shuffle_xor(state s, ushort mask) {
-    return state{mps_ops::welford_reducer::shuffle_xor(s.finite, mask), mps_ops::shuffle_xor(s.positive_inf, mask),
+    return state{mps_ops::shuffle_xor(s.count, mask), mps_ops::shuffle_xor(s.mean, mask),
+                 mps_ops::shuffle_xor(s.m2, mask), mps_ops::shuffle_xor(s.positive_inf, mask),
                  mps_ops::shuffle_xor(s.negative_inf, mask), mps_ops::shuffle_xor(s.nan, mask)};
   }
 
@@ -48,12 +64,12 @@ struct channel_moments {
     if (s.positive_inf > 0 || s.negative_inf > 0) {
       return s.positive_inf > 0 ? numeric_limits<float>::infinity() : -numeric_limits<float>::infinity();
     }
-    return s.finite.mean;
+    return s.mean;
   }
-  static float count(state s) { return s.finite.count + float(s.positive_inf + s.negative_inf + s.nan); }
+  static float count(state s) { return s.count + float(s.positive_inf + s.negative_inf + s.nan); }
   // The centred sum of squares: NaN once a value is not finite.
   static float m2(state s) {
-    return s.positive_inf + s.negative_inf + s.nan > 0 ? numeric_limits<float>::quiet_NaN() : s.finite.m2;
+    return s.positive_inf + s.negative_inf + s.nan > 0 ? numeric_limits<float>::quiet_NaN() : s.m2;
   }
 };
 
