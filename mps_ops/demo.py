@@ -3,7 +3,7 @@ print its result beside torch's CPU result, with the kernels that ran.
 
 Each op runs one call from mps_ops.samples (small inputs inside its domain),
 in the form that reaches our kernels (functional where ours, else out= or in
-place). On a Mac with the Metal backend the tensors are on ``mps``;
+place), and never one that draws random numbers. On a Mac with the Metal backend the tensors are on ``mps``;
 elsewhere the kernels run through the CPU emulator (nothing here ran on Apple
 hardware)."""
 
@@ -22,7 +22,8 @@ SHOWN = 6  # values printed per result
 def _shown_overload(record) -> str | None:
     """The overload the demo calls: the first active functional one, else
     the first active one."""
-    active = [o for o in record.overloads if o in mps_ops._registry.active_overloads()]
+    active = [o for o in record.overloads if o in mps_ops._registry.active_overloads()
+              and not samples.SAMPLES_BY_OVERLOAD[o].random]
     for overload in active:
         call = samples.call_for(overload)
         if not call.outputs and not call.inplace:

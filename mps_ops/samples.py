@@ -1,259 +1,377 @@
-"""One small valid call of every registry op, and every overload's call derived from it.
+"""One small valid call per registry overload, at the aten level, with each
+tensor argument's role: the one sample table. The demo runs one call per op;
+the sweeps (test_outputs.py, test_bad_inputs.py, test_edge_values.py,
+test_index_checks.py, test_backward_layouts.py) change these calls and
+compare what our kernels do with what the CPU does.
 
-``SAMPLES`` maps a functional aten overload (no written-to outputs) to the
-arguments, by schema name, of one call inside its domain. ``call_for(overload)``
-derives a call of any registry overload from its functional sibling's
-sample: an out=, grad_input= or in-place form takes the sibling's inputs, and
-fresh outputs shaped like the sibling's CPU result. The demo runs one call per
-op; test/test_outputs.py derives every output-tensor check from the same calls.
-"""
+A sample builds fresh tensors on every call (seeded), so the CPU and our
+kernels each get their own copy of in-place arguments."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import torch
 
-aten = torch.ops.aten
+from . import _registry
+
+# Roles of tensor arguments. Edge values go into DATA arguments only; the
+# others carry meaning a NaN would not keep (indices, masks, samples).
+DATA = "data"  # floating-point values the op computes with
+INDEX = "index"  # indices, offsets, lengths, targets
+SAMPLES = "samples"  # fractional pooling's random samples in [0, 1)
+MASK = "mask"  # boolean masks
+SCALAR = "scalar"  # one-element hyperparameter tensors (steps, lr, ...)
 
 
-def _generator():
-    return torch.Generator().manual_seed(0)
+@dataclass(frozen=True)
+class Sample:
+    overload: str  # the registry's spelling, e.g. "take.out"
+    build: Callable  # dtype -> {argument name: value}, a valid call
+    roles: dict = field(default_factory=dict)  # argument name -> role (default DATA)
+    dtypes: tuple = ()  # dtypes to build with; default the registry's float dtypes
+    # The call's result is not pinned down by its inputs (rrelu in training):
+    # compare only its shape and dtype.
+    random: bool = False
+
+    @property
+    def op(self):
+        name, _, overload = self.overload.partition(".")
+        return getattr(getattr(torch.ops.aten, name), overload or "default")
+
+    def out_names(self) -> set:
+        return {a.name for a in self.op._schema.arguments if a.is_out}
+
+    def role(self, name: str) -> str:
+        return self.roles.get(name, DATA)
+
+    def call(self, dtype, seed: int = 0) -> dict:
+        torch.manual_seed(seed)
+        return self.build(dtype)
 
 
-def _randn(*shape):
-    return torch.randn(*shape, generator=_generator())
+def _empty(dtype=torch.float32):
+    return torch.empty(0, dtype=dtype)
 
 
-def _rand(*shape):
-    return torch.rand(*shape, generator=_generator())
+def _unary(name, make, argument="self"):
+    """`make()`: float32 inputs inside the function's domain."""
+    return [
+        Sample(name, lambda dt: {argument: make().to(dt)}),
+        Sample(f"{name}.out", lambda dt: {argument: make().to(dt), "out": _empty(dt)}),
+    ]
 
 
-def _max_pool3d_sample():
-    x = _randn(1, 2, 4, 4, 4)
-    return dict(grad_output=_randn(1, 2, 2, 2, 2), self=x,
-                indices=aten.adaptive_max_pool3d(x, [2, 2, 2])[1])
+def _polynomial(name):
+    def args(dt):
+        return dict(x=torch.rand(3, 4).to(dt), n=torch.randint(0, 6, (3, 4)).to(dt))
+
+    return [Sample(name, args), Sample(f"{name}.out", lambda dt: dict(args(dt), out=_empty(dt)))]
 
 
-def _fractional_sample(rank: int):
-    x = _randn(1, 2, *([6] * rank))
-    kernel, size = [2] * rank, [3] * rank
-    samples = _rand(1, 2, rank)
-    pool = aten.fractional_max_pool2d if rank == 2 else aten.fractional_max_pool3d
-    output, indices = pool(x, kernel, size, samples)
-    return dict(self=x, kernel_size=kernel, output_size=size, random_samples=samples,
-                grad_output=_randn(*output.shape), indices=indices)
+def _heaviside(dt):
+    return dict(self=torch.randint(-1, 2, (3, 4)).to(dt), values=torch.rand(3, 4).to(dt))
 
 
-def _multilabel_sample():
-    x = _randn(3, 4)
-    target = torch.tensor([[3, 0, -1, 1], [1, 2, 3, -1], [-1, 0, 0, 0]])
-    _, is_target = aten.multilabel_margin_loss_forward(x, target, 1)
-    return dict(grad_output=torch.tensor(1.0), self=x, target=target, reduction=1,
-                is_target=is_target)
+def _take(dt):
+    return dict(self=torch.randn(3, 4).to(dt), index=torch.tensor([[0, -1, 5], [11, 3, -12]]))
 
 
-def _pdist_sample():
-    x = _randn(4, 3)
-    return dict(grad=_randn(6), self=x, p=2.0, pdist=aten._pdist_forward(x, 2.0))
+def _put(dt):
+    return dict(self=torch.randn(3, 4).to(dt), index=torch.tensor([0, -1, 5, 5]),
+                source=torch.randn(4).to(dt), accumulate=True)
 
 
-def _glu_sample():
-    x = _randn(4, 6)
-    return dict(glu=aten.glu(x, 1), x=x, dx=_randn(4, 6), grad_x=_randn(4, 6), grad_glu=_randn(4, 3),
-                dgrad_glu=_randn(4, 3), dim=1)
+def _rrelu(dt, training=False):
+    return dict(self=torch.randn(3, 4).to(dt), noise=torch.zeros(3, 4).to(dt), lower=0.1, upper=0.3,
+                training=training)
 
 
-def _masked_softmax_sample():
-    x = _randn(3, 5)
-    mask = torch.tensor([[1, 0, 1, 1, 0], [0, 0, 0, 0, 1], [1, 1, 1, 1, 1]], dtype=torch.bool)
-    return dict(self=x, mask=mask, dim=-1, grad_output=_randn(3, 5),
-                output=aten._masked_softmax(x, mask, -1))
+def _lanczos(dt):
+    return dict(self=torch.randn(1, 2, 5, 6).to(dt), output_size=[3, 8], align_corners=False)
 
 
-def _segment_sample():
-    data = _randn(6, 2)
-    lengths = torch.tensor([2, 0, 4])
-    output = aten.segment_reduce(data, "sum", lengths=lengths)
-    return dict(data=data, reduce="sum", lengths=lengths, grad=torch.ones_like(output), output=output)
+def _lanczos_backward(dt):
+    return dict(grad_output=torch.randn(1, 2, 3, 8).to(dt), output_size=[3, 8], input_size=[1, 2, 5, 6],
+                align_corners=False)
 
 
-def _adagrad_sample(tensor_lr: bool):
-    lr = torch.tensor(0.1) if tensor_lr else 0.1
-    return dict(self=[_randn(5)], grads=[_rand(5)], state_sums=[torch.zeros(5)],
-                state_steps=[torch.tensor(1.0)], lr=lr, lr_decay=0.0, weight_decay=0.0, eps=1e-10,
-                maximize=False)
+# 16 elements: the CPU's vectorized loop covers them all (its scalar tail
+# loop treats NaN and rounding differently; see test_add_relu.py).
+def _add_relu(dt):
+    return dict(self=torch.randn(2, 8).to(dt), other=torch.randn(2, 8).to(dt), alpha=1.5)
 
 
-def _lanczos_sample():
-    return dict(self=_rand(1, 2, 4, 4) * 4, grad_output=_randn(1, 2, 3, 6), output_size=[3, 6],
-                input_size=[1, 2, 4, 4], align_corners=False)
+def _batch_norm_stats(dt):
+    return dict(input=torch.randn(4, 3, 5).to(dt), running_mean=torch.zeros(3).to(dt),
+                running_var=torch.ones(3).to(dt), momentum=0.1)
 
 
-SAMPLES = {
-    "special_ndtri": lambda: dict(self=torch.tensor([1e-30, 0.025, 0.5, 0.975, 1.0])),
-    "special_log_ndtr": lambda: dict(self=torch.tensor([-40.0, -3.0, 0.0, 3.0, 10.0])),
-    "special_airy_ai": lambda: dict(x=torch.tensor([-20.0, -2.5, 0.0, 2.5, 20.0])),
-    "special_laguerre_polynomial_l": lambda: dict(x=torch.tensor([0.0, 0.5, 1.0, 2.0, 4.0]),
-                                                  n=torch.tensor([0.0, 1.0, 2.0, 3.0, 7.0])),
-    "special_legendre_polynomial_p": lambda: dict(x=torch.tensor([-1.0, -0.5, 0.0, 0.5, 1.0]),
-                                                  n=torch.tensor([0.0, 1.0, 2.0, 4.0, 5.0])),
-    "heaviside": lambda: dict(self=torch.tensor([-2.0, 0.0, 3.0, 0.0]),
-                              values=torch.tensor([0.5, 0.5, 0.5, 2.0])),
-    "frexp.Tensor": lambda: dict(self=torch.tensor([8.0, 0.3, -5.0, 0.0, 1e-40])),
-    "take": lambda: dict(self=_randn(3, 4), index=torch.tensor([0, -1, 5, 11, 5])),
-    "put": lambda: dict(self=_randn(3, 4), index=torch.tensor([0, -1, 5, 5]),
-                        source=torch.tensor([1.0, 2.0, 3.0, 4.0]), accumulate=True),
-    "rrelu_with_noise": lambda: dict(self=_randn(2, 5), noise=torch.zeros(2, 5), lower=0.1,
-                                     upper=0.3, training=False),
-    "_upsample_lanczos2d_aa": _lanczos_sample,
-    "_upsample_lanczos2d_aa_backward": _lanczos_sample,
-    "_add_relu.Tensor": lambda: dict(self=_randn(2, 5), other=_randn(2, 5), alpha=2),
-    "_add_relu.Scalar": lambda: dict(self=_randn(2, 5), other=0.5, alpha=2),
-    "max": lambda: dict(self=_randn(3, 4)),
-    "min": lambda: dict(self=_randn(3, 4)),
-    "_aminmax": lambda: dict(self=_randn(3, 4)),
-    "_aminmax.dim": lambda: dict(self=_randn(3, 4), dim=1),
-    "var.correction": lambda: dict(self=_randn(3, 4), dim=[1], correction=1),
-    "std.correction": lambda: dict(self=_randn(3, 4), dim=[1], correction=1),
-    "batch_norm_update_stats": lambda: dict(input=_randn(2, 3, 4), running_mean=torch.zeros(3),
-                                            running_var=torch.ones(3), momentum=0.1),
-    "logspace": lambda: dict(start=-2.0, end=2.0, steps=5, base=10.0),
-    "logit": lambda: dict(self=torch.tensor([0.0, 0.25, 0.5, 0.9, 1.0]), eps=1e-6),
-    "channel_shuffle": lambda: dict(self=_randn(1, 4, 2, 2), groups=2),
-    "narrow_copy": lambda: dict(self=_randn(3, 4), dim=1, start=1, length=2),
-    "_adaptive_avg_pool3d": lambda: dict(self=_randn(1, 2, 4, 4, 4), output_size=[2, 2, 2]),
-    "_adaptive_avg_pool3d_backward": lambda: dict(grad_output=_randn(1, 2, 2, 2, 2),
-                                                  self=_randn(1, 2, 4, 4, 4)),
-    "adaptive_max_pool3d": lambda: dict(self=_randn(1, 2, 4, 4, 4), output_size=[2, 2, 2]),
-    "adaptive_max_pool3d_backward": _max_pool3d_sample,
-    "_pdist_forward": _pdist_sample,
-    "_pdist_backward": _pdist_sample,
-    "multi_margin_loss": lambda: dict(self=_randn(3, 4), target=torch.tensor([0, 3, 1])),
-    "multi_margin_loss_backward": lambda: dict(grad_output=torch.tensor(1.0), self=_randn(3, 4),
-                                               target=torch.tensor([0, 3, 1]), p=1, margin=1.0),
-    "multilabel_margin_loss_forward": _multilabel_sample,
-    "multilabel_margin_loss_backward": _multilabel_sample,
-    "mode": lambda: dict(self=torch.tensor([[1.0, 2.0, 2.0, 3.0], [4.0, 4.0, 1.0, 1.0]]), dim=-1),
-    "embedding_renorm": lambda: dict(self=_randn(5, 3) * 3, indices=torch.tensor([0, 2, 2]),
-                                     max_norm=1.0, norm_type=2.0),
-    "_fused_adagrad": lambda: _adagrad_sample(tensor_lr=False),
-    "_fused_adagrad.tensor_lr": lambda: _adagrad_sample(tensor_lr=True),
-    "glu_jvp": _glu_sample,
-    "glu_backward_jvp": _glu_sample,
-    "_masked_softmax": _masked_softmax_sample,
-    "_masked_softmax_backward": _masked_softmax_sample,
-    "segment_reduce": _segment_sample,
-    "_segment_reduce_backward": _segment_sample,
-    "fractional_max_pool2d": lambda: _fractional_sample(2),
-    "fractional_max_pool2d_backward": lambda: _fractional_sample(2),
-    "fractional_max_pool3d": lambda: _fractional_sample(3),
-    "fractional_max_pool3d_backward": lambda: _fractional_sample(3),
-}
+def _pool3d(dt):
+    return torch.randn(2, 3, 5, 4, 6).to(dt)
 
 
-# --- overloads and their schemas --------------------------------------------------
+def _adaptive_max_indices():
+    # adaptive_max_pool3d's indices of a (2, 3, 5, 4, 6) input pooled to (2, 2, 3).
+    _, indices = torch.ops.aten.adaptive_max_pool3d(torch.randn(2, 3, 5, 4, 6), [2, 2, 3])
+    return indices
 
 
-def schema(overload: str):
-    """The FunctionSchema of "name.overload" ("name" for the default overload)."""
-    name, _, overload_name = overload.partition(".")
-    return getattr(getattr(aten, name), overload_name or "default")._schema
+def _multi_margin(dt):
+    return dict(self=torch.randn(4, 5).to(dt), target=torch.tensor([0, 4, 2, 1]), p=1, margin=1.0,
+                weight=torch.rand(5).to(dt), reduction=1)
 
 
-def packet(overload: str):
-    name, _, overload_name = overload.partition(".")
-    return getattr(getattr(aten, name), overload_name or "default")
+def _multilabel(dt):
+    return dict(self=torch.randn(3, 5).to(dt),
+                target=torch.tensor([[3, 0, -1, 1, 2], [4, 4, 1, -1, 0], [-1, 0, 0, 0, 0]]), reduction=1)
 
 
-def written(argument) -> bool:
-    return argument.alias_info is not None and argument.alias_info.is_write
+def _multilabel_backward(dt):
+    args = dict(_multilabel(dt), reduction=0)
+    _, is_target = torch.ops.aten.multilabel_margin_loss_forward(args["self"].float(), args["target"], 0)
+    return dict(grad_output=torch.randn(3).to(dt), is_target=is_target.to(dt), **args)
 
 
-def _overloads_named(name: str) -> list:
-    """Every overload of aten::name, as "name" or "name.overload"."""
-    packet_ = getattr(aten, name, None)
-    if packet_ is None:
-        return []
-    return [name if o == "default" else f"{name}.{o}" for o in packet_.overloads()]
+def _adagrad(dt, tensor_lr=False):
+    args = dict(self=[torch.randn(3, 4).to(dt)], grads=[torch.randn(3, 4).to(dt)],
+                state_sums=[torch.rand(3, 4).to(dt)], state_steps=[torch.tensor(2.0)], lr_decay=0.01,
+                weight_decay=0.1, eps=1e-10, maximize=False)
+    args["lr"] = torch.tensor(0.05) if tensor_lr else 0.05
+    return args
 
 
-def functional_sibling(overload: str) -> str:
-    """The overload whose sample feeds `overload`: itself when it is in
-    SAMPLES, else the sample overload of the same operator family (name with
-    or without its leading and trailing underscore) whose arguments are
-    `overload`'s inputs (same names and types), any extra ones defaulted."""
-    if overload in SAMPLES:
-        return overload
-    target = schema(overload)
-    base = overload.partition(".")[0]
-    names = {base, base.rstrip("_"), base.lstrip("_"), "_" + base, "_" + base.rstrip("_")}
-    inputs = {a.name: str(a.type) for a in target.arguments if not _is_output(a, target)}
-    for name in sorted(names):
-        for candidate in _overloads_named(name):
-            if candidate not in SAMPLES:
-                continue
-            args = {a.name: (str(a.type), a.has_default_value()) for a in schema(candidate).arguments}
-            if all(args.get(n, (None,))[0] == t for n, t in inputs.items()) and all(
-                    default for n, (_, default) in args.items() if n not in inputs):
-                return candidate
-    raise LookupError(f"mps_ops.samples: no sample feeds {overload}: add its functional form to SAMPLES")
+def _glu_jvp(dt):
+    x, dx = torch.randn(3, 4).to(dt), torch.randn(3, 4).to(dt)
+    return dict(glu=torch.nn.functional.glu(x.float(), 1).to(dt), x=x, dx=dx, dim=1)
 
 
-def _is_output(argument, schema_) -> bool:
-    """A written-to argument that only receives results (out=, grad_input=,
-    indices=), as opposed to an input updated in place (self, noise)."""
-    return written(argument) and argument.kwarg_only
+def _glu_backward_jvp(dt):
+    x, dx = torch.randn(3, 4).to(dt), torch.randn(3, 4).to(dt)
+    grad_glu, dgrad_glu = torch.randn(3, 2).to(dt), torch.randn(3, 2).to(dt)
+    return dict(grad_x=torch.randn(3, 4).to(dt), grad_glu=grad_glu, x=x, dgrad_glu=dgrad_glu, dx=dx, dim=1)
+
+
+def _masked_softmax(dt):
+    return dict(self=torch.randn(2, 3, 4).to(dt), mask=torch.rand(2, 3, 4) > 0.6, dim=-1)
+
+
+def _masked_softmax_backward(dt):
+    mask = torch.rand(2, 3, 4) > 0.6
+    output = torch.ops.aten._masked_softmax(torch.randn(2, 3, 4), mask, -1).to(dt)
+    return dict(grad_output=torch.randn(2, 3, 4).to(dt), output=output, mask=mask, dim=-1)
+
+
+def _segment_reduce(dt):
+    return dict(data=torch.randn(6, 3).to(dt), reduce="sum", lengths=torch.tensor([2, 0, 3, 1]), axis=0,
+                unsafe=False)
+
+
+def _segment_reduce_backward(dt):
+    data = torch.randn(6, 3).to(dt)
+    offsets = torch.tensor([0, 2, 2, 5, 6])
+    output = torch.segment_reduce(data.float(), "max", offsets=offsets).to(dt)
+    return dict(grad=torch.randn(4, 3).to(dt), output=output, data=data, reduce="max", offsets=offsets,
+                axis=0)
+
+
+def _fractional(rank):
+    shape = (2, 3, 7, 6) if rank == 2 else (2, 3, 5, 7, 6)
+    kernel = [2] * rank
+    output = [3] * rank
+
+    def forward(dt):
+        return dict(self=torch.randn(shape).to(dt), kernel_size=kernel, output_size=output,
+                    random_samples=torch.rand(2, 3, rank).to(dt))
+
+    def backward(dt):
+        args = forward(dt)
+        op = getattr(torch.ops.aten, f"fractional_max_pool{rank}d")
+        _, indices = op(args["self"].float(), kernel, output, args["random_samples"].float())
+        out_shape = shape[:-rank] + (3,) * rank
+        return dict(grad_output=torch.randn(out_shape).to(dt), self=args["self"], kernel_size=kernel,
+                    output_size=output, indices=indices)
+
+    name = f"fractional_max_pool{rank}d"
+    samples_role = {"random_samples": SAMPLES}
+    return [
+        Sample(name, forward, samples_role),
+        Sample(f"{name}.output", lambda dt: dict(forward(dt), output=_empty(dt), indices=_empty(torch.long)),
+               samples_role),
+        Sample(f"{name}_backward", backward, {"indices": INDEX}),
+        Sample(f"{name}_backward.grad_input", lambda dt: dict(backward(dt), grad_input=_empty(dt)),
+               {"indices": INDEX}),
+    ]
+
+
+def _logspace(dt):
+    return dict(start=-2.0, end=3.0, steps=6, base=10.0, out=_empty(dt))
+
+
+SAMPLES_BY_OVERLOAD: dict = {}
+
+
+def _add(*samples):
+    for s in samples:
+        assert s.overload not in SAMPLES_BY_OVERLOAD, s.overload
+        SAMPLES_BY_OVERLOAD[s.overload] = s
+
+
+_add(*_unary("special_ndtri", lambda: torch.rand(3, 4)), *_unary("special_log_ndtr", lambda: torch.randn(3, 4) * 5),
+     *_unary("special_airy_ai", lambda: torch.randn(3, 4) * 4, argument="x"),
+     *_polynomial("special_laguerre_polynomial_l"), *_polynomial("special_legendre_polynomial_p"))
+_add(
+    Sample("heaviside", _heaviside),
+    Sample("heaviside.out", lambda dt: dict(_heaviside(dt), out=_empty(dt))),
+    Sample("heaviside_", _heaviside),
+    Sample("frexp.Tensor_out", lambda dt: dict(self=torch.randn(3, 4).to(dt) * 100, mantissa=_empty(dt),
+                                               exponent=_empty(torch.int32))),
+    Sample("take", _take, {"index": INDEX}),
+    Sample("take.out", lambda dt: dict(_take(dt), out=_empty(dt)), {"index": INDEX}),
+    Sample("put_", _put, {"index": INDEX}),
+    Sample("rrelu_with_noise", _rrelu),
+    Sample("rrelu_with_noise.out", lambda dt: dict(_rrelu(dt), out=_empty(dt))),
+    # Training draws slopes; the CPU trains only in float32 and float64.
+    Sample("rrelu_with_noise_", lambda dt: _rrelu(dt, training=True), dtypes=(torch.float32,), random=True),
+    Sample("_upsample_lanczos2d_aa", _lanczos),
+    Sample("_upsample_lanczos2d_aa.out", lambda dt: dict(_lanczos(dt), out=_empty(dt))),
+    Sample("_upsample_lanczos2d_aa_backward", _lanczos_backward),
+    Sample("_upsample_lanczos2d_aa_backward.grad_input",
+           lambda dt: dict(_lanczos_backward(dt), grad_input=_empty(dt))),
+    Sample("_add_relu.Tensor", _add_relu),
+    Sample("_add_relu.out", lambda dt: dict(_add_relu(dt), out=_empty(dt))),
+    Sample("_add_relu_.Tensor", _add_relu),
+    Sample("_add_relu.Scalar", lambda dt: dict(self=torch.randn(2, 8).to(dt), other=-0.5, alpha=2)),
+    Sample("_add_relu_.Scalar", lambda dt: dict(self=torch.randn(2, 8).to(dt), other=0.25, alpha=1)),
+    Sample("max.unary_out", lambda dt: dict(self=torch.randn(3, 4).to(dt), out=_empty(dt))),
+    Sample("min.unary_out", lambda dt: dict(self=torch.randn(3, 4).to(dt), out=_empty(dt))),
+    Sample("_aminmax", lambda dt: dict(self=torch.randn(3, 4).to(dt))),
+    Sample("_aminmax.dim", lambda dt: dict(self=torch.randn(3, 4).to(dt), dim=1, keepdim=False)),
+    Sample("var.correction_out", lambda dt: dict(self=torch.randn(3, 4).to(dt), dim=[1], correction=1,
+                                                 keepdim=False, out=_empty(dt))),
+    Sample("std.correction_out", lambda dt: dict(self=torch.randn(3, 4).to(dt), dim=[0], correction=0,
+                                                 keepdim=True, out=_empty(dt))),
+    Sample("batch_norm_update_stats", _batch_norm_stats),
+    Sample("logspace.out", _logspace),
+    Sample("logit_", lambda dt: dict(self=torch.rand(3, 4).to(dt), eps=1e-3)),
+    Sample("channel_shuffle", lambda dt: dict(self=torch.randn(2, 4, 3).to(dt), groups=2)),
+    Sample("narrow_copy.out", lambda dt: dict(self=torch.randn(3, 5).to(dt), dim=1, start=1, length=3,
+                                              out=_empty(dt))),
+    Sample("_adaptive_avg_pool3d", lambda dt: dict(self=_pool3d(dt), output_size=[2, 2, 3])),
+    Sample("adaptive_avg_pool3d.out", lambda dt: dict(self=_pool3d(dt), output_size=[2, 2, 3], out=_empty(dt))),
+    Sample("_adaptive_avg_pool3d_backward",
+           lambda dt: dict(grad_output=torch.randn(2, 3, 2, 2, 3).to(dt), self=_pool3d(dt))),
+    Sample("adaptive_avg_pool3d_backward.grad_input",
+           lambda dt: dict(grad_output=torch.randn(2, 3, 2, 2, 3).to(dt), self=_pool3d(dt),
+                           grad_input=_empty(dt))),
+    Sample("adaptive_max_pool3d", lambda dt: dict(self=_pool3d(dt), output_size=[2, 2, 3])),
+    Sample("adaptive_max_pool3d.out", lambda dt: dict(self=_pool3d(dt), output_size=[2, 2, 3], out=_empty(dt),
+                                                      indices=_empty(torch.long))),
+    Sample("adaptive_max_pool3d_backward",
+           lambda dt: dict(grad_output=torch.randn(2, 3, 2, 2, 3).to(dt), self=_pool3d(dt),
+                           indices=_adaptive_max_indices()), {"indices": INDEX}),
+    Sample("adaptive_max_pool3d_backward.grad_input",
+           lambda dt: dict(grad_output=torch.randn(2, 3, 2, 2, 3).to(dt), self=_pool3d(dt),
+                           indices=_adaptive_max_indices(), grad_input=_empty(dt)), {"indices": INDEX}),
+    Sample("_pdist_forward", lambda dt: dict(self=torch.randn(4, 3).to(dt), p=2.0)),
+    Sample("_pdist_backward", lambda dt: (lambda x: dict(grad=torch.randn(6).to(dt), self=x, p=2.0,
+                                                         pdist=torch.pdist(x.float()).to(dt)))(
+        torch.randn(4, 3).to(dt))),
+    Sample("multi_margin_loss", _multi_margin, {"target": INDEX}),
+    Sample("multi_margin_loss.out", lambda dt: dict(_multi_margin(dt), out=_empty(dt)), {"target": INDEX}),
+    # Backward samples without reduction: one gradient per sample.
+    Sample("multi_margin_loss_backward",
+           lambda dt: dict(_multi_margin(dt), reduction=0, grad_output=torch.randn(4).to(dt)), {"target": INDEX}),
+    Sample("multi_margin_loss_backward.grad_input",
+           lambda dt: dict(_multi_margin(dt), reduction=0, grad_output=torch.randn(4).to(dt), grad_input=_empty(dt)),
+           {"target": INDEX}),
+    Sample("multilabel_margin_loss_forward", _multilabel, {"target": INDEX}),
+    Sample("multilabel_margin_loss_forward.output",
+           lambda dt: dict(_multilabel(dt), output=_empty(dt), is_target=_empty(dt)), {"target": INDEX}),
+    Sample("multilabel_margin_loss_backward", _multilabel_backward, {"target": INDEX, "is_target": MASK}),
+    Sample("multilabel_margin_loss_backward.grad_input",
+           lambda dt: dict(_multilabel_backward(dt), grad_input=_empty(dt)), {"target": INDEX, "is_target": MASK}),
+    Sample("mode", lambda dt: dict(self=torch.randint(0, 3, (3, 5)).to(dt), dim=-1, keepdim=False)),
+    Sample("embedding_renorm_", lambda dt: dict(self=torch.randn(5, 3).to(dt) * 2,
+                                                indices=torch.tensor([0, 3, 3, -1]), max_norm=1.0,
+                                                norm_type=2.0), {"indices": INDEX}),
+    Sample("_fused_adagrad_", _adagrad, {"state_steps": SCALAR}),
+    Sample("_fused_adagrad_.tensor_lr", lambda dt: _adagrad(dt, tensor_lr=True),
+           {"state_steps": SCALAR, "lr": SCALAR}),
+    Sample("glu_jvp", _glu_jvp),
+    # The CPU's composite rounds each op in half: compare in float32.
+    Sample("glu_backward_jvp", _glu_backward_jvp, dtypes=(torch.float32,)),
+    Sample("_masked_softmax", _masked_softmax, {"mask": MASK}),
+    Sample("_masked_softmax_backward", _masked_softmax_backward, {"mask": MASK}),
+    Sample("segment_reduce", _segment_reduce, {"lengths": INDEX}),
+    Sample("_segment_reduce_backward", _segment_reduce_backward, {"offsets": INDEX}),
+    *_fractional(2), *_fractional(3),
+)
+
+
+def float_dtypes(record) -> list:
+    return [d for d in record.dtypes if d.is_floating_point]
+
+
+def records_by_overload() -> dict:
+    return {o: r for r in _registry.ops() for o in r.overloads if r.active}
+
+
+def samples() -> list:
+    """(sample, record) for every active registry overload."""
+    by_overload = records_by_overload()
+    return [(SAMPLES_BY_OVERLOAD[o], r) for o, r in by_overload.items()]
+
+
+def sample_dtypes(sample, record) -> list:
+    """The dtypes a sample runs with: its own, else the op's float dtypes, else
+    its first dtype (integer-only ops)."""
+    if sample.dtypes:
+        return list(sample.dtypes)
+    floats = float_dtypes(record)
+    return floats or [record.dtypes[0]]
+
+
+def cpu_dtype(sample, record):
+    """The first of the sample's dtypes the CPU computes the sample in (so a
+    comparison with the CPU compares something); float32 where none."""
+    for dtype in sample_dtypes(sample, record):
+        try:
+            sample.op(**sample.call(dtype))
+            return dtype
+        except (RuntimeError, NotImplementedError):
+            continue
+    return torch.float32
+
+
+def written_names(sample) -> set:
+    """Arguments the op writes (in place or out=)."""
+    return {a.name for a in sample.op._schema.arguments if a.alias_info is not None and a.alias_info.is_write}
 
 
 @dataclass
 class Call:
-    """One call of an aten overload: keyword arguments by schema name; which
-    of them are outputs (fresh tensors shaped like the reference result) and
-    which are inputs written in place."""
+    """One call of a registry overload on CPU tensors: its arguments by
+    schema name, the outputs it writes (out=, grad_input=, indices=) and the
+    inputs it writes in place (self, noise, optimizer state)."""
 
-    overload: str
+    sample: Sample
     kwargs: dict
-    outputs: list = field(default_factory=list)
-    inplace: list = field(default_factory=list)
+    outputs: list
+    inplace: list
 
     def run(self, kwargs=None):
-        return packet(self.overload)(**(self.kwargs if kwargs is None else kwargs))
+        return self.sample.op(**(self.kwargs if kwargs is None else kwargs))
 
 
-def _flat_results(result) -> list:
-    if isinstance(result, torch.Tensor):
-        return [result]
-    flat = []
-    for r in result:
-        flat.extend(_flat_results(r) if isinstance(r, (tuple, list)) else [r])
-    return flat
-
-
-def sample_kwargs(overload: str) -> dict:
-    """SAMPLES[overload]'s arguments that its schema names (a sample may
-    serve a family: forward and backward share one)."""
-    names = {a.name for a in schema(overload).arguments}
-    return {k: v for k, v in SAMPLES[overload]().items() if k in names}
-
-
-def call_for(overload: str) -> Call:
-    """A CPU call of `overload` built from its sibling's sample: the sample's
-    inputs, and for each output argument an empty tensor of the dtype the
-    sibling's CPU result has (resized by the op, as users' out= tensors are)."""
-    sibling = functional_sibling(overload)
-    sample = sample_kwargs(sibling)
-    target = schema(overload)
-    kwargs, outputs, inplace = {}, [], []
-    for a in target.arguments:
-        if _is_output(a, target):
-            outputs.append(a.name)
-        elif a.name in sample:
-            kwargs[a.name] = sample[a.name]
-            if written(a):
-                inplace.append(a.name)
-    if outputs:
-        reference = _flat_results(packet(sibling)(**sample))
-        for name, result in zip(outputs, reference):
-            kwargs[name] = torch.empty(0, dtype=result.dtype)
-    return Call(overload, kwargs, outputs, inplace)
+def call_for(overload: str, dtype=None) -> Call:
+    """A fresh call of `overload` in `dtype` (default: the first of its
+    dtypes the CPU computes)."""
+    sample = SAMPLES_BY_OVERLOAD[overload]
+    if dtype is None:
+        dtype = cpu_dtype(sample, records_by_overload()[overload])
+    written = written_names(sample)
+    arguments = sample.op._schema.arguments
+    return Call(sample, sample.call(dtype), [a.name for a in arguments if a.name in written and a.is_out],
+                [a.name for a in arguments if a.name in written and not a.is_out])

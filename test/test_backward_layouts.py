@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from op_samples import INDEX, cpu_dtype, samples
+from mps_ops.samples import INDEX, cpu_dtype, samples
 from sweep import assert_same_outcome, run
 
 

@@ -14,7 +14,7 @@ import torch
 
 from helpers import assert_matches, run_on_kernels
 from mps_ops.testing import emulate
-from op_samples import cpu_dtype, samples, written_names
+from mps_ops.samples import cpu_dtype, samples, written_names
 from sweep import assert_same_outcome, run, to_float64
 
 # float64 is left out: Metal has none, and every op refuses it (TypeError)

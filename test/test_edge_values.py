@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from helpers import assert_matches, run_on_kernels
-from op_samples import DATA, float_dtypes, samples, sample_dtypes
+from mps_ops.samples import DATA, float_dtypes, samples, sample_dtypes
 from sweep import assert_same_outcome, run, tensors_of, to_float64
 
 

@@ -15,7 +15,7 @@ import torch
 
 import mps_ops
 from helpers import assert_matches, run_on_kernels
-from op_samples import INDEX, SAMPLES, cpu_dtype, samples
+from mps_ops.samples import INDEX, SAMPLES, cpu_dtype, samples
 from sweep import assert_same_outcome, run
 from mps_ops.testing import emulate
 
