@@ -83,6 +83,16 @@ def test_nan_wins_and_infinities_stay():
         _check(REDUCTIONS[name], x)
 
 
+@pytest.mark.parametrize("position", [0, 7, 5000, 99_999])
+def test_nan_wins_wherever_a_thread_meets_it(position):
+    """Long slices: each thread folds many elements, so a NaN that is not a
+    thread's last element must survive the fold, not only the merge."""
+    x = torch.randn(100_000)
+    x[position] = float("nan")
+    for name in ("max", "min", "aminmax_dim"):
+        _check(REDUCTIONS[name], x if name != "aminmax_dim" else x.reshape(4, -1))
+
+
 def test_half_var_of_large_values_accumulates_in_float():
     x = (torch.randn(3, 2000) * 30 + 1000).half()
     _check(REDUCTIONS["var_last"], x)
