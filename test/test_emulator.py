@@ -628,3 +628,38 @@ kernel void hog(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]
 """)
     with mps_ops.emulator.checked(), pytest.raises(IndexError, match="hog: invalid access"):
         lib.hog(torch.zeros(4))
+
+
+@pytest.mark.parametrize("index", [64, 70, -1])
+def test_checked_mode_catches_threadgroup_arrays_out_of_bounds(index):
+    """A declared threadgroup array is guarded like a buffer in checked mode."""
+    lib = compile("""
+kernel void spill(device float* out [[buffer(0)]], constant int& at [[buffer(1)]],
+                  uint i [[thread_position_in_grid]], uint t [[thread_position_in_threadgroup]]) {
+  threadgroup float tile[64];
+  tile[t] = out[i];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (t == 0) tile[at] = 1.0f;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[i] = tile[t];
+}
+""")
+    x = torch.arange(64.0)
+    with mps_ops.emulator.checked(), pytest.raises(IndexError, match="spill.*threadgroup memory"):
+        lib.spill(x, index, threads=64, group_size=64)
+    assert torch.equal(x, torch.arange(64.0)), "a faulting kernel's results are not copied back"
+    with mps_ops.emulator.checked():
+        lib.spill(x, 5, threads=64, group_size=64)
+    assert x[5] == 1.0
+
+
+def test_checked_mode_catches_threadgroup_arguments_past_their_end():
+    lib = compile("""
+kernel void past(device float* out [[buffer(0)]], threadgroup float* scratch [[threadgroup(0)]],
+                 uint i [[thread_position_in_grid]]) {
+  scratch[i + 16] = 1.0f;
+  out[i] = 0.0f;
+}
+""")
+    with mps_ops.emulator.checked(), pytest.raises(IndexError, match="past.*threadgroup memory"):
+        lib.past(torch.zeros(16), threads=16, group_size=16, threadgroup_memory=[64])

@@ -9,6 +9,7 @@
 #include <c10/util/Exception.h>
 
 #include <memory>
+#include <atomic>
 #include <mutex>
 
 namespace mps_ops {
@@ -123,9 +124,21 @@ void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, 
   TORCH_CHECK(arena_bytes <= 32768, "mps_ops: ", entry.host_name, ": ", arena_bytes,
               " bytes of threadgroup memory exceed Metal's 32 KiB");
   if (arena_bytes) {
-    arena.resize(arena_bytes);
-    d->threadgroup_arena = arena.data();
+    unsigned char* guarded = checked ? shadows.add_threadgroup(arena_bytes) : nullptr;
+    if (guarded == nullptr) {
+      arena.resize(arena_bytes);
+      guarded = arena.data();
+    }
+    d->threadgroup_arena = guarded;
     d->threadgroup_arena_size = arena_bytes;
+  }
+  static std::atomic<uint64_t> dispatches{0};
+  d->serial = ++dispatches;
+  if (checked) {
+    d->threadgroup_storage = [](void* context, uint64_t bytes) {
+      return static_cast<emulator::CheckedBuffers*>(context)->add_threadgroup(bytes);
+    };
+    d->threadgroup_storage_context = &shadows;
   }
   d->threads = mps_ops_emu::grid3{threads.x, threads.y, threads.z};
   d->group = mps_ops_emu::grid3{group.x, group.y, group.z};

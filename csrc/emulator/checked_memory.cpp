@@ -23,6 +23,11 @@ size_t page_size() {
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
+std::string name_of(int index) {
+  return index >= 0 ? "buffer(" + std::to_string(index) + ")"
+                    : "threadgroup memory (storage " + std::to_string(-1 - index) + ")";
+}
+
 }  // namespace
 
 CheckedBuffers::~CheckedBuffers() {
@@ -46,12 +51,22 @@ void* CheckedBuffers::add(int index, void* data, size_t bytes) {
   return start;
 }
 
+unsigned char* CheckedBuffers::add_threadgroup(size_t bytes) {
+  std::vector<unsigned char> scratch(bytes, 0xff);
+  const size_t before = shadows_.size();
+  void* placed = add(-1 - threadgroup_count_++, scratch.data(), bytes);
+  if (shadows_.size() == before) return nullptr;  // not mapped: the caller keeps its own storage
+  shadows_.back().original = nullptr;              // nothing to copy back
+  return static_cast<unsigned char*>(placed);
+}
+
 void CheckedBuffers::copy_back() {
   // Only the bytes the kernel changed go back: two slots bound to one storage
   // (an in-place op, or two views of one tensor) have two copies, and one
   // copy's untouched bytes must not overwrite what the kernel wrote through
   // the other.
   for (auto& s : shadows_) {
+    if (s.original == nullptr) continue;  // threadgroup scratch
     auto* original = static_cast<unsigned char*>(s.original);
     for (size_t i = 0; i < s.bytes; ++i) {
       if (s.data[i] != s.before[i]) original[i] = s.data[i];
@@ -64,7 +79,7 @@ std::string CheckedBuffers::underflow_report() const {
   for (const auto& s : shadows_) {
     for (const unsigned char* p = s.region + page; p < s.data; ++p) {
       if (*p != gap_poison) {
-        return "wrote buffer(" + std::to_string(s.index) + ") at byte offset " +
+        return "wrote " + name_of(s.index) + " at byte offset " +
                std::to_string(p - s.data) + " (before its start)";
       }
     }
@@ -76,7 +91,7 @@ std::string CheckedBuffers::describe(const void* addr) const {
   const auto* p = static_cast<const unsigned char*>(addr);
   for (const auto& s : shadows_) {
     if (p >= s.region && p < s.region + s.region_bytes) {
-      return "buffer(" + std::to_string(s.index) + ") accessed at byte offset " +
+      return name_of(s.index) + " accessed at byte offset " +
              std::to_string(p - s.data) + ", outside its " + std::to_string(s.bytes) + " bound bytes";
     }
   }

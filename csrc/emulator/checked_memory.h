@@ -29,6 +29,10 @@ class CheckedBuffers {
   // A guarded copy of [data, data + bytes) for buffer `index`; returns the
   // address the kernel gets.
   void* add(int index, void* data, size_t bytes);
+  // Guarded scratch for threadgroup memory (declared arrays, or the
+  // [[threadgroup(N)]] arena): poisoned, ending at an inaccessible page, never
+  // copied back. nullptr if it cannot be mapped.
+  unsigned char* add_threadgroup(size_t bytes);
   // Writes the copies back to the original buffers (not the read-only ones).
   void copy_back();
   // Non-empty if something was written into the gap before a buffer.
@@ -39,7 +43,7 @@ class CheckedBuffers {
 
  private:
   struct Shadow {
-    int index;
+    int index;  // buffer(index), or threadgroup storage number -1 - index
     void* original;
     size_t bytes;
     unsigned char* region;
@@ -48,6 +52,7 @@ class CheckedBuffers {
     std::vector<unsigned char> before;  // the bytes as the kernel found them
   };
   std::vector<Shadow> shadows_;
+  int threadgroup_count_ = 0;
 };
 
 // Runs `launch` with a fault handler that turns a hit on a guard page of

@@ -34,6 +34,12 @@ struct dispatch_args {
   uint32_t flags;
   // Nonzero (Ctrl-C): return before the next threadgroup; the core raises.
   const volatile int* stop;
+  // Distinct for every dispatch (storage placed for one is not reused by the next).
+  uint64_t serial;
+  // Checked mode: storage for a declared threadgroup array, ending at an
+  // inaccessible page (the core's; nullptr when unchecked).
+  unsigned char* (*threadgroup_storage)(void* context, uint64_t bytes);
+  void* threadgroup_storage_context;
   char error[256];  // set by the kernel side; the core raises it
 };
 

@@ -40,21 +40,32 @@ inline void begin_threadgroup(const dispatch_args& args) {
   if (args.threadgroup_arena) poison_bytes(args.threadgroup_arena, args.threadgroup_arena_size);
 }
 
+// In checked mode the array lives in storage the core guards (its end abuts
+// an inaccessible page, as device buffers' do), placed once per dispatch.
 template <class T, int Id>
 T& threadgroup_variable() {
   alignas(16) static thread_local unsigned char storage[sizeof(T)];
+  static thread_local unsigned char* place = storage;
+  static thread_local uint64_t placed_for = 0;
   static thread_local uint64_t seen = 0;
   if (seen != threadgroup_epoch()) {
     seen = threadgroup_epoch();
-    poison_bytes(storage, sizeof(T));
     threadgroup_usage& usage = current_threadgroup_usage();
+    if (usage.args && usage.args->serial != placed_for) {
+      placed_for = usage.args->serial;
+      unsigned char* guarded = usage.args->threadgroup_storage
+                                   ? usage.args->threadgroup_storage(usage.args->threadgroup_storage_context, sizeof(T))
+                                   : nullptr;
+      place = guarded ? guarded : storage;
+    }
+    poison_bytes(place, sizeof(T));
     usage.static_bytes += (sizeof(T) + 15) & ~uint64_t(15);
     if (usage.args && usage.static_bytes + usage.args->threadgroup_arena_size > max_threadgroup_bytes) {
       set_error(*usage.args, "threadgroup memory (declared arrays plus threadgroup arguments) exceeds "
                              "Metal's 32 KiB");
     }
   }
-  return *reinterpret_cast<T*>(storage);
+  return *reinterpret_cast<T*>(place);
 }
 
 }  // namespace mps_ops_emu
