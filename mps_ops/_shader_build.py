@@ -94,17 +94,13 @@ def _forbidden(source: str, what: str, line: int) -> SyntaxError:
                        (SOURCE_NAME, line, 1, lines[line - 1] if 0 < line <= len(lines) else None))
 
 
-def check_msl(source: str, path: str, cxx: str) -> None:
+def check_msl(source: str, preprocessed: str) -> None:
     """The kernel files' MSL lint (mps_ops/_msl_lint.py) and recursion check:
     what the emulator's C++ accepts and a Mac would refuse raises SyntaxError."""
     found = _msl_lint.problems(source)
     if found:
         raise _forbidden(source, found[0][1], found[0][0])
-    try:
-        scan = _prepass.scan(_prepass.preprocess(path, cxx, []))
-    except _prepass.PrepassError as e:
-        raise _syntax_error(str(e), source) from None
-    recursive = _msl_lint.self_calls(scan.unqualified_calls)
+    recursive = _msl_lint.self_calls(_prepass.scan(preprocessed).unqualified_calls)
     if recursive:
         line = next((i for i, text in enumerate(source.splitlines(), 1) if recursive[0] in text), 1)
         raise _forbidden(source, f"{recursive[0]} calls itself (MSL forbids recursion)", line)
@@ -120,10 +116,12 @@ def build(source: str) -> str:
         src = os.path.join(tmp, SOURCE_NAME)
         with open(src, "w") as f:
             f.write(source)
-        check_msl(source, src, cxx)
         cpp = os.path.join(tmp, "shader.cpp")
         try:
-            _prepass.translate(src, cpp, cxx, origin=SOURCE_NAME)
+            # Preprocessed once: the checks and the translation read the same text.
+            preprocessed = _prepass.preprocess(src, cxx, [])
+            check_msl(source, preprocessed)
+            _prepass.write_if_changed(cpp, _prepass.generate(preprocessed, SOURCE_NAME))
         except _prepass.PrepassError as e:
             raise _syntax_error(str(e), source) from None
         out = os.path.join(tmp, "shader.so")

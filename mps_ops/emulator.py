@@ -35,9 +35,11 @@ def _switch(name: str, setter, enabled: bool):
     _require_emulator(name)
     request = object()
     with _lock:
-        baseline, requests = _open.setdefault(name, (setter(enabled), []))
-        requests.append((request, enabled))
-        setter(enabled)
+        if name in _open:
+            setter(enabled)
+        else:
+            _open[name] = (setter(enabled), [])  # the setter returns the value it replaces
+        _open[name][1].append((request, enabled))
     try:
         yield
     finally:

@@ -11,12 +11,20 @@
 
 namespace mps_ops {
 
-void check_device(const char* op, const at::Tensor& tensor) {
+namespace {
+
+// `tensor` on the backend's device (or, where allowed, a 0-dim CPU value).
+void check_on_backend(const char* op, const at::Tensor& tensor, const char* which, bool cpu_value_allowed) {
   const auto device_type = backend().device_type();
-  TORCH_CHECK(tensor.device().type() == device_type || (tensor.dim() == 0 && tensor.is_cpu()),
-              "mps_ops: ", op, " expected all tensors on ",
-              c10::DeviceTypeName(device_type, /*lower_case=*/true), " (", backend().name(),
-              " backend), but got one on ", tensor.device());
+  TORCH_CHECK(tensor.device().type() == device_type || (cpu_value_allowed && tensor.dim() == 0 && tensor.is_cpu()),
+              "mps_ops: ", op, " expected ", which, " on ", c10::DeviceTypeName(device_type, /*lower_case=*/true),
+              " (", backend().name(), " backend), but got one on ", tensor.device());
+}
+
+}  // namespace
+
+void check_device(const char* op, const at::Tensor& tensor) {
+  check_on_backend(op, tensor, "all tensors", /*cpu_value_allowed=*/true);
 }
 
 void check_result_dtype(const char* op, c10::ScalarType dtype, const at::Tensor& device_like) {
@@ -54,10 +62,7 @@ void check_no_aliasing(const at::Tensor& written, std::initializer_list<const at
 
 bool check_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::IntArrayRef shape,
                   std::initializer_list<const at::Tensor*> inputs, OutputDtype rule) {
-  const auto device_type = backend().device_type();
-  TORCH_CHECK(out.device().type() == device_type, "mps_ops: ", op, " expected its output on ",
-              c10::DeviceTypeName(device_type, /*lower_case=*/true), " (", backend().name(),
-              " backend), but got one on ", out.device());
+  check_on_backend(op, out, "its output", /*cpu_value_allowed=*/false);
   if (rule == OutputDtype::exact) {
     TORCH_CHECK(out.scalar_type() == dtype, "mps_ops: ", op, ": expected out tensor to have dtype ", dtype,
                 ", but got ", out.scalar_type(), " instead (", out.device(), ")");
@@ -72,10 +77,7 @@ bool check_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::In
 }
 
 void check_inplace(const char* op, const at::Tensor& self, std::initializer_list<const at::Tensor*> inputs) {
-  const auto device_type = backend().device_type();
-  TORCH_CHECK(self.device().type() == device_type, "mps_ops: ", op, " expected the tensor it writes on ",
-              c10::DeviceTypeName(device_type, /*lower_case=*/true), " (", backend().name(),
-              " backend), but got one on ", self.device());
+  check_on_backend(op, self, "the tensor it writes", /*cpu_value_allowed=*/false);
   check_dtype(op, self);
   check_no_aliasing(self, inputs);
 }
