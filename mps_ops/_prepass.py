@@ -119,22 +119,32 @@ class Scan:
     bodies: dict = field(default_factory=dict)
     # (start, end, replacement) edits for threadgroup variable declarations
     threadgroup_edits: list = field(default_factory=list)
+    # function or struct name -> ids of the threadgroup variables its body declares
+    threadgroup_ids: dict = field(default_factory=dict)
     # kernel parameter attributes, blanked in the output
     attribute_spans: list = field(default_factory=list)
     # function or struct name -> names it calls unqualified (`f(`, not `a::f(`)
     unqualified_calls: dict = field(default_factory=dict)
 
-    def is_collective(self, names: set) -> bool:
+    def reachable(self, names: set) -> set:
+        """`names` and every name the bodies of those names use, transitively."""
         seen, todo = set(), list(names)
         while todo:
             name = todo.pop()
             if name in seen:
                 continue
             seen.add(name)
-            if name in COLLECTIVE_NAMES or name.startswith(COLLECTIVE_PREFIXES):
-                return True
             todo.extend(self.bodies.get(name, ()))
-        return False
+        return seen
+
+    def is_collective(self, names: set) -> bool:
+        return any(name in COLLECTIVE_NAMES or name.startswith(COLLECTIVE_PREFIXES)
+                   for name in self.reachable(names))
+
+    def threadgroup_declarations(self, names: set) -> list[int]:
+        """Ids of the threadgroup variables a kernel using `names` may declare
+        (by name: a template's every instantiation counts)."""
+        return sorted({i for name in self.reachable(names) for i in self.threadgroup_ids.get(name, ())})
 
 
 def _matching(tokens: list[Token], i: int, open_: str, close: str, strict: bool = True) -> int:
@@ -275,6 +285,7 @@ def _scan_bodies(tokens: list[Token], result: Scan) -> None:
     """Record which names each function and struct body uses, and rewrite
     threadgroup storage declared in function bodies."""
     tg_id = 0
+    spans = []  # (start, end, owner) of every function and struct body
     for i, tok in enumerate(tokens):
         if tok.text != "{":
             continue
@@ -282,6 +293,7 @@ def _scan_bodies(tokens: list[Token], result: Scan) -> None:
         if owner is None:
             continue
         end = _matching(tokens, i, "{", "}")
+        spans.append((i, end, owner))
         names = {t.text for t in tokens[i + 1 : end] if t.kind == "ident"}
         result.bodies.setdefault(owner, set()).update(names)
         calls = {tokens[k].text for k in range(i + 1, end - 1)
@@ -307,9 +319,88 @@ def _scan_bodies(tokens: list[Token], result: Scan) -> None:
         name = texts[first_dim - 1]
         type_text = _join(decl[: first_dim - 1]) + "".join(texts[first_dim:])
         tg_id += 1
+        owners = [(start, owner) for start, end, owner in spans if start < i < end]
+        if owners:
+            result.threadgroup_ids.setdefault(max(owners)[1], set()).add(tg_id)
         result.threadgroup_edits.append((
             tok.start, tokens[j].end,
-            f"auto& {name} = ::mps_ops_emu::threadgroup_variable<{type_text}, {tg_id}>();"))
+            f"auto&& {name} = ::mps_ops_emu::threadgroup_variable<{type_text}, {tg_id}, "
+            f"threadgroup_sizes>(\"{name}\");"))
+
+
+ADDRESS_SPACES = {"device", "constant", "threadgroup"}
+POINTER_CASTS = {"reinterpret_cast", "static_cast", "const_cast"}
+QUALIFIERS = {"const", "volatile"}
+
+
+def _type_end(tokens: list[Token], j: int) -> int:
+    """Index just past the type name starting at tokens[j] (`typename`,
+    `a::b<c>::d`), or j when none starts there."""
+    k = j
+    if k < len(tokens) and tokens[k].text == "typename":
+        k += 1
+    if k < len(tokens) and tokens[k].text == "::":
+        k += 1
+    while k < len(tokens) and tokens[k].kind == "ident":
+        k += 1
+        if k < len(tokens) and tokens[k].text == "<":
+            depth = 0
+            while k < len(tokens):
+                text = tokens[k].text
+                depth += text.count("<") if text in ("<", "<<") else 0
+                depth -= text.count(">") if text in (">", ">>") else 0
+                k += 1
+                if depth <= 0:
+                    break
+        if k < len(tokens) and tokens[k].text == "::":
+            k += 1
+            if k < len(tokens) and tokens[k].text == "template":
+                k += 1
+            continue
+        break
+    return k if k > j and tokens[k - 1].text != "typename" else j
+
+
+def pointer_edits(tokens: list[Token]) -> list:
+    """`device T*`, `constant T*` (and `const`/`volatile` anywhere in front)
+    -> `::mps_ops_emu::bounded_ptr<T>` (bounded_ptr.h): every access through
+    a pointer into device, constant or threadgroup memory is bounds-checked.
+    A cast to such a pointer type becomes `::mps_ops_emu::pointer_cast<...>`,
+    which keeps the source pointer's range. References, declared storage and
+    `thread` pointers stay as they are."""
+    edits = []
+    for i, tok in enumerate(tokens):
+        if tok.kind != "ident" or tok.text not in ADDRESS_SPACES:
+            continue
+        if i > 0 and tokens[i - 1].text == "[[":
+            continue  # [[threadgroup(N)]]
+        first = i
+        quals = set()
+        while first > 0 and tokens[first - 1].text in QUALIFIERS:
+            first -= 1
+            quals.add(tokens[first].text)
+        j = i + 1
+        while j < len(tokens) and tokens[j].text in QUALIFIERS:
+            quals.add(tokens[j].text)
+            j += 1
+        end = _type_end(tokens, j)
+        if end == j:
+            continue
+        type_text = _join(tokens[j:end])
+        while end < len(tokens) and tokens[end].text in QUALIFIERS:
+            quals.add(tokens[end].text)
+            end += 1
+        if end >= len(tokens) or tokens[end].text != "*":
+            continue
+        if tok.text == "constant":
+            quals.add("const")
+        prefix = "".join(q + " " for q in ("const", "volatile") if q in quals)
+        edits.append((tokens[first].start, tokens[end].end,
+                      f"::mps_ops_emu::bounded_ptr<{prefix}{type_text}>"))
+        if first >= 2 and tokens[first - 1].text == "<" and tokens[first - 2].text in POINTER_CASTS:
+            cast = tokens[first - 2]
+            edits.append((cast.start, cast.end, "::mps_ops_emu::pointer_cast"))
+    return edits
 
 
 SWIZZLE_RE = re.compile(r"^(?:[xyzw]{2,4}|[rgba]{2,4})$")
@@ -467,21 +558,25 @@ def generate(source: str, origin: str) -> str:
     """Preprocessed MSL -> emulator C++."""
     result = scan(source)
     pairs = instantiated_kernels(result, origin)
-    edits = list(result.threadgroup_edits) + swizzle_edits(tokenize(source))
+    tokens = tokenize(source)
+    edits = list(result.threadgroup_edits) + swizzle_edits(tokens) + pointer_edits(tokens)
     edits += [(start, end, " " * (end - start)) for start, end in set(result.attribute_spans)]
     for n, (inst, kernel) in enumerate(pairs):
         if inst.attr_span is not None:
             start, end = inst.attr_span
             edits.append((start, end, " " * (end - start)))  # keep columns and lines
         buffer_mask, threadgroup_mask = slot_masks(kernel)
-        collective = result.is_collective(kernel.body_names | inst.entity_names - {inst.base_name})
+        names = kernel.body_names | inst.entity_names - {inst.base_name}
+        collective = result.is_collective(names)
+        declared = "".join(f", {i}" for i in result.threadgroup_declarations(names | {inst.base_name}))
+        static_bytes = f"&::mps_ops_emu::declared_threadgroup_bytes<threadgroup_sizes{declared}>"
         launcher = "launch_collective" if collective else "launch"
         fn = f"&{inst.entity}"
         edits.append((inst.end, inst.end,
             f" static const ::mps_ops_emu::registrar mps_ops_emu_kernel_{n}("
             f"::mps_ops_emu::kernel_entry{{\"{inst.host_name}\", \"{origin}\", "
             f"&::mps_ops_emu::{launcher}<decltype({fn}), {fn}, {', '.join(kernel.roles)}>, "
-            f"{buffer_mask}u, {threadgroup_mask}u, {'true' if collective else 'false'}}});"
+            f"{buffer_mask}u, {threadgroup_mask}u, {'true' if collective else 'false'}, {static_bytes}}});"
         ))
     pieces, last = [], 0
     for start, end, text in sorted(edits):
@@ -494,7 +589,9 @@ def generate(source: str, origin: str) -> str:
         "// Generated by tools/msl_prepass.py from " + origin + ". Do not edit.\n"
         "#include <mps_ops_emulator/metal_stdlib.h>\n"
         "#include <mps_ops_emulator/launch.h>\n"
-        "namespace {\n" + body + "\n}  // namespace\n"
+        "namespace {\n"
+        "// Declared threadgroup variables' sizes, per declaration (threadgroup_memory.h).\n"
+        "struct threadgroup_sizes;\n" + body + "\n}  // namespace\n"
     )
 
 

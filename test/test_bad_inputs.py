@@ -14,7 +14,7 @@ import torch
 
 from helpers import assert_matches, run_on_kernels
 from mps_ops.testing import emulate
-from mps_ops.samples import cpu_dtype, samples, written_names
+from mps_ops.samples import DATA, cpu_dtype, samples, written_names
 from sweep import assert_same_outcome, run, to_float64
 
 # float64 is left out: Metal has none, and every op refuses it (TypeError)
@@ -244,6 +244,40 @@ def test_bad_inputs_raise_what_the_cpu_raises(sample, record):
             failures.append(str(failure))
     assert n > 0
     assert not failures, f"{len(failures)} of {n} cases:\n" + "\n".join(failures)
+
+
+OUT_CASES = [c for c in CASES if c.values[0].out_names()]
+
+
+@pytest.mark.parametrize("sample, record", OUT_CASES)
+def test_inputs_of_another_dtype_with_outs_kept_raise_what_the_cpu_raises(sample, record):
+    """The data inputs in another dtype while the outs keep theirs: the
+    order of the CPU's dtype dispatch and its out= checks decides which error
+    comes first (a complex input with a real out: TensorIterator's cast error,
+    a structured kernel's out check, or the kernel's "not implemented"), and
+    ours must raise the same type."""
+    dtype = cpu_dtype(sample, record)
+    outs = sample.out_names()
+    failures = []
+    for changed in (torch.complex64, torch.float16, torch.bfloat16, torch.float32):
+        if changed == dtype:
+            continue
+        args = {}
+        for side in ("cpu", "ours"):
+            args[side] = sample.call(dtype)
+            for name, value in args[side].items():
+                if name not in outs and sample.role(name) == DATA and isinstance(value, torch.Tensor) \
+                        and value.is_floating_point():
+                    args[side][name] = value.to(changed)
+        cpu = run(sample.op, args["cpu"], ours=False)
+        ours = run(sample.op, args["ours"], ours=True)
+        if _dtype_difference_allowed(cpu, ours, changed, record) and type(cpu.error) is not RuntimeError:
+            continue
+        try:
+            assert_same_outcome(cpu, ours, f"{sample.overload} inputs {changed}", shapes_only=sample.random)
+        except AssertionError as failure:
+            failures.append(str(failure))
+    assert not failures, "\n".join(failures)
 
 
 # --- limits the CPU does not have ----------------------------------------------

@@ -4,6 +4,8 @@ CPU tensors (the emulator backend)."""
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 import torch
@@ -548,19 +550,36 @@ kernel void noop(device float* out [[buffer(0)]], uint i [[thread_position_in_gr
     lib.noop(empty)
 
 
-def test_threadgroup_memory_over_32_kib_raises():
+def test_threadgroup_memory_over_32_kib_raises_before_the_kernel_runs():
+    """Declared arrays (counted through helper functions, at their largest
+    instantiation) plus threadgroup arguments are checked against Metal's
+    32 KiB before the first threadgroup: nothing is written."""
     lib = compile("""
+template <class T>
+inline void fill_tile(threadgroup T* tile, uint i) { tile[i] = T(1); }
+template <class T>
+inline T staged(uint i) {
+  threadgroup T tile[2048];  // 8 KiB of float
+  fill_tile(tile, i);
+  return tile[i];
+}
 kernel void too_big(device float* out [[buffer(0)]], threadgroup float* extra [[threadgroup(0)]],
                     uint i [[thread_position_in_grid]]) {
-  threadgroup float tile[6144];  // 24 KiB declared
-  tile[i] = 1.0f;
+  out[i] = 2.0f;
+  threadgroup float tile[4096];  // 16 KiB declared here
+  tile[i] = staged<float>(i);
   extra[i] = tile[i];
   out[i] = extra[i];
 }
 """)
-    lib.too_big(torch.zeros(32), group_size=32, threadgroup_memory=[4096])  # 28 KiB: fine
-    with pytest.raises(RuntimeError, match="too_big.*exceeds Metal's 32 KiB"):
-        lib.too_big(torch.zeros(32), group_size=32, threadgroup_memory=[12288])
+    out = torch.zeros(32)
+    lib.too_big(out, group_size=32, threadgroup_memory=[4096])  # 24 KiB + 4 KiB: fine
+    assert (out == 1).all()
+    out.zero_()
+    with pytest.raises(RuntimeError, match=r"too_big: threadgroup memory \(24576 bytes declared plus 12288 "
+                                           r"bytes of threadgroup arguments\) exceeds Metal's 32 KiB"):
+        lib.too_big(out, group_size=32, threadgroup_memory=[12288])
+    assert (out == 0).all(), "the kernel ran before the limit was checked"
 
 
 def test_a_long_kernel_releases_the_gil_and_stops_on_ctrl_c():
@@ -603,19 +622,112 @@ kernel void spin(device float* out [[buffer(0)]], uint i [[thread_position_in_gr
         time.sleep(5)
 
 
-@pytest.mark.parametrize("offset", [5000, 1 << 40, -(1 << 36)])
-def test_checked_mode_reports_accesses_far_from_every_buffer(offset):
-    """Offsets that land where nothing is mapped raise IndexError instead of
-    killing the process (offsets that land in other mapped memory are not
-    caught yet: docs/emulator.md)."""
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+@pytest.mark.parametrize("offset", [4, 5000, 10**5, 1 << 40, -1, -(1 << 36)])
+def test_accesses_at_any_offset_raise_naming_the_buffer(offset, checked):
+    """Every access through a device pointer is bounds-checked (bounded_ptr.h),
+    so an offset that lands in other mapped memory (10**5 elements past the
+    end) raises like one past the end, in either mode, before it happens."""
     lib = compile("""
 kernel void poke(device float* x [[buffer(0)]], constant long& offset [[buffer(1)]],
                  uint i [[thread_position_in_grid]]) {
   x[offset] = 1.0f;
 }
 """)
-    with mps_ops.emulator.checked(), pytest.raises(IndexError, match="poke: invalid access"):
-        lib.poke(torch.zeros(4), offset, threads=1)
+    x = torch.zeros(4)
+    mode = mps_ops.emulator.checked() if checked else contextlib.nullcontext()
+    message = f"poke: buffer\\(0\\) accessed at byte offset {4 * offset} \\(4 bytes\\), outside its 16 bound bytes"
+    with mode, pytest.raises(IndexError, match=message):
+        lib.poke(x, offset, threads=1)
+    assert x.eq(0).all()
+
+
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_pointers_derived_by_casts_and_addresses_keep_their_bounds(checked):
+    """A C-style cast, reinterpret_cast, `&p[i]` stored in a pointer and an
+    atomic through a cast pointer all stay bounded by the buffer they came from."""
+    lib = compile("""
+kernel void derive(device char* bytes [[buffer(0)]], constant int& which [[buffer(1)]],
+                   uint i [[thread_position_in_grid]]) {
+  device atomic_uint* counters = (device atomic_uint*)bytes;
+  device uint* words = reinterpret_cast<device uint*>(bytes);
+  device uint* second = &words[1];
+  if (which == 0) atomic_fetch_add_explicit(counters + 3, 1u, memory_order_relaxed);
+  if (which == 1) words[3] = 7;
+  if (which == 2) second[2] = 7;
+  if (which == 3) atomic_fetch_add_explicit(counters + 2, 1u, memory_order_relaxed);
+}
+""")
+    mode = mps_ops.emulator.checked() if checked else contextlib.nullcontext()
+    buffer = torch.zeros(12, dtype=torch.uint8)
+    with mode:
+        for which in range(3):
+            with pytest.raises(IndexError, match="derive: buffer\\(0\\) accessed at byte offset 12 "):
+                lib.derive(buffer, which, threads=1)
+        lib.derive(buffer, 3, threads=1)
+    assert buffer.view(torch.int32).tolist() == [0, 0, 1]
+
+
+def test_bounded_pointers_deduce_like_raw_pointers():
+    """Template helpers taking `device const T*`, `threadgroup T*` or
+    `constant T*` accept the kernel's pointers and declared arrays, with T
+    deduced as C++ deduces it from raw pointers; a program-scope constant
+    table passes to a `constant float*` parameter."""
+    lib = compile("""
+template <class T> inline T first(device const T* p) { return p[0]; }
+template <class T> inline void put(threadgroup T* p, uint i, T v) { p[i] = v; }
+template <class T> inline T twice(constant T* p) { return p[0] * T(2); }
+inline float second(constant float* p) { return p[1]; }
+constant float table[2] = {3.0f, 4.0f};
+kernel void deduce(device float* out [[buffer(0)]], constant float* k [[buffer(1)]],
+                   uint i [[thread_position_in_grid]]) {
+  threadgroup float staged[4];
+  put(staged, i, first(out) + twice(k) + second(table));
+  out[i + 1] = staged[i];
+}
+""")
+    out = torch.tensor([1.0, 0.0])
+    lib.deduce(out, torch.tensor([5.0]), threads=1)
+    assert out.tolist() == [1.0, 15.0]
+
+
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_threadgroup_arguments_are_bounded_each_by_its_own_length(checked):
+    """[[threadgroup(N)]] arguments share one arena; running off the end of one
+    into the next raises, naming the argument."""
+    lib = compile("""
+kernel void spill(device float* out [[buffer(0)]], threadgroup float* a [[threadgroup(0)]],
+                  threadgroup float* b [[threadgroup(1)]], constant int& at [[buffer(1)]],
+                  uint i [[thread_position_in_grid]]) {
+  b[0] = 1.0f;
+  a[at] = 2.0f;
+  out[0] = b[0];
+}
+""")
+    mode = mps_ops.emulator.checked() if checked else contextlib.nullcontext()
+    out = torch.zeros(1)
+    with mode:
+        lib.spill(out, 3, threads=1, threadgroup_memory=[16, 16])
+        assert out.item() == 1.0
+        with pytest.raises(IndexError, match=r"threadgroup\(0\)\]\] accessed at byte offset 16 "):
+            lib.spill(out, 4, threads=1, threadgroup_memory=[16, 16])
+
+
+def test_a_struct_argument_needs_its_whole_size_bound():
+    """`constant S& p [[buffer(N)]]` with fewer bytes bound than S raises
+    before the kernel reads it."""
+    lib = compile("""
+struct pair { float a; float b; };
+kernel void take_pair(device float* out [[buffer(0)]], constant pair& p [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+  out[0] = p.a + p.b;
+}
+""")
+    out = torch.zeros(1)
+    with pytest.raises(IndexError, match="buffer\\(1\\) accessed at byte offset 0 \\(8 bytes\\), outside its 4"):
+        lib.take_pair(out, torch.ones(1), threads=1)
+    lib.take_pair(out, torch.ones(2), threads=1)
+    assert out.item() == 2.0
 
 
 def test_checked_mode_reports_a_private_array_larger_than_the_stack():

@@ -8,6 +8,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <cstdio>
 #include <memory>
 #include <atomic>
 #include <mutex>
@@ -20,8 +21,10 @@ struct KernelHandle {
 
 namespace {
 
-// Metal's limit on a compute pipeline's threads per threadgroup on Apple GPUs.
+// Metal's limits on Apple GPUs: threads per threadgroup of a compute
+// pipeline; a threadgroup's memory (maxThreadgroupMemoryLength).
 constexpr uint32_t max_group_threads = 1024;
+constexpr uint64_t max_threadgroup_bytes = 32768;
 
 struct LaunchCall {
   mps_ops_emu::launch_fn launch;
@@ -31,6 +34,30 @@ struct LaunchCall {
 void run_launch(const void* raw) {
   const auto* call = static_cast<const LaunchCall*>(raw);
   call->launch(*call->args);
+}
+
+std::string describe_range(const mps_ops_emu::memory_range& range) {
+  switch (range.kind) {
+    case mps_ops_emu::buffer_memory:
+      return "buffer(" + std::to_string(range.index) + ")";
+    case mps_ops_emu::threadgroup_argument_memory:
+      return "threadgroup memory argument [[threadgroup(" + std::to_string(range.index) + ")]]";
+    case mps_ops_emu::threadgroup_array_memory:
+      return std::string("threadgroup memory (array '") + range.name + "')";
+  }
+  return "memory";
+}
+
+// A bounds-checked access that failed (bounded_ptr.h): never returns.
+void fail_access(void*, const mps_ops_emu::access_fault& fault) {
+  char message[512];
+  {
+    const std::string what = describe_range(*fault.range) + " accessed at byte offset " +
+                             std::to_string(fault.offset) + " (" + std::to_string(fault.bytes) +
+                             " bytes), outside its " + std::to_string(fault.range->bytes) + " bound bytes";
+    std::snprintf(message, sizeof(message), "%s", what.c_str());
+  }  // no std::string may be alive across the jump
+  emulator::abort_dispatch(message);
 }
 
 class EmulatorBackend final : public Backend {
@@ -112,6 +139,7 @@ void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, 
                         ? const_cast<void*>(args[i].inline_data)
                         : static_cast<char*>(const_cast<void*>(args[i].storage)) + args[i].offset;
     d->buffers[i] = checked ? shadows.add(i, address, args[i].bytes) : address;
+    d->buffer_lengths[i] = args[i].bytes;
   }
   // Threadgroup memory of [[threadgroup(N)]] arguments, one arena per dispatch.
   std::vector<unsigned char> arena;
@@ -121,8 +149,11 @@ void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, 
     d->threadgroup_lengths[i] = length;
     arena_bytes += (uint64_t(length) + 15) & ~uint64_t(15);
   }
-  TORCH_CHECK(arena_bytes <= 32768, "mps_ops: ", entry.host_name, ": ", arena_bytes,
-              " bytes of threadgroup memory exceed Metal's 32 KiB");
+  // Checked before anything runs, as Metal validates a dispatch.
+  const uint64_t declared_bytes = entry.threadgroup_bytes ? entry.threadgroup_bytes() : 0;
+  TORCH_CHECK(arena_bytes + declared_bytes <= max_threadgroup_bytes, "mps_ops: ", entry.host_name,
+              ": threadgroup memory (", declared_bytes, " bytes declared plus ", arena_bytes,
+              " bytes of threadgroup arguments) exceeds Metal's 32 KiB");
   if (arena_bytes) {
     unsigned char* guarded = checked ? shadows.add_threadgroup(arena_bytes) : nullptr;
     if (guarded == nullptr) {
@@ -146,6 +177,7 @@ void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, 
     d->flags |= mps_ops_emu::reverse_group_order;
   }
   d->stop = &emulator::options().stop;
+  d->fail = &fail_access;
   static thread_local emulator::FiberPool fibers;
   if (entry.collective) {
     const uint32_t per_group = group.x * group.y * group.z;
@@ -156,16 +188,15 @@ void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, 
     d->fiber_records = fibers.records();
     d->fiber_count = fibers.capacity();
   }
+  LaunchCall call{entry.launch, d.get()};
+  const std::string fault =
+      emulator::run_guarded(&run_launch, &call, checked ? &shadows : nullptr, entry.collective ? &fibers : nullptr);
+  TORCH_CHECK_INDEX(fault.empty(), "mps_ops emulator", checked ? " (checked mode)" : "", ": kernel ",
+                    entry.host_name, ": ", fault);
   if (checked) {
-    LaunchCall call{entry.launch, d.get()};
-    const std::string fault = emulator::run_checked(&run_launch, &call, shadows, entry.collective ? &fibers : nullptr);
-    TORCH_CHECK_INDEX(fault.empty(), "mps_ops emulator (checked mode): kernel ", entry.host_name, ": ",
-                      fault);
     const std::string underflow = shadows.underflow_report();
     TORCH_CHECK_INDEX(underflow.empty(), "mps_ops emulator (checked mode): kernel ", entry.host_name,
                       ": ", underflow);
-  } else {
-    entry.launch(*d);
   }
   // A stopped kernel ran part of its grid: raise, never return its results
   // (compile_shader's dispatch turns this into KeyboardInterrupt).

@@ -129,7 +129,7 @@ void forward(int sig, siginfo_t* info, void* context) {
 
 void on_fault(int sig, siginfo_t* info, void* context) {
   FaultContext* ctx = active;
-  if (ctx != nullptr) {
+  if (ctx != nullptr && ctx->buffers != nullptr) {
     std::string what = ctx->buffers->describe(info->si_addr);
     if (what.empty() && ctx->fibers && ctx->fibers->is_guard(info->si_addr)) {
       what = "a thread overflowed its stack (deep recursion or large local arrays)";
@@ -181,21 +181,29 @@ void ensure_alternate_stack() {
 
 }  // namespace
 
-std::string run_checked(void (*launch)(const void*), const void* argument, const CheckedBuffers& buffers,
+std::string run_guarded(void (*launch)(const void*), const void* argument, const CheckedBuffers* buffers,
                         const FiberPool* fibers) {
-  ensure_alternate_stack();
   FaultContext ctx;
-  ctx.buffers = &buffers;
+  ctx.buffers = buffers;
   ctx.fibers = fibers;
-  install_handler();
+  if (buffers != nullptr) {
+    ensure_alternate_stack();
+    install_handler();
+  }
   FaultContext* outer = active;
   active = &ctx;
   if (sigsetjmp(ctx.jump, 1) == 0) {
     launch(argument);
   }
   active = outer;
-  uninstall_handler();
+  if (buffers != nullptr) uninstall_handler();
   return ctx.message;
+}
+
+void abort_dispatch(const char* message) {
+  FaultContext* ctx = active;
+  ctx->message = message;
+  siglongjmp(ctx->jump, 1);
 }
 
 }  // namespace mps_ops::emulator

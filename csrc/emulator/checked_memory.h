@@ -55,10 +55,15 @@ class CheckedBuffers {
   int threadgroup_count_ = 0;
 };
 
-// Runs `launch` with a fault handler that turns a hit on a guard page of
-// `buffers` or of a fiber stack into an error message (returned), instead of
-// a crash. Returns "" when the kernel completed.
-std::string run_checked(void (*launch)(const void*), const void* argument, const CheckedBuffers& buffers,
+// Runs `launch` so that it can be stopped from inside: abort_dispatch (a
+// bounds-checked access that failed) returns here with its message. With
+// `buffers` (checked mode), a fault handler also turns a hit on a guard page
+// of `buffers` or of a fiber stack into a message instead of a crash.
+// Returns "" when the kernel completed.
+std::string run_guarded(void (*launch)(const void*), const void* argument, const CheckedBuffers* buffers,
                         const FiberPool* fibers);
+
+// Ends the innermost run_guarded of this thread with `message`.
+[[noreturn]] void abort_dispatch(const char* message);
 
 }  // namespace mps_ops::emulator

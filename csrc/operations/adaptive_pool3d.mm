@@ -149,6 +149,7 @@ std::vector<int64_t> pooled_shape(const at::Tensor& self, at::IntArrayRef output
 at::Tensor& adaptive_avg_pool3d_out(const at::Tensor& self, c10::SymIntArrayRef output_size_,
                                     at::Tensor& out) {
   const at::IntArrayRef output_size = C10_AS_INTARRAYREF_SLOW(output_size_);
+  check_out_dtype_first(self.scalar_type(), out);
   check_pool_input("adaptive_avg_pool3d", self, output_size);
   check_output("adaptive_avg_pool3d", out, self.scalar_type(), pooled_shape(self, output_size), {&self});
   at::Tensor target = contiguous_target(out);
@@ -189,6 +190,7 @@ at::Tensor _adaptive_avg_pool3d_backward(const at::Tensor& grad_output, const at
 std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool3d_out(const at::Tensor& self,
                                                              at::IntArrayRef output_size,
                                                              at::Tensor& out, at::Tensor& indices) {
+  check_out_dtype_first(self.scalar_type(), out);
   check_pool_input("adaptive_max_pool3d", self, output_size);
   const auto shape = pooled_shape(self, output_size);
   check_output("adaptive_max_pool3d", out, self.scalar_type(), shape, {&self});
@@ -215,6 +217,7 @@ std::tuple<at::Tensor, at::Tensor> adaptive_max_pool3d(const at::Tensor& self, a
 
 at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                              const at::Tensor& indices, at::Tensor& grad_input) {
+  check_out_dtype_first(grad_output.scalar_type(), grad_input);
   check_pool_backward("adaptive_max_pool3d_backward", grad_output, self, &indices);
   check_output("adaptive_max_pool3d_backward", grad_input, grad_output.scalar_type(), self.sizes(),
                {&grad_output, &self, &indices});

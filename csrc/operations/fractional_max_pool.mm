@@ -116,6 +116,9 @@ at::Tensor& pool_backward_out(const char* op, int64_t dims, const at::Tensor& gr
   TORCH_CHECK_INDEX(self.dim() > dims, "Dimension out of range (", op, " expects self of ", dims + 1, " or ",
                     dims + 2, " dims, but got ", self.sizes(), ")");
   const fractional_pool_params p = pool_geometry(op, dims, self, kernel_size, output_size);
+  // The CPU's 2-D backward is structured: grad_input must first have self's
+  // dtype (its meta function allocates grad_input like self).
+  if (dims == 2) check_out_dtype_first(self.scalar_type(), grad_input);
   check_float_input(op, self);
   // The CPU's 3-D backward reads grad_output's sizes at self's dims unchecked.
   TORCH_CHECK_INDEX(dims == 2 || grad_output.dim() >= self.dim(), "Dimension out of range (", op,

@@ -82,13 +82,19 @@ void check_multi_margin_shapes(const char* op, const at::Tensor& self, const at:
   }
 }
 
-MarginProblem multi_margin_problem(const char* op, const at::Tensor& self, const at::Tensor& target,
-                                   const at::Scalar& margin, const std::optional<at::Tensor>& weight,
-                                   int64_t n, int64_t c) {
+// The CPU's kernel exists for float only; its dtype dispatch comes before
+// the out= checks.
+void check_multi_margin_dtype(const char* op, const at::Tensor& self) {
   check_dtype(op, self);
   TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() == at::kFloat, "\"", op,
                               "_cpu_kernel\" not implemented for '", c10::toString(self.scalar_type()),
                               "' on ", self.device());
+}
+
+MarginProblem multi_margin_problem(const char* op, const at::Tensor& self, const at::Tensor& target,
+                                   const at::Scalar& margin, const std::optional<at::Tensor>& weight,
+                                   int64_t n, int64_t c) {
+  check_multi_margin_dtype(op, self);
   TORCH_CHECK(target.scalar_type() == at::kLong, "expected scalar type Long but found ",
               target.scalar_type());
   const bool has_weight = weight && weight->defined();
@@ -135,6 +141,7 @@ at::Tensor& multi_margin_loss_out(const at::Tensor& self, const at::Tensor& targ
   check_multi_margin_shapes("multi_margin_loss", self, target, p, weight, n, c);
   // The CPU's shapes: per sample only for a 1-D target.
   const bool per_sample = reduction == at::Reduction::None;
+  check_multi_margin_dtype("multi_margin_loss", self);
   check_output("multi_margin_loss", out, self.scalar_type(),
                per_sample && target.dim() > 0 ? at::IntArrayRef{n} : at::IntArrayRef{},
                {&self, &target, weight ? &*weight : nullptr});
@@ -177,6 +184,7 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
   int64_t n = 0, c = 0;
   check_multi_margin_shapes(op, self, target, p, weight, n, c);
   check_device(op, grad_output);
+  check_multi_margin_dtype(op, self);
   check_output(op, grad_input, self.scalar_type(), self.sizes(),
                {&grad_output, &self, &target, weight ? &*weight : nullptr});
   check_contiguous_output(grad_input, "grad_input");
@@ -234,14 +242,22 @@ void check_multilabel_shapes(const char* op, const at::Tensor& self, const at::T
               " for input of size: ", self.sizes());
 }
 
-MultilabelProblem multilabel_problem(const char* op, const at::Tensor& self, const at::Tensor& target) {
-  const int64_t n = self.dim() <= 1 ? 1 : self.size(0);
+// The CPU's order: target's values, then its dtype dispatch (a kernel for
+// float only), then (inside the kernel) the outputs' dtypes.
+void check_multilabel_values(const char* op, const at::Tensor& self, const at::Tensor& target) {
   const int64_t c = self.dim() == 0 ? 1 : self.size(-1);
-  const auto [lo, hi] = value_range(target);
-  TORCH_CHECK(lo >= -1 && hi < c, "argument #2 'target' is out of range");
+  if (target.numel() > 0) {
+    const auto [lo, hi] = value_range(target);
+    TORCH_CHECK(lo >= -1 && hi < c, "argument #2 'target' is out of range");
+  }
   check_dtype(op, self);
   TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() == at::kFloat, "\"", op, "_out_frame\" not implemented for '",
                               c10::toString(self.scalar_type()), "' on ", self.device());
+}
+
+MultilabelProblem multilabel_problem(const at::Tensor& self, const at::Tensor& target) {
+  const int64_t n = self.dim() <= 1 ? 1 : self.size(0);
+  const int64_t c = self.dim() == 0 ? 1 : self.size(-1);
   TORCH_CHECK(target.scalar_type() == at::kLong, "expected scalar type Long but found ",
               target.scalar_type());
   return MultilabelProblem{n, c, self.reshape({n, c}).contiguous(), target.reshape({n, c}).contiguous()};
@@ -257,6 +273,7 @@ std::tuple<at::Tensor&, at::Tensor&> multilabel_margin_loss_forward_out(
   check_multilabel_shapes(op, self, target);
   // The CPU's shapes: per sample only for a 2-D input without reduction.
   const bool per_sample = reduction == at::Reduction::None && target.dim() > 1;
+  check_multilabel_values(op, self, target);
   check_output(op, output, self.scalar_type(), per_sample ? at::IntArrayRef{self.size(0)} : at::IntArrayRef{},
                {&self, &target});
   check_output(op, is_target, self.scalar_type(), target.sizes(), {&self, &target, &output});
@@ -266,7 +283,7 @@ std::tuple<at::Tensor&, at::Tensor&> multilabel_margin_loss_forward_out(
     output.fill_(reduction == at::Reduction::Mean ? std::numeric_limits<double>::quiet_NaN() : 0.0);
     return {output, is_target};
   }
-  const MultilabelProblem problem = multilabel_problem(op, self, target);
+  const MultilabelProblem problem = multilabel_problem(self, target);
   at::Tensor losses = per_sample && output.is_contiguous() ? output : at::empty({problem.n}, self.options());
   at::Tensor marks = is_target.is_contiguous() ? is_target : at::empty(self.sizes(), self.options());
   TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multilabel_margin_loss over more than 2**32 - 1 samples");
@@ -310,12 +327,13 @@ at::Tensor& multilabel_margin_loss_backward_out(const at::Tensor& grad_output, c
   TORCH_CHECK(is_target.sizes() == target.sizes(), "Expected tensor for argument #3 'target' to have same size "
               "as tensor for argument #5 'is_target'; but ", target.sizes(), " does not equal ",
               is_target.sizes());
+  check_multilabel_values(op, self, target);
   check_output(op, grad_input, self.scalar_type(), self.sizes(), {&grad_output, &self, &target, &is_target});
   check_contiguous_output(grad_input, "grad_input");
   if (self.numel() == 0) {
     return grad_input;
   }
-  const MultilabelProblem problem = multilabel_problem(op, self, target);
+  const MultilabelProblem problem = multilabel_problem(self, target);
   // is_target is the forward's record, read as given: 0 marks a class not
   // listed (the CPU's test), and anything outside [0, 1] (NaN too) is refused.
   const auto [lowest, highest] = at::aminmax(is_target);

@@ -21,6 +21,7 @@ const no_params nothing{};
 at::Tensor& extremum_out(KernelCache& kernels, const char* name, const at::Tensor& self,
                          at::Tensor& out) {
   check_device(name, self);
+  check_out_dtype_first(self.scalar_type(), out, OutputDtype::castable);
   check_dtype(name, self);
   check_output(name, out, self.scalar_type(), {}, {&self}, OutputDtype::castable);
   const ReductionPlan plan = plan_reduction(self, {});

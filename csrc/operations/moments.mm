@@ -9,14 +9,19 @@ namespace mps_ops {
 
 namespace {
 
-at::Tensor& moments_out(const char* name, bool take_sqrt, const at::Tensor& self,
+at::Tensor& moments_out(const char* name, bool take_sqrt, const at::Tensor& self_arg,
                         at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
                         bool keepdim, at::Tensor& out) {
   static KernelCache kernels("var");
-  check_device(name, self);
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
+  check_device(name, self_arg);
+  TORCH_CHECK(at::isFloatingType(self_arg.scalar_type()) || at::isComplexType(self_arg.scalar_type()),
               "std and var only support floating point and complex dtypes");
-  check_dtype(name, self);
+  check_dtype(name, self_arg);
+  // The CPU computes in the out's floating dtype (a bfloat16 input with a
+  // float out gets a float variance, not a bfloat16 one cast up).
+  const bool in_out_dtype = at::isFloatingType(out.scalar_type()) && out.scalar_type() != at::kDouble &&
+                            out.scalar_type() != self_arg.scalar_type();
+  const at::Tensor self = in_out_dtype ? self_arg.to(out.scalar_type()) : self_arg;
   const ReductionPlan plan = plan_reduction(self, dim.value_or(at::IntArrayRef{}));
   const bool direct =
       check_output(name, out, self.scalar_type(), keepdim ? plan.kept_shape : plan.dropped_shape, {&self},

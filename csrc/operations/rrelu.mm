@@ -20,6 +20,7 @@ void rrelu_into(const at::Tensor& self, at::Tensor& noise, const at::Scalar& low
                 bool training, std::optional<at::Generator> generator, at::Tensor& out) {
   static KernelCache kernels("rrelu_with_noise");
   check_device("rrelu_with_noise", self);
+  check_out_dtype_first(self.scalar_type(), out);
   check_dtype("rrelu_with_noise", self);
   TORCH_CHECK(self.sizes() == noise.sizes(), "noise tensor shape must match self tensor shape. Got self.shape = ",
               self.sizes(), " noise.shape = ", noise.sizes());

@@ -78,6 +78,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   check_device("take", self);
   TORCH_CHECK(index.scalar_type() == at::kLong, "take(): Expected a long tensor for index, but got ",
               index.scalar_type());
+  check_out_dtype_first(self.scalar_type(), out);
   check_dtype("take", self);
   TORCH_CHECK(self.scalar_type() == out.scalar_type(),
               "take(): self and out expected to have the same dtype, but got self.dtype = ",

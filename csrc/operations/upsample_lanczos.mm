@@ -166,6 +166,7 @@ at::Tensor lanczos_forward(const at::Tensor& input, c10::SymIntArrayRef output_s
                            std::optional<double> scales_h, std::optional<double> scales_w, at::Tensor* out_arg) {
   const at::IntArrayRef output_size = C10_AS_INTARRAYREF_SLOW(output_size_);
   check_device("_upsample_lanczos2d_aa", input);
+  if (out_arg != nullptr) check_out_dtype_first(input.scalar_type(), *out_arg);
   check_dtype("_upsample_lanczos2d_aa", input);
   check_sizes(input.sizes(), output_size);
   TORCH_CHECK(input.numel() != 0 || input.size(1) * input.size(2) * input.size(3) != 0,
@@ -226,6 +227,7 @@ at::Tensor& upsample_lanczos2d_aa_backward_out(const at::Tensor& grad_output, c1
   const at::IntArrayRef output_size = C10_AS_INTARRAYREF_SLOW(output_size_);
   const at::IntArrayRef input_size = C10_AS_INTARRAYREF_SLOW(input_size_);
   check_device("_upsample_lanczos2d_aa_backward", grad_output);
+  check_out_dtype_first(grad_output.scalar_type(), grad_input);
   check_dtype("_upsample_lanczos2d_aa_backward", grad_output);
   check_sizes(input_size, output_size);
   TORCH_CHECK(grad_output.dim() == 4, "Expected grad_output to be a tensor of dimension 4 but got: dimension ",

@@ -46,6 +46,7 @@ at::Tensor& narrow_copy_out(const at::Tensor& self, int64_t dim, c10::SymInt sta
   int64_t start = start_.expect_int();
   const int64_t length = length_.expect_int();
   check_device("narrow_copy", self);
+  check_out_dtype_first(self.scalar_type(), out);
   check_dtype("narrow_copy", self);
   TORCH_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
   TORCH_CHECK(self.dtype() == out.dtype(), "Expected self.dtype() == output.dtype() to be true, but got false.");

@@ -9,8 +9,9 @@ c10::ScalarType same_dtype(c10::ScalarType common) { return common; }
 at::Tensor& unary_float_out(KernelCache& kernels, const char* op, const at::Tensor& self,
                             at::Tensor& out) {
   check_device(op, self);
-  check_dtype(op, self);
   const auto result_dtype = float_result_type(self.scalar_type());
+  check_out_dtype_first(result_dtype, out, OutputDtype::castable);
+  check_dtype(op, self);
   check_result_dtype(op, result_dtype, self);
   if (!check_output(op, out, result_dtype, self.sizes(), {}, OutputDtype::castable)) {
     out.copy_(unary_float(kernels, op, self));
@@ -70,6 +71,7 @@ void check_binary_inputs(const char* op, const at::Tensor& lhs, const at::Tensor
 at::Tensor& binary_out(KernelCache& kernels, const char* op, ResultDtype result_of_common,
                        const at::Tensor& lhs, const at::Tensor& rhs, at::Tensor& out,
                        KernelParams params) {
+  check_out_dtype_first(at::result_type(lhs, rhs), out, OutputDtype::castable);
   check_binary_inputs(op, lhs, rhs);
   const auto result_dtype = result_of_common(at::result_type(lhs, rhs));
   check_result_dtype(op, result_dtype, lhs);

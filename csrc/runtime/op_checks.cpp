@@ -60,6 +60,26 @@ void check_no_aliasing(const at::Tensor& written, std::initializer_list<const at
 
 }  // namespace
 
+namespace {
+
+// TensorIterator's rule for out=, in the CPU's words.
+void check_castable(c10::ScalarType result, const at::Tensor& out) {
+  TORCH_CHECK(c10::canCast(result, out.scalar_type()), "result type ", result,
+              " can't be cast to the desired output type ", out.scalar_type());
+}
+
+}  // namespace
+
+void check_out_dtype_first(c10::ScalarType input, const at::Tensor& out, OutputDtype rule) {
+  if (!out.defined()) return;
+  if (rule == OutputDtype::castable) {
+    check_castable(input, out);
+  } else {
+    TORCH_CHECK(out.scalar_type() == input, "Expected out tensor to have dtype ", input, ", but got ",
+                out.scalar_type(), " instead");
+  }
+}
+
 bool check_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::IntArrayRef shape,
                   std::initializer_list<const at::Tensor*> inputs, OutputDtype rule) {
   check_on_backend(op, out, "its output", /*cpu_value_allowed=*/false);
@@ -67,8 +87,7 @@ bool check_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::In
     TORCH_CHECK(out.scalar_type() == dtype, "mps_ops: ", op, ": expected out tensor to have dtype ", dtype,
                 ", but got ", out.scalar_type(), " instead (", out.device(), ")");
   } else {
-    TORCH_CHECK(c10::canCast(dtype, out.scalar_type()), "result type ", dtype,
-                " can't be cast to the desired output type ", out.scalar_type());
+    check_castable(dtype, out);
   }
   check_result_dtype(op, out.scalar_type(), out);
   at::native::resize_output(out, shape);

@@ -31,6 +31,16 @@ enum class OutputDtype {
   castable,  // TensorIterator ops: any dtype the result can be cast to
 };
 
+enum class OutputDtype;
+
+// Where the CPU checks an out='s dtype before its dtype dispatch (structured
+// kernels, TensorIterator), an input of a dtype the op lacks (complex, or
+// half for a float-only kernel) with an out of another dtype (exact), or one
+// the result cannot be cast to (castable), gets the CPU's RuntimeError
+// rather than check_dtype's NotImplementedError: call this before the dtype
+// checks. (check_output checks the same again, in its own order.)
+void check_out_dtype_first(c10::ScalarType input, const at::Tensor& out, OutputDtype rule = OutputDtype::exact);
+
 // Every tensor an op writes into (out=, grad_input=, indices=) goes through
 // here, in the CPU's order: device, dtype (by `rule`), resize to `shape`
 // (resize_output, with the CPU's warning for a non-empty out of another

@@ -15,8 +15,31 @@ struct grid3 {
 // nullptr where nothing is bound.
 constexpr int max_buffers = 31;
 
+// What a bounds-checked pointer (bounded_ptr.h) points into.
+enum memory_kind : int32_t { buffer_memory, threadgroup_argument_memory, threadgroup_array_memory };
+
+struct memory_range {
+  uintptr_t begin;
+  uint64_t bytes;
+  memory_kind kind;
+  int32_t index;     // [[buffer(N)]] or [[threadgroup(N)]]
+  const char* name;  // a declared threadgroup array's name
+};
+
+// An access outside its range: `bytes` bytes at byte `offset` from its start.
+struct access_fault {
+  const memory_range* range;
+  int64_t offset;
+  uint64_t bytes;
+};
+
+struct dispatch_args;
+// The core's: records the fault and jumps back to the dispatch (never returns).
+using fail_fn = void (*)(void* context, const access_fault& fault);
+
 struct dispatch_args {
   void* buffers[max_buffers];
+  uint64_t buffer_lengths[max_buffers];  // bytes bound at each buffer
   // [[threadgroup(N)]] parameters: bytes per threadgroup (setThreadgroupMemoryLength).
   uint32_t threadgroup_lengths[max_buffers];
   grid3 threads;  // dispatchThreads: the whole grid
@@ -40,6 +63,8 @@ struct dispatch_args {
   // inaccessible page (the core's; nullptr when unchecked).
   unsigned char* (*threadgroup_storage)(void* context, uint64_t bytes);
   void* threadgroup_storage_context;
+  fail_fn fail;
+  void* fail_context;
   char error[256];  // set by the kernel side; the core raises it
 };
 
@@ -59,6 +84,7 @@ struct kernel_entry {
   uint32_t buffer_mask;       // bit N set: the kernel declares [[buffer(N)]]
   uint32_t threadgroup_mask;  // bit N set: the kernel declares [[threadgroup(N)]]
   bool collective;            // uses barriers or SIMD-group functions: runs on fibers
+  uint64_t (*threadgroup_bytes)();  // declared threadgroup variables' bytes (threadgroup_memory.h)
 };
 
 #if defined(MPS_OPS_EMU_STANDALONE)

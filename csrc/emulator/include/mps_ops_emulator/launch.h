@@ -7,6 +7,7 @@
 #include "kernel_abi.h"
 #include "launch_types.h"
 #include "metal_simd.h"
+#include "bounded_ptr.h"
 #include "threadgroup_memory.h"
 
 namespace mps_ops_emu {
@@ -29,22 +30,34 @@ struct kernel_signature<void (*)(Params...)> {
   using param = typename nth_type<I, Params...>::type;
 };
 
-// [[buffer(N)]]: a pointer parameter gets the address; a reference parameter
-// (`constant T& x [[buffer(N)]]`, set with setBytes) gets the object there.
+// [[buffer(N)]]: a pointer parameter gets the address, bounded by the bytes
+// bound there; a reference parameter (`constant T& x [[buffer(N)]]`, set
+// with setBytes) gets the object there, when enough bytes are bound for it.
 template <class P>
 struct buffer_binding {
-  static P bind(void* address) { return reinterpret_cast<P>(address); }
+  static P bind(const dispatch_args& args, int n) { return reinterpret_cast<P>(args.buffers[n]); }
+};
+template <class T>
+struct buffer_binding<bounded_ptr<T>> {
+  static bounded_ptr<T> bind(const dispatch_args& args, int n) {
+    return bounded_ptr<T>(static_cast<T*>(args.buffers[n]), active_ranges().buffer_range[n]);
+  }
 };
 template <class T>
 struct buffer_binding<T&> {
-  static T& bind(void* address) { return *reinterpret_cast<T*>(address); }
+  static T& bind(const dispatch_args& args, int n) {
+    if (args.buffer_lengths[n] < sizeof(T)) {
+      out_of_bounds(*active_ranges().buffer_range[n], uintptr_t(args.buffers[n]), sizeof(T));
+    }
+    return *reinterpret_cast<T*>(args.buffers[n]);
+  }
 };
 
 template <int N>
 struct buffer_role {
   template <class P>
   static P get(const dispatch_args& args, const thread_place&) {
-    return buffer_binding<P>::bind(args.buffers[N]);
+    return buffer_binding<P>::bind(args, N);
   }
 };
 
@@ -86,16 +99,52 @@ MPS_OPS_EMU_BUILTIN_ROLE(thread_execution_width, (grid3{simd_width, 0, 0}))
 #undef MPS_OPS_EMU_BUILTIN_ROLE
 
 // [[threadgroup(N)]]: the group's slice of the arena the core sized from
-// setThreadgroupMemoryLength; slices are laid out in index order, 16-aligned.
+// setThreadgroupMemoryLength (threadgroup_slices); a pointer is bounded by
+// its own argument's bytes, so running into the next argument is caught.
+template <class P>
+struct threadgroup_binding {
+  static P bind(int n) {
+    const memory_range* range = active_ranges().threadgroup_range[n];
+    return range ? reinterpret_cast<P>(range->begin) : nullptr;
+  }
+};
+template <class T>
+struct threadgroup_binding<bounded_ptr<T>> {
+  static bounded_ptr<T> bind(int n) {
+    const memory_range* range = active_ranges().threadgroup_range[n];
+    return range ? bounded_ptr<T>(reinterpret_cast<T*>(range->begin), range) : bounded_ptr<T>();
+  }
+};
+
 template <int N>
 struct threadgroup_role {
   template <class P>
-  static P get(const dispatch_args& args, const thread_place&) {
-    uint64_t offset = 0;
-    for (int i = 0; i < N; ++i) offset += (uint64_t(args.threadgroup_lengths[i]) + 15) & ~uint64_t(15);
-    return reinterpret_cast<P>(args.threadgroup_arena + offset);
+  static P get(const dispatch_args&, const thread_place&) {
+    return threadgroup_binding<P>::bind(N);
   }
 };
+
+// The ranges every bounded pointer of this dispatch derives from: bound
+// buffers, then the threadgroup arguments' slices of the arena (in index
+// order, 16-aligned). Declared threadgroup arrays add theirs when placed.
+inline void begin_dispatch_ranges(const dispatch_args& args) {
+  range_table& t = active_ranges();
+  t.args = &args;
+  t.count = 0;
+  for (int i = 0; i < max_buffers; ++i) {
+    t.buffer_range[i] = args.buffers[i] ? add_range(uintptr_t(args.buffers[i]), args.buffer_lengths[i],
+                                                    buffer_memory, i, nullptr)
+                                        : nullptr;
+  }
+  uint64_t offset = 0;
+  for (int i = 0; i < max_buffers; ++i) {
+    const uint64_t length = args.threadgroup_lengths[i];
+    t.threadgroup_range[i] = length ? add_range(uintptr_t(args.threadgroup_arena + offset), length,
+                                                threadgroup_argument_memory, i, nullptr)
+                                    : nullptr;
+    offset += (length + 15) & ~uint64_t(15);
+  }
+}
 
 // Without the a + b - 1 form, which wraps for grids near 2**32.
 inline uint32_t ceil_div(uint32_t a, uint32_t b) { return a / b + (a % b != 0); }
@@ -155,6 +204,7 @@ void launch(const dispatch_args& args) {
   using invoke = typename make_indices<sizeof...(Roles)>::template call<Fn, Kernel, Roles...>;
   plain_loop_args() = &args;
   current_group() = nullptr;  // whatever an earlier, faulted dispatch left
+  begin_dispatch_ranges(args);
   for_each_group(args, [&](thread_place t) {
     const grid3 origin = t.in_grid;
     uint32_t index = 0;
@@ -182,6 +232,7 @@ void launch_collective(const dispatch_args& args) {
   static_assert(sizeof(fiber) <= fiber_record_bytes, "fiber record larger than the host reserves");
   using invoke = typename make_indices<sizeof...(Roles)>::template call<Fn, Kernel, Roles...>;
   plain_loop_args() = nullptr;
+  begin_dispatch_ranges(args);
   for_each_group(args, [&](const thread_place& t) {
     return run_group_fibers(args, t, &invoke::call);
   });

@@ -90,4 +90,24 @@ MPS_OPS_EMU_ATOMIC_FETCH(max, (old < b ? b : old),
                          "atomic_fetch_max exists for integers only (no float min/max)")
 #undef MPS_OPS_EMU_ATOMIC_FETCH
 
+// Through a bounds-checked pointer (bounded_ptr.h): the object is checked,
+// then the raw form above does the work.
+#define MPS_OPS_EMU_ATOMIC_BOUNDED(NAME)                                                  \
+  template <class P, class... Rest>                                                      \
+  auto NAME(::mps_ops_emu::bounded_ptr<P> object, Rest... rest)->decltype(NAME(&*object, rest...)) { \
+    return NAME(&*object, rest...);                                                      \
+  }
+MPS_OPS_EMU_ATOMIC_BOUNDED(atomic_load_explicit)
+MPS_OPS_EMU_ATOMIC_BOUNDED(atomic_store_explicit)
+MPS_OPS_EMU_ATOMIC_BOUNDED(atomic_exchange_explicit)
+MPS_OPS_EMU_ATOMIC_BOUNDED(atomic_compare_exchange_weak_explicit)
+MPS_OPS_EMU_ATOMIC_BOUNDED(atomic_fetch_add_explicit)
+MPS_OPS_EMU_ATOMIC_BOUNDED(atomic_fetch_sub_explicit)
+MPS_OPS_EMU_ATOMIC_BOUNDED(atomic_fetch_and_explicit)
+MPS_OPS_EMU_ATOMIC_BOUNDED(atomic_fetch_or_explicit)
+MPS_OPS_EMU_ATOMIC_BOUNDED(atomic_fetch_xor_explicit)
+MPS_OPS_EMU_ATOMIC_BOUNDED(atomic_fetch_min_explicit)
+MPS_OPS_EMU_ATOMIC_BOUNDED(atomic_fetch_max_explicit)
+#undef MPS_OPS_EMU_ATOMIC_BOUNDED
+
 }  // namespace metal

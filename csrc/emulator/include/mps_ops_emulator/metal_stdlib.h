@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bfloat.h"
+#include "bounded_ptr.h"
 #include "vector.h"
 
 // Address spaces carry no meaning on the CPU. `constant` must still be const:
