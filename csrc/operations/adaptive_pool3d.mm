@@ -7,7 +7,7 @@
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/adaptive_pool3d_params.h"
 
 #include <ATen/native/Resize.h>
 #include <ATen/ops/add.h>

@@ -2,7 +2,7 @@
 // relu(self + alpha * other); kernels in csrc/kernels/add_relu.metal.
 #include "elementwise_stubs.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/add_relu_params.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/ScalarOps.h>

@@ -7,7 +7,7 @@
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/glu_jvp_params.h"
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>

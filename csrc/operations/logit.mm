@@ -3,7 +3,7 @@
 #include "../runtime/elementwise.h"
 #include "../runtime/op_checks.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/logit_params.h"
 
 namespace mps_ops {
 

@@ -7,7 +7,7 @@
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/logspace_params.h"
 
 #include <ATen/Dispatch.h>
 

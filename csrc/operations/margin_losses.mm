@@ -8,7 +8,8 @@
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/margin_losses_params.h"
+#include "../kernels/sum_params.h"
 
 #include <ATen/core/Reduction.h>
 #include <ATen/native/Resize.h>

@@ -5,6 +5,8 @@
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
 
+#include "../kernels/moments_params.h"
+
 namespace mps_ops {
 
 namespace {

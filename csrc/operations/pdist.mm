@@ -5,7 +5,7 @@
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/pdist_params.h"
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>

@@ -8,7 +8,7 @@
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/rrelu_params.h"
 
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>

@@ -8,7 +8,7 @@
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/segment_reduce_params.h"
 
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/cat.h>

@@ -5,7 +5,7 @@
 
 #include "backend.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/include/mps_ops/reduction_layout.h"
 
 #include <ATen/core/Tensor.h>
 
