@@ -8,6 +8,7 @@
 
 #if !defined(MPS_OPS_WITH_METAL)
 #include "emulator/backend.h"
+#include "emulator/kernel_table.h"
 #include "emulator/options.h"
 #endif
 
@@ -228,6 +229,24 @@ void library_dispatch(uintptr_t library, const std::string& name, const py::list
   }
 }
 
+// The [[buffer(N)]] parameters a built-in kernel declares, as (slot, kind,
+// bytes) in declaration order (kind: "d" device pointer, "c" constant
+// pointer, "v" constant reference; bytes: the pointee's or referenced type's
+// size). The emulator's table has them from the prepass; none on Metal.
+py::list kernel_params(const std::string& host_name) {
+  py::list params;
+#if !defined(MPS_OPS_WITH_METAL)
+  const auto& table = emulator::builtin_kernels();
+  const auto it = table.find(host_name);
+  TORCH_CHECK_VALUE(it != table.end(), "mps_ops: no built-in kernel named ", host_name);
+  for (uint32_t i = 0; i < it->second.buffer_param_count; ++i) {
+    const auto& p = it->second.buffer_params[i];
+    params.append(py::make_tuple(p.slot, std::string(1, p.kind), p.bytes));
+  }
+#endif
+  return params;
+}
+
 std::vector<std::string> kernel_names() {
 #if defined(MPS_OPS_WITH_METAL)
   return {};
@@ -247,6 +266,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("profile_start", &mps_ops::profile::start);
   m.def("profile_stop", &mps_ops::profile_stop);
   m.def("kernel_names", &mps_ops::kernel_names);
+  m.def("kernel_params", &mps_ops::kernel_params);
   m.def("wrapped_number", &mps_ops::wrapped_number);
   m.def("library_load", &mps_ops::library_load);
   m.def("library_load_metallib", &mps_ops::library_load_metallib);
