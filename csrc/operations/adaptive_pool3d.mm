@@ -155,9 +155,9 @@ at::Tensor& adaptive_avg_pool3d_out(const at::Tensor& self, c10::SymIntArrayRef 
   const ContiguousOutput target(out);
   pool3d_geometry g{};
   as_5d(self, g.in_sizes, g.in_strides);
-  as_5d(target.target, g.out_sizes, g.out_strides);
+  as_5d(target.tensor, g.out_sizes, g.out_strides);
   static KernelCache kernels("adaptive_avg_pool3d");
-  dispatch_per_element(kernels, target.target, {&target.target, &self}, g);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &self}, g);
   target.copy_back();
   return out;
 }
@@ -174,10 +174,10 @@ at::Tensor& adaptive_avg_pool3d_backward_out(const at::Tensor& grad_output, cons
                {&grad_output, &self});
   const ContiguousOutput target(grad_input);
   pool3d_geometry g{};
-  as_5d(target.target, g.in_sizes, g.in_strides);
+  as_5d(target.tensor, g.in_sizes, g.in_strides);
   as_5d(grad_output, g.out_sizes, g.out_strides);
   static KernelCache kernels("adaptive_avg_pool3d_backward");
-  dispatch_per_element(kernels, target.target, {&target.target, &grad_output}, g);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &grad_output}, g);
   target.copy_back();
   return grad_input;
 }
@@ -197,11 +197,11 @@ std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool3d_out(const at::Tensor& s
   const ContiguousOutput target(out), index_target(indices);
   pool3d_geometry g{};
   as_5d(self, g.in_sizes, g.in_strides);
-  as_5d(target.target, g.out_sizes, g.out_strides);
+  as_5d(target.tensor, g.out_sizes, g.out_strides);
   long unused[5];
-  as_5d(index_target.target, unused, g.index_strides);
+  as_5d(index_target.tensor, unused, g.index_strides);
   static KernelCache kernels("adaptive_max_pool3d");
-  dispatch_per_element(kernels, target.target, {&target.target, &index_target.target, &self}, g);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &index_target.tensor, &self}, g);
   target.copy_back();
   index_target.copy_back();
   return {out, indices};
@@ -221,12 +221,12 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
                {&grad_output, &self, &indices});
   const ContiguousOutput target(grad_input);
   pool3d_geometry g{};
-  as_5d(target.target, g.in_sizes, g.in_strides);
+  as_5d(target.tensor, g.in_sizes, g.in_strides);
   as_5d(grad_output, g.out_sizes, g.out_strides);
   long unused[5];
   as_5d(indices, unused, g.index_strides);
   static KernelCache kernels("adaptive_max_pool3d_backward");
-  dispatch_per_element(kernels, target.target, {&target.target, &grad_output, &indices}, g);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &grad_output, &indices}, g);
   target.copy_back();
   return grad_input;
 }

@@ -72,7 +72,7 @@ std::tuple<at::Tensor, at::Tensor> batch_norm_update_stats(
     const ContiguousOutput rm = writable(running_mean, has_mean), rv = writable(running_var, has_var);
     const float m = static_cast<float>(momentum);
     dispatch_reduction(update_kernels.get(Variant::reduce, param_dtype, dtype),
-                       {&mean, &var, &rm.target, &rv.target}, input, plan, m);
+                       {&mean, &var, &rm.tensor, &rv.tensor}, input, plan, m);
     rm.copy_back();
     rv.copy_back();
     return {mean, var};

@@ -102,7 +102,7 @@ std::tuple<at::Tensor&, at::Tensor&> pool_out(const char* op, int64_t dims, cons
   check_output(op, indices, at::kLong, shape, {&self, &random_samples, &output});
   const ContiguousOutput out(output), idx(indices);
   const at::Tensor samples = random_samples.contiguous();
-  dispatch_per_element(kernels, out.target, {&out.target, &idx.target, &self, &samples}, p);
+  dispatch_per_element(kernels, out.tensor, {&out.tensor, &idx.tensor, &self, &samples}, p);
   out.copy_back();
   idx.copy_back();
   return {output, indices};
@@ -140,7 +140,7 @@ at::Tensor& pool_backward_out(const char* op, int64_t dims, const at::Tensor& gr
   check_output(op, grad_input, grad_output.scalar_type(), self.sizes(), {&grad_output, &self, &indices});
   const ContiguousOutput target(grad_input);
   const at::Tensor grad = grad_output.contiguous(), idx = indices.contiguous();
-  dispatch_per_element(kernels, target.target, {&target.target, &grad, &idx}, p);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &grad, &idx}, p);
   target.copy_back();
   return grad_input;
 }

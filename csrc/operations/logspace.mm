@@ -61,7 +61,7 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
   split(std::log2(base), params.log2_base);
   params.steps = steps;
   const ContiguousOutput target(out);
-  dispatch_per_element(kernels, target.target, {&target.target}, params);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor}, params);
   target.copy_back();
   return out;
 }

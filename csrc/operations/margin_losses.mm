@@ -119,7 +119,7 @@ void reduce_losses(const at::Tensor& losses, int64_t reduction, at::Tensor& out)
   // The mean over no samples is 0 * inf: NaN.
   const sum_params scale{reduction == at::Reduction::Mean ? 1.0f / static_cast<float>(losses.numel())
                                                           : 1.0f};
-  dispatch_reduction(sum_kernels.get(Variant::reduce, at::kFloat, at::kFloat), {&total.target}, losses,
+  dispatch_reduction(sum_kernels.get(Variant::reduce, at::kFloat, at::kFloat), {&total.tensor}, losses,
                      plan_reduction(losses, {}), scale);
   total.copy_back();
 }
@@ -148,13 +148,13 @@ at::Tensor& multi_margin_loss_out(const at::Tensor& self, const at::Tensor& targ
   TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multi_margin_loss over more than 2**32 - 1 samples");
   const Dim3 group = per_sample_group(problem.c);
   KernelFunction function(loss_kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-  function.bind_operands(losses.target, problem.x, problem.target, problem.weight).bind(problem.params);
+  function.bind_operands(losses.tensor, problem.x, problem.target, problem.weight).bind(problem.params);
   function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
   if (per_sample) {
     losses.copy_back();
     return out;
   }
-  reduce_losses(losses.target, reduction, out);
+  reduce_losses(losses.tensor, reduction, out);
   return out;
 }
 
@@ -268,14 +268,14 @@ std::tuple<at::Tensor&, at::Tensor&> multilabel_margin_loss_forward_out(
   const multilabel_margin_params params{0, problem.n, problem.c, 1.0f};
   const Dim3 group = per_sample_group(problem.c);
   KernelFunction function(kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-  function.bind_operands(losses.target, is_target, problem.x, problem.target).bind(params);
+  function.bind_operands(losses.tensor, is_target, problem.x, problem.target).bind(params);
   function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
   if (per_sample) {
     losses.copy_back();
   } else if (reduction == at::Reduction::None) {
-    output.copy_(losses.target.view(at::IntArrayRef{}));  // one sample, as a 0-dim loss
+    output.copy_(losses.tensor.view(at::IntArrayRef{}));  // one sample, as a 0-dim loss
   } else {
-    reduce_losses(losses.target, reduction, output);
+    reduce_losses(losses.tensor, reduction, output);
   }
   return {output, is_target};
 }

@@ -27,7 +27,7 @@ at::Tensor& extremum_out(KernelCache& kernels, const char* name, const at::Tenso
   const ReductionPlan plan = plan_reduction(self, {});
   const ContiguousOutput target(out, self.scalar_type());
   const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());
-  dispatch_reduction(kernel, {&target.target}, self, plan, nothing);
+  dispatch_reduction(kernel, {&target.tensor}, self, plan, nothing);
   target.copy_back();
   return out;
 }

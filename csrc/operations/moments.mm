@@ -32,7 +32,7 @@ at::Tensor& moments_out(const char* name, bool take_sqrt, const at::Tensor& self
   }
   const moments_params params{static_cast<float>(correction_value), take_sqrt};
   const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());
-  dispatch_reduction(kernel, {&target.target}, self, plan, params);
+  dispatch_reduction(kernel, {&target.tensor}, self, plan, params);
   target.copy_back();
   return out;
 }

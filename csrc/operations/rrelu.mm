@@ -45,13 +45,13 @@ void rrelu_into(const at::Tensor& self, at::Tensor& noise, const at::Scalar& low
   // Evaluation reads no noise: x stands in for it.
   const ContiguousOutput noise_target(training ? noise : x);
   if (training) {
-    noise_target.target.uniform_(lower.to<double>(), upper.to<double>(), generator);
+    noise_target.tensor.uniform_(lower.to<double>(), upper.to<double>(), generator);
   }
   // The CPU's mean slope: (lower + upper) / 2 in double, then the kernel's float.
   const rrelu_params params{static_cast<float>((lower.to<double>() + upper.to<double>()) / 2.0),
                             training ? 1 : 0};
   const ContiguousOutput target(out);
-  dispatch_per_element(kernels, target.target, {&target.target, &noise_target.target, &x}, params);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &noise_target.tensor, &x}, params);
   noise_target.copy_back();
   target.copy_back();
 }

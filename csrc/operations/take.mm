@@ -98,7 +98,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
 
   const at::Tensor index_c = index.contiguous();
   const ContiguousOutput result(out);
-  const at::Tensor& target = result.target;
+  const at::Tensor& target = result.tensor;
   const KernelHandle* handle = kernels.get(Variant::dense, self.scalar_type(), self.scalar_type());
   // One dispatch per 2**31 - 1 elements keeps the thread index in 32 bits.
   for (int64_t start = 0; start < target.numel(); start += INT32_MAX) {

@@ -261,8 +261,8 @@ at::Tensor& upsample_lanczos2d_aa_backward_out(const at::Tensor& grad_output, c1
   params.taps_w = columns.taps;
   const ContiguousOutput target(grad_input);
   dispatch_per_element(
-      kernels, target.target,
-      {&target.target, &grad_output, &rows.table, &rows.weights, &columns.table, &columns.weights}, params);
+      kernels, target.tensor,
+      {&target.tensor, &grad_output, &rows.table, &rows.weights, &columns.table, &columns.weights}, params);
   target.copy_back();
   return grad_input;
 }

@@ -9,18 +9,18 @@ ContiguousOutput::ContiguousOutput(const at::Tensor& out, std::optional<c10::Sca
     : out_(out) {
   const c10::ScalarType want = dtype.value_or(out.scalar_type());
   if (out.is_contiguous() && out.scalar_type() == want) {
-    target = out;
+    tensor = out;
   } else if (contents == Contents::keep) {
     // (to() with a memory format would return a strided 1-D out itself.)
-    target = out.to(want).contiguous();
+    tensor = out.to(want).contiguous();
   } else {
-    target = at::empty(out.sizes(), out.options().dtype(want));
+    tensor = at::empty(out.sizes(), out.options().dtype(want));
   }
 }
 
 void ContiguousOutput::copy_back() const {
-  if (!target.is_same(out_)) {
-    out_.copy_(target);
+  if (!tensor.is_same(out_)) {
+    out_.copy_(tensor);
   }
 }
 

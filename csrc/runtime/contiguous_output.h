@@ -24,7 +24,7 @@ class ContiguousOutput {
       : ContiguousOutput(out, std::nullopt, contents) {}
 
   // What the kernel writes: out itself, or the stand-in.
-  at::Tensor target;
+  at::Tensor tensor;
 
   // Copies the stand-in into out; nothing when the kernel wrote out itself.
   void copy_back() const;
