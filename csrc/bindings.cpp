@@ -8,6 +8,7 @@
 
 #if !defined(MPS_OPS_WITH_METAL)
 #include "emulator/backend.h"
+#include "emulator/kernel_table.h"
 #include "emulator/options.h"
 #endif
 
@@ -71,7 +72,8 @@ py::list profile_stop(size_t mark) {
   py::list out;
   for (const auto& r : profile::stop(mark)) {
     out.append(py::make_tuple(r.kernel, py::make_tuple(r.threads.x, r.threads.y, r.threads.z),
-                              py::make_tuple(r.group.x, r.group.y, r.group.z), r.buffers, r.operands));
+                              py::make_tuple(r.group.x, r.group.y, r.group.z), r.buffers, r.operands,
+                              r.inline_slots, r.element_sizes));
   }
   return out;
 }
@@ -162,9 +164,10 @@ class InterruptScope {
 #endif
 };
 
-// torch.mps.compile_shader's calling convention: tensors bind as buffers at
-// their storage offset, Python ints as int64, floats as float32, lists as
-// arrays of int64 (all ints) or float32.
+// torch.mps.compile_shader's calling convention: arguments bind in order,
+// tensors as buffers from their storage offset to the storage's end, Python
+// ints as int64, floats as float32, lists as arrays of int64 (all ints) or
+// float32.
 void library_dispatch(uintptr_t library, const std::string& name, const py::list& args,
                       const std::vector<uint32_t>& threads, const std::vector<uint32_t>& group,
                       const std::vector<uint32_t>& threadgroup_memory) {
@@ -174,29 +177,28 @@ void library_dispatch(uintptr_t library, const std::string& name, const py::list
   std::vector<at::Tensor> keep_alive;
   for (size_t i = 0; i < args.size(); ++i) {
     py::handle arg = args[i];
-    const int index = static_cast<int>(i);
     if (THPVariable_Check(arg.ptr())) {
       at::Tensor t = THPVariable_Unpack(arg.ptr());
       TORCH_CHECK(t.device().type() == backend().device_type(), "mps_ops: ", name, ": argument ", i,
                   " is on ", t.device(), ", but the ", backend().name(), " backend runs kernels on ",
                   c10::DeviceTypeName(backend().device_type(), true));
       const size_t offset = t.storage_offset() * t.element_size();
-      function.set_buffer(index, t, t.const_data_ptr(), t.storage().nbytes() - offset);
+      function.bind(BufferSpan{t, t.const_data_ptr(), t.storage().nbytes() - offset});
       keep_alive.push_back(std::move(t));
     } else if (PyBool_Check(arg.ptr()) || PyLong_Check(arg.ptr())) {
-      function.set_value(index, arg.cast<int64_t>());
+      function.bind(arg.cast<int64_t>());
     } else if (PyFloat_Check(arg.ptr())) {
-      function.set_value(index, arg.cast<float>());
+      function.bind(arg.cast<float>());
     } else if (py::isinstance<py::list>(arg) || py::isinstance<py::tuple>(arg)) {
       auto items = py::reinterpret_borrow<py::sequence>(arg);
       bool all_ints = true;
       for (auto item : items) all_ints &= PyLong_Check(item.ptr()) != 0;
       if (all_ints) {
         auto values = items.cast<std::vector<int64_t>>();
-        function.set_bytes(index, values.data(), values.size() * sizeof(int64_t));
+        function.bind(c10::ArrayRef<int64_t>(values));
       } else {
         auto values = items.cast<std::vector<float>>();
-        function.set_bytes(index, values.data(), values.size() * sizeof(float));
+        function.bind(c10::ArrayRef<float>(values));
       }
     } else {
       TORCH_CHECK_TYPE(false, "mps_ops: ", name, ": argument ", i, " of type ",
@@ -227,6 +229,24 @@ void library_dispatch(uintptr_t library, const std::string& name, const py::list
   }
 }
 
+// The [[buffer(N)]] parameters a built-in kernel declares, as (slot, kind,
+// bytes) in declaration order (kind: "d" device pointer, "c" constant
+// pointer, "v" constant reference; bytes: the pointee's or referenced type's
+// size). The emulator's table has them from the prepass; none on Metal.
+py::list kernel_params(const std::string& host_name) {
+  py::list params;
+#if !defined(MPS_OPS_WITH_METAL)
+  const auto& table = emulator::builtin_kernels();
+  const auto it = table.find(host_name);
+  TORCH_CHECK_VALUE(it != table.end(), "mps_ops: no built-in kernel named ", host_name);
+  for (uint32_t i = 0; i < it->second.buffer_param_count; ++i) {
+    const auto& p = it->second.buffer_params[i];
+    params.append(py::make_tuple(p.slot, std::string(1, p.kind), p.bytes));
+  }
+#endif
+  return params;
+}
+
 std::vector<std::string> kernel_names() {
 #if defined(MPS_OPS_WITH_METAL)
   return {};
@@ -246,6 +266,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("profile_start", &mps_ops::profile::start);
   m.def("profile_stop", &mps_ops::profile_stop);
   m.def("kernel_names", &mps_ops::kernel_names);
+  m.def("kernel_params", &mps_ops::kernel_params);
   m.def("wrapped_number", &mps_ops::wrapped_number);
   m.def("library_load", &mps_ops::library_load);
   m.def("library_load_metallib", &mps_ops::library_load_metallib);

@@ -99,6 +99,7 @@ class Kernel:
     name: str
     roles: list[str]
     body_names: set = field(default_factory=set)
+    params: list = field(default_factory=list)  # each parameter's tokens
 
 
 @dataclass
@@ -221,7 +222,7 @@ def scan(source: str) -> Scan:
                     params = _split_params(tokens[j + 3 : close])
                     roles = [_param_role(p, name) for p in params]
                     if roles and all(r is not None for r in roles):
-                        result.kernels.setdefault(name, Kernel(name, roles))
+                        result.kernels.setdefault(name, Kernel(name, roles, params=params))
                         # Parameter attributes mean nothing to C++ (and
                         # [[threadgroup(N)]] would meet the `threadgroup` macro).
                         for k in range(j + 3, close):
@@ -538,6 +539,27 @@ def slot_masks(kernel: Kernel) -> tuple[int, int]:
     return masks["buffer"], masks["threadgroup"]
 
 
+def buffer_params(kernel: Kernel, fn: str) -> list[str]:
+    """C++ initializers of the kernel's [[buffer(N)]] parameters
+    (kernel_abi.h buffer_param), for test/test_bindings.py's check that each
+    host stub binds what the kernel declares: the kind from the MSL text
+    (`device`/`constant`, pointer or reference), the bytes from the
+    instantiated signature (the referenced type, or the pointee)."""
+    entries = []
+    for index, (param, role) in enumerate(zip(kernel.params, kernel.roles)):
+        m = re.match(r"::mps_ops_emu::buffer_role<(\d+)>", role)
+        if not m:
+            continue
+        texts = [t.text for t in param[: [t.text for t in param].index("[[")]]
+        is_reference = "&" in texts
+        kind = "v" if is_reference else "d" if "device" in texts else "c"
+        param_type = f"::mps_ops_emu::kernel_signature<decltype({fn})>::param<{index}>"
+        # A pointer parameter is a bounded_ptr here (or a raw pointer).
+        size = f"sizeof({param_type})" if is_reference else f"::mps_ops_emu::pointee_size<{param_type}>::value"
+        entries.append(f"{{{m.group(1)}u, '{kind}', static_cast<unsigned>({size})}}")
+    return entries
+
+
 def instantiated_kernels(result: Scan, origin: str) -> list[tuple[Instantiation, Kernel]]:
     """Each host-named instantiation with the kernel it instantiates, in source order."""
     if not result.instantiations:
@@ -572,11 +594,16 @@ def generate(source: str, origin: str) -> str:
         static_bytes = f"&::mps_ops_emu::declared_threadgroup_bytes<threadgroup_sizes{declared}>"
         launcher = "launch_collective" if collective else "launch"
         fn = f"&{inst.entity}"
+        params = buffer_params(kernel, fn)
+        params_decl = (f" static const ::mps_ops_emu::buffer_param mps_ops_emu_params_{n}[] = "
+                       f"{{{', '.join(params)}}};" if params else "")
+        params_ref = f"mps_ops_emu_params_{n}, {len(params)}u" if params else "nullptr, 0u"
         edits.append((inst.end, inst.end,
-            f" static const ::mps_ops_emu::registrar mps_ops_emu_kernel_{n}("
+            f"{params_decl} static const ::mps_ops_emu::registrar mps_ops_emu_kernel_{n}("
             f"::mps_ops_emu::kernel_entry{{\"{inst.host_name}\", \"{origin}\", "
             f"&::mps_ops_emu::{launcher}<decltype({fn}), {fn}, {', '.join(kernel.roles)}>, "
-            f"{buffer_mask}u, {threadgroup_mask}u, {'true' if collective else 'false'}, {static_bytes}}});"
+            f"{buffer_mask}u, {threadgroup_mask}u, {'true' if collective else 'false'}, {params_ref}, "
+            f"{static_bytes}}});"
         ))
     pieces, last = [], 0
     for start, end, text in sorted(edits):

@@ -17,8 +17,11 @@ after their operands (``OPERAND_SLOTS``, e.g. take). "Bytes bound" in the
 tables here means the operand slots: the tensor buffers, and a 0-dim CPU
 operand bound inline as its value (its itemsize; it is operand data, not
 metadata). Kernels outside the grammar (``compile_shader``'s) count every slot
-as an operand. The dispatch record does not say which slots are inline, so
-this split is inferred from the kernel's name.
+as an operand. Host stubs mark their operand slots (``Dispatch.operands``);
+where a record has no mark, the split is inferred from the kernel's name.
+``Dispatch.inline`` and ``Dispatch.itemsizes`` say, per slot, whether it was
+bound as inline bytes and the bound tensor's itemsize (test/test_bindings.py
+compares them with the kernel's declared parameters).
 
 Work figures. ``bytes_to_move(inputs, outputs)`` is what a call must move at
 least: every input read once, every output written once. An input counts its
@@ -72,6 +75,8 @@ class Dispatch:
     group_size: tuple  # threads per threadgroup (x, y, z)
     buffers: tuple  # bytes bound, one int per argument slot
     operands: int = -1  # leading slots that are operands, as the host stub said; -1 if unsaid
+    inline: tuple = ()  # per slot: True where bound as inline bytes (setBytes), not a buffer
+    itemsizes: tuple = ()  # per slot: the bound tensor's itemsize; 0 for inline bytes or unknown
 
     @property
     def op(self):
@@ -129,8 +134,9 @@ class Profile:
 
     def __exit__(self, *exc):
         self.dispatches = [
-            Dispatch(kernel, tuple(threads), tuple(group), tuple(buffers), operands)
-            for kernel, threads, group, buffers, operands in _C.profile_stop(self._mark)
+            Dispatch(kernel, tuple(threads), tuple(group), tuple(buffers), operands, tuple(inline),
+                     tuple(itemsizes))
+            for kernel, threads, group, buffers, operands, inline, itemsizes in _C.profile_stop(self._mark)
         ]
         return False
 

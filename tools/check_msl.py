@@ -77,8 +77,10 @@ def compile_cpp14(metal: str, cxx: str) -> list[str]:
 
 def kernel_files() -> tuple[list[str], list[str]]:
     metal = sorted(glob.glob(os.path.join(ROOT, "csrc", "kernels", "*.metal")))
-    headers = sorted(glob.glob(os.path.join(ROOT, "csrc", "kernels", "include", "**", "*.h"),
-                           recursive=True))
+    # The shared headers under include/ and each family's parameter header
+    # beside its kernels (plain C++ the host stub includes too).
+    headers = sorted(glob.glob(os.path.join(ROOT, "csrc", "kernels", "include", "**", "*.h"), recursive=True) +
+                     glob.glob(os.path.join(ROOT, "csrc", "kernels", "*.h")))
     return metal, headers
 
 

@@ -7,8 +7,9 @@
 // index of it within the D*H*W plane, as the CPU does.
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
-#include <mps_ops/params.h>
 #include <mps_ops/types.h>
+
+#include "adaptive_pool3d_params.h"
 using namespace metal;
 
 namespace {

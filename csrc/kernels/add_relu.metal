@@ -7,7 +7,8 @@
 // converted on the host as the CPU converts it.
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
-#include <mps_ops/params.h>
+
+#include "add_relu_params.h"
 using namespace metal;
 
 struct add_relu_functor {

@@ -6,6 +6,8 @@
 // others stop. The host has checked every index is in range.
 #include <metal_stdlib>
 #include <mps_ops/reduction.h>
+
+#include "embedding_renorm_params.h"
 using namespace metal;
 
 template <typename T>

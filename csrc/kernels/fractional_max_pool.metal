@@ -10,7 +10,8 @@
 // of every window whose index names it (no atomics).
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
-#include <mps_ops/params.h>
+
+#include "fractional_max_pool_params.h"
 using namespace metal;
 
 namespace {

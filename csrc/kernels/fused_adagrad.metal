@@ -9,7 +9,8 @@
 // found_inf are read from their (device) tensors, so the host never waits.
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
-#include <mps_ops/params.h>
+
+#include "fused_adagrad_params.h"
 using namespace metal;
 
 template <typename T>

@@ -10,7 +10,8 @@
 //   d grad_b    = d grad_a * (a - a * s) + grad_a * (da - da * s - a * s * n)
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
-#include <mps_ops/params.h>
+
+#include "glu_jvp_params.h"
 using namespace metal;
 
 namespace {

@@ -3,7 +3,8 @@
 // the CPU does.
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
-#include <mps_ops/params.h>
+
+#include "logit_params.h"
 using namespace metal;
 
 struct logit_functor {

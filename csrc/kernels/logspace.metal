@@ -11,7 +11,8 @@
 #include <metal_stdlib>
 #include <mps_ops/double_float.h>
 #include <mps_ops/elementwise.h>
-#include <mps_ops/params.h>
+
+#include "logspace_params.h"
 using namespace metal;
 
 namespace {

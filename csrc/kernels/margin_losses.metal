@@ -6,6 +6,8 @@
 // The host has checked every target is in [0, c) and made x contiguous.
 #include <metal_stdlib>
 #include <mps_ops/reduction.h>
+
+#include "margin_losses_params.h"
 using namespace metal;
 
 template <typename T>

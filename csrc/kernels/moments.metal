@@ -4,6 +4,8 @@
 // max(0, n - correction), so n <= correction gives inf or NaN as on the CPU.
 #include <metal_stdlib>
 #include <mps_ops/moments.h>
+
+#include "moments_params.h"
 using namespace metal;
 
 // Welford twice: on the values, and on the values times 2**-80 for slices

@@ -7,6 +7,8 @@
 // gradient element is written once (no atomics).
 #include <metal_stdlib>
 #include <mps_ops/reduction.h>
+
+#include "pdist_params.h"
 using namespace metal;
 
 namespace {

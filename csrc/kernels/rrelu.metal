@@ -6,7 +6,8 @@
 // the CPU.
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
-#include <mps_ops/params.h>
+
+#include "rrelu_params.h"
 using namespace metal;
 
 template <typename T>

@@ -12,7 +12,8 @@
 //   prod: g * result / x, or for x == 0 the product of the others (0 if another is 0)
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
-#include <mps_ops/params.h>
+
+#include "segment_reduce_params.h"
 using namespace metal;
 
 namespace {

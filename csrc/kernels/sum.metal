@@ -2,6 +2,8 @@
 // accumulated in float for half and bfloat.
 #include <metal_stdlib>
 #include <mps_ops/reduction.h>
+
+#include "sum_params.h"
 using namespace metal;
 
 template <typename In>

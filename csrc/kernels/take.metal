@@ -5,8 +5,9 @@
 // checked every index is in range and made out, index and source contiguous.
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
-#include <mps_ops/params.h>
 #include <mps_ops/types.h>
+
+#include "take_params.h"
 using namespace metal;
 
 namespace {

@@ -11,7 +11,8 @@
 // cells covering it in (oh, ow) order, the order the CPU's scatter adds them.
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
-#include <mps_ops/params.h>
+
+#include "upsample_lanczos_params.h"
 using namespace metal;
 
 namespace {

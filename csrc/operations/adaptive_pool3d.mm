@@ -2,12 +2,13 @@
 // functional and out= forms; kernels in csrc/kernels/adaptive_pool3d.metal.
 // Outputs are contiguous, as the CPU's are; checks and messages are the
 // CPU's.
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/adaptive_pool3d_params.h"
 
 #include <ATen/native/Resize.h>
 #include <ATen/ops/add.h>
@@ -152,13 +153,13 @@ at::Tensor& adaptive_avg_pool3d_out(const at::Tensor& self, c10::SymIntArrayRef 
   check_out_dtype_first(self.scalar_type(), out);
   check_pool_input("adaptive_avg_pool3d", self, output_size);
   check_output("adaptive_avg_pool3d", out, self.scalar_type(), pooled_shape(self, output_size), {&self});
-  at::Tensor target = contiguous_target(out);
+  const ContiguousOutput target(out);
   pool3d_geometry g{};
   as_5d(self, g.in_sizes, g.in_strides);
-  as_5d(target, g.out_sizes, g.out_strides);
+  as_5d(target.tensor, g.out_sizes, g.out_strides);
   static KernelCache kernels("adaptive_avg_pool3d");
-  dispatch_per_element(kernels, target, {&target, &self}, &g, sizeof(g));
-  copy_back(out, target);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &self}, g);
+  target.copy_back();
   return out;
 }
 
@@ -172,13 +173,13 @@ at::Tensor& adaptive_avg_pool3d_backward_out(const at::Tensor& grad_output, cons
   check_pool_backward("adaptive_avg_pool3d_backward", grad_output, self, nullptr);
   check_output("adaptive_avg_pool3d_backward", grad_input, grad_output.scalar_type(), self.sizes(),
                {&grad_output, &self});
-  at::Tensor target = contiguous_target(grad_input);
+  const ContiguousOutput target(grad_input);
   pool3d_geometry g{};
-  as_5d(target, g.in_sizes, g.in_strides);
+  as_5d(target.tensor, g.in_sizes, g.in_strides);
   as_5d(grad_output, g.out_sizes, g.out_strides);
   static KernelCache kernels("adaptive_avg_pool3d_backward");
-  dispatch_per_element(kernels, target, {&target, &grad_output}, &g, sizeof(g));
-  copy_back(grad_input, target);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &grad_output}, g);
+  target.copy_back();
   return grad_input;
 }
 
@@ -195,16 +196,16 @@ std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool3d_out(const at::Tensor& s
   const auto shape = pooled_shape(self, output_size);
   check_output("adaptive_max_pool3d", out, self.scalar_type(), shape, {&self});
   check_output("adaptive_max_pool3d", indices, at::kLong, shape, {&self, &out});
-  at::Tensor target = contiguous_target(out), index_target = contiguous_target(indices);
+  const ContiguousOutput target(out), index_target(indices);
   pool3d_geometry g{};
   as_5d(self, g.in_sizes, g.in_strides);
-  as_5d(target, g.out_sizes, g.out_strides);
+  as_5d(target.tensor, g.out_sizes, g.out_strides);
   long unused[5];
-  as_5d(index_target, unused, g.index_strides);
+  as_5d(index_target.tensor, unused, g.index_strides);
   static KernelCache kernels("adaptive_max_pool3d");
-  dispatch_per_element(kernels, target, {&target, &index_target, &self}, &g, sizeof(g));
-  copy_back(out, target);
-  copy_back(indices, index_target);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &index_target.tensor, &self}, g);
+  target.copy_back();
+  index_target.copy_back();
   return {out, indices};
 }
 
@@ -221,15 +222,15 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
   check_pool_backward("adaptive_max_pool3d_backward", grad_output, self, &indices);
   check_output("adaptive_max_pool3d_backward", grad_input, grad_output.scalar_type(), self.sizes(),
                {&grad_output, &self, &indices});
-  at::Tensor target = contiguous_target(grad_input);
+  const ContiguousOutput target(grad_input);
   pool3d_geometry g{};
-  as_5d(target, g.in_sizes, g.in_strides);
+  as_5d(target.tensor, g.in_sizes, g.in_strides);
   as_5d(grad_output, g.out_sizes, g.out_strides);
   long unused[5];
   as_5d(indices, unused, g.index_strides);
   static KernelCache kernels("adaptive_max_pool3d_backward");
-  dispatch_per_element(kernels, target, {&target, &grad_output, &indices}, &g, sizeof(g));
-  copy_back(grad_input, target);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &grad_output, &indices}, g);
+  target.copy_back();
   return grad_input;
 }
 

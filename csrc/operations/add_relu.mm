@@ -2,7 +2,7 @@
 // relu(self + alpha * other); kernels in csrc/kernels/add_relu.metal.
 #include "elementwise_stubs.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/add_relu_params.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/ScalarOps.h>
@@ -70,19 +70,19 @@ at::Tensor& _add_relu_out(const at::Tensor& self, const at::Tensor& other, const
                           at::Tensor& out) {
   check_add_relu_dtype(self, other);
   const auto p = params_of(self, other, alpha);
-  return binary_out(add_relu_kernels(), "_add_relu", same_dtype, self, other, out, {&p, sizeof(p)});
+  return binary_out(add_relu_kernels(), "_add_relu", same_dtype, self, other, out, p);
 }
 
 at::Tensor _add_relu(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   check_add_relu_dtype(self, other);
   const auto p = params_of(self, other, alpha);
-  return binary(add_relu_kernels(), "_add_relu", same_dtype, self, other, {&p, sizeof(p)});
+  return binary(add_relu_kernels(), "_add_relu", same_dtype, self, other, p);
 }
 
 at::Tensor& _add_relu_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   check_add_relu_dtype(self, other);
   const auto p = params_of(self, other, alpha);
-  return binary_inplace(add_relu_kernels(), "_add_relu_", same_dtype, self, other, {&p, sizeof(p)});
+  return binary_inplace(add_relu_kernels(), "_add_relu_", same_dtype, self, other, p);
 }
 
 at::Tensor _add_relu_scalar(const at::Tensor& self, const at::Scalar& other, const at::Scalar& alpha) {

@@ -3,6 +3,7 @@
 // csrc/kernels/batch_norm_stats.metal. Checks and messages are the CPU's,
 // plus one the CPU lacks: running statistics must have one element per
 // channel (the CPU reads past a shorter one).
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
@@ -65,26 +66,20 @@ std::tuple<at::Tensor, at::Tensor> batch_norm_update_stats(
     // Updated in place where contiguous, else through a copy; a missing one
     // gets scratch space (the kernel updates both).
     auto writable = [&](const std::optional<at::Tensor>& running, bool present) {
-      if (!present) {
-        return at::zeros({channels}, mean.options());
-      }
-      return running->is_contiguous() ? *running : running->contiguous();
+      return ContiguousOutput(present ? *running : at::zeros({channels}, mean.options()),
+                              ContiguousOutput::Contents::keep);
     };
-    at::Tensor rm = writable(running_mean, has_mean), rv = writable(running_var, has_var);
+    const ContiguousOutput rm = writable(running_mean, has_mean), rv = writable(running_var, has_var);
     const float m = static_cast<float>(momentum);
-    dispatch_reduction(update_kernels.get(Variant::reduce, param_dtype, dtype), {&mean, &var, &rm, &rv},
-                       input, plan, &m, sizeof(m));
-    if (has_mean && !rm.is_same(*running_mean)) {
-      running_mean->copy_(rm);
-    }
-    if (has_var && !rv.is_same(*running_var)) {
-      running_var->copy_(rv);
-    }
+    dispatch_reduction(update_kernels.get(Variant::reduce, param_dtype, dtype),
+                       {&mean, &var, &rm.tensor, &rv.tensor}, input, plan, m);
+    rm.copy_back();
+    rv.copy_back();
     return {mean, var};
   }
   const no_params nothing{};
   dispatch_reduction(stats_kernels.get(Variant::reduce, param_dtype, dtype), {&mean, &var}, input,
-                     plan, &nothing, sizeof(nothing));
+                     plan, nothing);
   return {mean, var};
 }
 

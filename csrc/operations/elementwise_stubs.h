@@ -20,10 +20,6 @@ at::Tensor unary_float(KernelCache& kernels, const char* op, const at::Tensor& s
 // to the output dtype. `params` (optional) are the functor's parameters
 // (REGISTER_BINARY_OP_WITH_PARAMS kernels).
 using ResultDtype = c10::ScalarType (*)(c10::ScalarType common);
-struct KernelParams {
-  const void* data = nullptr;
-  size_t size = 0;
-};
 at::Tensor& binary_out(KernelCache& kernels, const char* op, ResultDtype result_of_common,
                        const at::Tensor& lhs, const at::Tensor& rhs, at::Tensor& out,
                        KernelParams params = {});

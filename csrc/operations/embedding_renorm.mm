@@ -5,7 +5,7 @@
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/embedding_renorm_params.h"
 
 #include <ATen/ops/zeros.h>
 
@@ -47,8 +47,7 @@ at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, doubl
                                        self.size(1), self.stride(0), self.stride(1)};
   const uint32_t group = static_cast<uint32_t>(std::min<int64_t>(256, (self.size(1) + 31) / 32 * 32));
   KernelFunction function(kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type()));
-  function.set_operands({&self, &claimed, &index_list});
-  function.set_value(3, params);
+  function.bind_operands(self, claimed, index_list).bind(params);
   function.dispatch(Dim3{group, static_cast<uint32_t>(n), 1}, Dim3{group, 1, 1});
   return self;
 }

@@ -4,12 +4,13 @@
 // samples come in as a tensor (nn.functional draws them from the device's
 // generator), so the op itself is deterministic. Checks and messages are the
 // CPU's.
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/fractional_max_pool_params.h"
 
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
@@ -99,11 +100,11 @@ std::tuple<at::Tensor&, at::Tensor&> pool_out(const char* op, int64_t dims, cons
   const auto shape = pooled_shape(self, dims, output_size);
   check_output(op, output, self.scalar_type(), shape, {&self, &random_samples});
   check_output(op, indices, at::kLong, shape, {&self, &random_samples, &output});
-  at::Tensor out = contiguous_target(output), idx = contiguous_target(indices);
+  const ContiguousOutput out(output), idx(indices);
   const at::Tensor samples = random_samples.contiguous();
-  dispatch_per_element(kernels, out, {&out, &idx, &self, &samples}, &p, sizeof(p));
-  copy_back(output, out);
-  copy_back(indices, idx);
+  dispatch_per_element(kernels, out.tensor, {&out.tensor, &idx.tensor, &self, &samples}, p);
+  out.copy_back();
+  idx.copy_back();
   return {output, indices};
 }
 
@@ -140,10 +141,10 @@ at::Tensor& pool_backward_out(const char* op, int64_t dims, const at::Tensor& gr
                 p.depth * p.height * p.width, "), but got one of ", lo < 0 ? lo : hi);
   }
   check_output(op, grad_input, grad_output.scalar_type(), self.sizes(), {&grad_output, &self, &indices});
-  at::Tensor target = contiguous_target(grad_input);
+  const ContiguousOutput target(grad_input);
   const at::Tensor grad = grad_output.contiguous(), idx = indices.contiguous();
-  dispatch_per_element(kernels, target, {&target, &grad, &idx}, &p, sizeof(p));
-  copy_back(grad_input, target);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &grad, &idx}, p);
+  target.copy_back();
   return grad_input;
 }
 

@@ -5,7 +5,7 @@
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/fused_adagrad_params.h"
 
 namespace mps_ops {
 
@@ -83,16 +83,10 @@ void fused_adagrad(at::TensorList self, at::TensorList grads, at::TensorList sta
     TORCH_CHECK(param.numel() <= UINT32_MAX, "mps_ops: _fused_adagrad_ of a tensor over 2**32 - 1 elements");
     // Absent optional tensors bind the step tensor: read only when flagged.
     KernelFunction function(kernels.get(Variant::dense, param.scalar_type(), param.scalar_type()));
-    const size_t bytes = param.numel() * param.element_size();
-    function.set_buffer(0, param, param.const_data_ptr(), bytes);
-    function.set_buffer(1, grad, grad.const_data_ptr(), bytes);
-    function.set_buffer(2, sum, sum.const_data_ptr(), bytes);
-    function.set_tensor(3, step);
-    function.set_tensor(4, lr_tensor ? lr_value : step);
-    function.set_tensor(5, has_scale ? *grad_scale : step);
-    function.set_tensor(6, has_inf ? *found_inf : step);
-    function.set_operand_count(7);
-    function.set_value(7, params);
+    function
+        .bind_operands(param, grad, sum, step, lr_tensor ? lr_value : step, has_scale ? *grad_scale : step,
+                       has_inf ? *found_inf : step)
+        .bind(params);
     function.dispatch(Dim3{static_cast<uint32_t>(param.numel()), 1, 1});
   }
 }

@@ -7,7 +7,7 @@
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/glu_jvp_params.h"
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
@@ -74,15 +74,12 @@ void dispatch_glu(KernelCache& kernels, int outputs, std::vector<at::Tensor> ope
     g.sizes[d] = kept.empty() ? 1 : operands[0].size(kept[d]);
   }
   KernelFunction function(kernels.get(Variant::strided, shape_of.scalar_type(), shape_of.scalar_type()));
-  int slot = 0;
-  for (const at::Tensor& t : operands) {
+  for (size_t i = 0; i < operands.size(); ++i) {
     for (int d = 0; d < g.ndim; ++d) {
-      g.strides[slot][d] = kept.empty() ? 0 : t.stride(kept[d]);
+      g.strides[i][d] = kept.empty() ? 0 : operands[i].stride(kept[d]);
     }
-    function.set_tensor(slot++, t);
   }
-  function.set_operand_count(slot);
-  function.set_bytes(slot, &g, sizeof(g));
+  function.bind_operand_list(operands).bind(g);
   function.dispatch(Dim3{static_cast<uint32_t>(shape_of.numel()), 1, 1});
   for (int i = 0; i < outputs; ++i) {
     if (!operands[i].is_same(targets[i]) && operands[i].data_ptr() != targets[i].data_ptr()) {

@@ -3,7 +3,7 @@
 #include "../runtime/elementwise.h"
 #include "../runtime/op_checks.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/logit_params.h"
 
 namespace mps_ops {
 
@@ -15,7 +15,7 @@ at::Tensor& logit_(at::Tensor& self, std::optional<double> eps) {
               "desired output type ", self.scalar_type());
   const logit_params params{eps ? static_cast<float>(*eps) : -1.0f};
   auto iter = elementwise_config(/*output_from_caller=*/true).add_output(self).add_const_input(self).build();
-  exec_elementwise(kernels, iter, self.scalar_type(), &params, sizeof(params));
+  exec_elementwise(kernels, iter, self.scalar_type(), params);
   return self;
 }
 

@@ -3,11 +3,12 @@
 // double what the CPU does in double (start and end converted to the output
 // type first, the step between them, log2 of the base) and hands the kernel
 // each as a (hi, lo) float pair.
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/logspace_params.h"
 
 #include <ATen/Dispatch.h>
 
@@ -59,9 +60,9 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
   split(base, params.base);
   split(std::log2(base), params.log2_base);
   params.steps = steps;
-  at::Tensor target = contiguous_target(out);
-  dispatch_per_element(kernels, target, {&target}, &params, sizeof(params));
-  copy_back(out, target);
+  const ContiguousOutput target(out);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor}, params);
+  target.copy_back();
   return out;
 }
 

@@ -3,12 +3,14 @@
 // kernels in csrc/kernels/margin_losses.metal, the mean/sum pass in
 // csrc/kernels/sum.metal. Checks and messages are the CPU's; float32 only,
 // as the CPU computes these losses only in float and double.
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/margin_losses_params.h"
+#include "../kernels/sum_params.h"
 
 #include <ATen/core/Reduction.h>
 #include <ATen/native/Resize.h>
@@ -119,15 +121,13 @@ Dim3 per_sample_group(int64_t c) {
 // mean / sum of per-sample losses into out (0-dim): one more reduction pass.
 void reduce_losses(const at::Tensor& losses, int64_t reduction, at::Tensor& out) {
   static KernelCache sum_kernels("sum");
-  at::Tensor total = out.is_contiguous() ? out : at::empty({}, losses.options());
+  const ContiguousOutput total(out);
   // The mean over no samples is 0 * inf: NaN.
   const sum_params scale{reduction == at::Reduction::Mean ? 1.0f / static_cast<float>(losses.numel())
                                                           : 1.0f};
-  dispatch_reduction(sum_kernels.get(Variant::reduce, at::kFloat, at::kFloat), {&total}, losses,
-                     plan_reduction(losses, {}), &scale, sizeof(scale));
-  if (!total.is_same(out)) {
-    out.copy_(total);
-  }
+  dispatch_reduction(sum_kernels.get(Variant::reduce, at::kFloat, at::kFloat), {&total.tensor}, losses,
+                     plan_reduction(losses, {}), scale);
+  total.copy_back();
 }
 
 }  // namespace
@@ -150,20 +150,18 @@ at::Tensor& multi_margin_loss_out(const at::Tensor& self, const at::Tensor& targ
   }
   MarginProblem problem = multi_margin_problem("multi_margin_loss", self, target, margin, weight, n, c);
   problem.params.p = static_cast<int>(p.toLong());
-  at::Tensor losses = per_sample && out.is_contiguous() ? out : at::empty({problem.n}, self.options());
+  // Per-sample losses are written to out; reduced ones to scratch space first.
+  const ContiguousOutput losses(per_sample ? out : at::empty({problem.n}, self.options()));
   TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multi_margin_loss over more than 2**32 - 1 samples");
   const Dim3 group = per_sample_group(problem.c);
   KernelFunction function(loss_kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-  function.set_operands({&losses, &problem.x, &problem.target, &problem.weight});
-  function.set_value(4, problem.params);
+  function.bind_operands(losses.tensor, problem.x, problem.target, problem.weight).bind(problem.params);
   function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
   if (per_sample) {
-    if (!losses.is_same(out)) {
-      out.copy_(losses.view(out.sizes()));
-    }
+    losses.copy_back();
     return out;
   }
-  reduce_losses(losses, reduction, out);
+  reduce_losses(losses.tensor, reduction, out);
   return out;
 }
 
@@ -196,7 +194,6 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
               "expected scalar type ", self.scalar_type(), " but found ", grad_output.scalar_type(), " and ",
               grad_input.scalar_type());
   const bool per_sample = check_loss_grad(op, grad_output, reduction, problem.n, /*exact=*/false);
-  at::Tensor target_grad = grad_input.is_contiguous() ? grad_input : at::empty(self.sizes(), self.options());
   const at::Tensor grad = per_sample ? grad_output.narrow(0, 0, problem.n).contiguous()
                                      : grad_output.reshape({-1}).narrow(0, 0, 1).contiguous();
   problem.params.p = static_cast<int>(p.toLong());
@@ -204,12 +201,9 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
   problem.params.scale = loss_grad_scale(reduction, problem.n, problem.c);
   const Dim3 group = per_sample_group(problem.c);
   KernelFunction function(kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-  function.set_operands({&target_grad, &grad, &problem.x, &problem.target, &problem.weight});
-  function.set_value(5, problem.params);
+  // grad_input is contiguous (checked above, as the CPU checks it).
+  function.bind_operands(grad_input, grad, problem.x, problem.target, problem.weight).bind(problem.params);
   function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
-  if (!target_grad.is_same(grad_input)) {
-    grad_input.copy_(target_grad);
-  }
   return grad_input;
 }
 
@@ -284,26 +278,21 @@ std::tuple<at::Tensor&, at::Tensor&> multilabel_margin_loss_forward_out(
     return {output, is_target};
   }
   const MultilabelProblem problem = multilabel_problem(self, target);
-  at::Tensor losses = per_sample && output.is_contiguous() ? output : at::empty({problem.n}, self.options());
-  at::Tensor marks = is_target.is_contiguous() ? is_target : at::empty(self.sizes(), self.options());
+  // Per-sample losses are written to output; others to scratch space first.
+  // is_target is contiguous (checked above, as the CPU checks it).
+  const ContiguousOutput losses(per_sample ? output : at::empty({problem.n}, self.options()));
   TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multilabel_margin_loss over more than 2**32 - 1 samples");
   const multilabel_margin_params params{0, problem.n, problem.c, 1.0f};
   const Dim3 group = per_sample_group(problem.c);
   KernelFunction function(kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-  function.set_operands({&losses, &marks, &problem.x, &problem.target});
-  function.set_value(4, params);
+  function.bind_operands(losses.tensor, is_target, problem.x, problem.target).bind(params);
   function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
-  if (!marks.is_same(is_target)) {
-    is_target.copy_(marks);
-  }
   if (per_sample) {
-    if (!losses.is_same(output)) {
-      output.copy_(losses.view(output.sizes()));
-    }
+    losses.copy_back();
   } else if (reduction == at::Reduction::None) {
-    output.copy_(losses.view(at::IntArrayRef{}));  // one sample, as a 0-dim loss
+    output.copy_(losses.tensor.view(at::IntArrayRef{}));  // one sample, as a 0-dim loss
   } else {
-    reduce_losses(losses, reduction, output);
+    reduce_losses(losses.tensor, reduction, output);
   }
   return {output, is_target};
 }
@@ -343,7 +332,6 @@ at::Tensor& multilabel_margin_loss_backward_out(const at::Tensor& grad_output, c
               "expected scalar type ", self.scalar_type(), " but found ", is_target.scalar_type(), ", ",
               grad_output.scalar_type(), " and ", grad_input.scalar_type());
   const bool per_sample = check_loss_grad(op, grad_output, reduction, problem.n, /*exact=*/true);
-  at::Tensor result = grad_input.is_contiguous() ? grad_input : at::empty(self.sizes(), self.options());
   TORCH_CHECK(problem.n <= UINT32_MAX && problem.c <= UINT32_MAX,
               "mps_ops: multilabel_margin_loss_backward grid too large");
   const at::Tensor grad = per_sample ? grad_output.narrow(0, 0, problem.n).contiguous()
@@ -352,12 +340,9 @@ at::Tensor& multilabel_margin_loss_backward_out(const at::Tensor& grad_output, c
   const multilabel_margin_params params{per_sample, problem.n, problem.c,
                                         loss_grad_scale(reduction, problem.n, problem.c)};
   KernelFunction function(kernels.get(Variant::dense, at::kFloat, at::kFloat));
-  function.set_operands({&result, &grad, &problem.x, &problem.target, &marks});
-  function.set_value(5, params);
+  // grad_input is contiguous (checked above, as the CPU checks it).
+  function.bind_operands(grad_input, grad, problem.x, problem.target, marks).bind(params);
   function.dispatch(Dim3{static_cast<uint32_t>(problem.c), static_cast<uint32_t>(problem.n), 1});
-  if (!result.is_same(grad_input)) {
-    grad_input.copy_(result);
-  }
   return grad_input;
 }
 

@@ -1,6 +1,7 @@
 // Host stubs of the selection reductions: max.unary_out,
 // min.unary_out (torch.max(x, out=...)), _aminmax and _aminmax.dim, mode. Kernels
 // in csrc/kernels/min_max.metal; checks and messages are the CPU's.
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
@@ -25,12 +26,10 @@ at::Tensor& extremum_out(KernelCache& kernels, const char* name, const at::Tenso
   check_dtype(name, self);
   check_output(name, out, self.scalar_type(), {}, {&self}, OutputDtype::castable);
   const ReductionPlan plan = plan_reduction(self, {});
-  at::Tensor target = reduction_target(out, self.scalar_type());
+  const ContiguousOutput target(out, self.scalar_type());
   const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());
-  dispatch_reduction(kernel, {&target}, self, plan, &nothing, sizeof(nothing));
-  if (!target.is_same(out)) {
-    out.copy_(target);
-  }
+  dispatch_reduction(kernel, {&target.tensor}, self, plan, nothing);
+  target.copy_back();
   return out;
 }
 
@@ -54,7 +53,7 @@ std::tuple<at::Tensor, at::Tensor> aminmax_impl(const at::Tensor& self, std::opt
   at::Tensor lo = at::empty(shape, self.options()), hi = at::empty(shape, self.options());
   static KernelCache kernels("aminmax");
   const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());
-  dispatch_reduction(kernel, {&lo, &hi}, self, plan, &nothing, sizeof(nothing));
+  dispatch_reduction(kernel, {&lo, &hi}, self, plan, nothing);
   return {lo, hi};
 }
 
@@ -94,9 +93,10 @@ std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, boo
   const auto& shape = keepdim || self.dim() == 0 ? plan.kept_shape : plan.dropped_shape;
   at::Tensor values = at::empty(shape, self.options());
   at::Tensor indices = at::empty(shape, self.options().dtype(at::kLong));
-  const no_params nothing{};
+  // mode's kernel takes no parameters after the layout (test_bindings.py
+  // found the no_params it was once bound).
   dispatch_reduction(kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type()),
-                     {&values, &indices}, self, plan, &nothing, sizeof(nothing));
+                     {&values, &indices}, self, plan, {});
   return {values, indices};
 }
 

@@ -1,9 +1,12 @@
 // Host stubs of var.correction_out and std.correction_out (torch.var /
 // torch.std with out=); kernels in csrc/kernels/moments.metal. Checks and
 // messages are the CPU's.
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
+
+#include "../kernels/moments_params.h"
 
 namespace mps_ops {
 
@@ -23,10 +26,10 @@ at::Tensor& moments_out(const char* name, bool take_sqrt, const at::Tensor& self
                             out.scalar_type() != self_arg.scalar_type();
   const at::Tensor self = in_out_dtype ? self_arg.to(out.scalar_type()) : self_arg;
   const ReductionPlan plan = plan_reduction(self, dim.value_or(at::IntArrayRef{}));
-  const bool direct =
-      check_output(name, out, self.scalar_type(), keepdim ? plan.kept_shape : plan.dropped_shape, {&self},
-                   OutputDtype::castable);
-  at::Tensor target = direct && out.is_contiguous() ? out : reduction_target(out, self.scalar_type());
+  check_output(name, out, self.scalar_type(), keepdim ? plan.kept_shape : plan.dropped_shape, {&self},
+               OutputDtype::castable);
+  // An out= of another dtype receives a copy, as a non-contiguous one does.
+  const ContiguousOutput target(out, self.scalar_type());
   const double correction_value = correction.value_or(1).toDouble();
   if (static_cast<double>(plan.layout.inner_numel) - correction_value <= 0) {
     TORCH_WARN(name, "(): degrees of freedom is <= 0. Correction should be strictly less than the ",
@@ -34,10 +37,8 @@ at::Tensor& moments_out(const char* name, bool take_sqrt, const at::Tensor& self
   }
   const moments_params params{static_cast<float>(correction_value), take_sqrt};
   const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());
-  dispatch_reduction(kernel, {&target}, self, plan, &params, sizeof(params));
-  if (!target.is_same(out)) {
-    out.copy_(target);
-  }
+  dispatch_reduction(kernel, {&target.tensor}, self, plan, params);
+  target.copy_back();
   return out;
 }
 

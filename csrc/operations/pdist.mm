@@ -5,7 +5,7 @@
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/pdist_params.h"
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
@@ -46,8 +46,7 @@ at::Tensor _pdist_forward(const at::Tensor& self, double p) {
   // A multiple of the SIMD width, enough threads for a row, at most 256.
   const uint32_t group = static_cast<uint32_t>(std::min<int64_t>(256, (m + 31) / 32 * 32));
   KernelFunction function(kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-  function.set_operands({&out, &self});
-  function.set_value(2, params);
+  function.bind_operands(out, self).bind(params);
   function.dispatch(Dim3{group, static_cast<uint32_t>(pairs), 1}, Dim3{group, 1, 1});
   return out;
 }
@@ -76,8 +75,7 @@ at::Tensor _pdist_backward(const at::Tensor& grad, const at::Tensor& self, doubl
   const at::Tensor grad_c = grad.contiguous();
   const pdist_params params{static_cast<float>(p), n, m};
   KernelFunction function(kernels.get(Variant::dense, at::kFloat, at::kFloat));
-  function.set_operands({&result, &grad_c, &self, &pdist});
-  function.set_value(4, params);
+  function.bind_operands(result, grad_c, self, pdist).bind(params);
   function.dispatch(Dim3{static_cast<uint32_t>(m), static_cast<uint32_t>(n), 1});
   return result;
 }

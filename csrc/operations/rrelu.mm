@@ -4,11 +4,12 @@
 // uniform_, then one kernel applies it. The CPU instead draws one double per
 // non-positive element from its mt19937 stream, so a fixed seed gives other
 // slopes here than on the CPU (as on CUDA); docs/ops.md says so.
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/rrelu_params.h"
 
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
@@ -42,19 +43,18 @@ void rrelu_into(const at::Tensor& self, at::Tensor& noise, const at::Scalar& low
     return;
   }
   const at::Tensor x = self.contiguous();
-  at::Tensor noise_target = training ? contiguous_target(noise) : x;
+  // Evaluation reads no noise: x stands in for it.
+  const ContiguousOutput noise_target(training ? noise : x);
   if (training) {
-    noise_target.uniform_(lower.to<double>(), upper.to<double>(), generator);
+    noise_target.tensor.uniform_(lower.to<double>(), upper.to<double>(), generator);
   }
   // The CPU's mean slope: (lower + upper) / 2 in double, then the kernel's float.
   const rrelu_params params{static_cast<float>((lower.to<double>() + upper.to<double>()) / 2.0),
                             training ? 1 : 0};
-  at::Tensor target = contiguous_target(out);
-  dispatch_per_element(kernels, target, {&target, &noise_target, &x}, &params, sizeof(params));
-  if (training) {
-    copy_back(noise, noise_target);
-  }
-  copy_back(out, target);
+  const ContiguousOutput target(out);
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &noise_target.tensor, &x}, params);
+  noise_target.copy_back();
+  target.copy_back();
 }
 
 }  // namespace

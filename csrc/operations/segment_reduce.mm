@@ -8,7 +8,7 @@
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/segment_reduce_params.h"
 
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/cat.h>
@@ -130,7 +130,7 @@ at::Tensor segment_reduce(const at::Tensor& data, c10::string_view reduce,
   TORCH_CHECK(!(indices && indices->defined()), "segment_reduce(): indices based reduction is not supported yet.");
   const SegmentPlan plan = plan_segments("segment_reduce", data, reduce, lengths, offsets, axis, unsafe, initial);
   at::Tensor out = at::empty(plan.output_shape, data.options());
-  dispatch_per_element(kernels, out, {&out, &plan.data, &plan.offsets}, &plan.params, sizeof(plan.params));
+  dispatch_per_element(kernels, out, {&out, &plan.data, &plan.offsets}, plan.params);
   return out;
 }
 
@@ -154,7 +154,7 @@ at::Tensor _segment_reduce_backward(const at::Tensor& grad, const at::Tensor& ou
   if (plan.params.segments == 0) {
     return grad_data.zero_();
   }
-  dispatch_per_element(kernels, grad_data, {&grad_data, &grad_c, &output_c, &plan.data, &plan.offsets}, &plan.params, sizeof(plan.params));
+  dispatch_per_element(kernels, grad_data, {&grad_data, &grad_c, &output_c, &plan.data, &plan.offsets}, plan.params);
   return grad_data;
 }
 

@@ -1,11 +1,12 @@
 // Host stubs of torch.take (functional and out=) and Tensor.put_, indexing
 // self as if flattened; kernels in csrc/kernels/take.metal. Checks and
 // messages are the CPU's.
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/take_params.h"
 
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
@@ -97,26 +98,23 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   }
 
   const at::Tensor index_c = index.contiguous();
-  at::Tensor result = out.is_contiguous() ? out : at::empty(index.sizes(), out.options());
+  const ContiguousOutput result(out);
+  const at::Tensor& target = result.tensor;
   const KernelHandle* handle = kernels.get(Variant::dense, self.scalar_type(), self.scalar_type());
   // One dispatch per 2**31 - 1 elements keeps the thread index in 32 bits.
-  for (int64_t start = 0; start < result.numel(); start += INT32_MAX) {
-    const int64_t count = std::min<int64_t>(INT32_MAX, result.numel() - start);
+  for (int64_t start = 0; start < target.numel(); start += INT32_MAX) {
+    const size_t count = static_cast<size_t>(std::min<int64_t>(INT32_MAX, target.numel() - start));
     KernelFunction kernel(handle);
-    kernel.set_buffer(0, result, static_cast<char*>(result.data_ptr()) + start * result.element_size(),
-                      count * result.element_size());
-    kernel.set_buffer(1, index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t));
-    kernel.set_tensor(2, source);
-    kernel.set_bytes(3, layout.sizes, sizeof(int64_t) * layout.ndim);
-    kernel.set_bytes(4, layout.strides, sizeof(int64_t) * layout.ndim);
-    kernel.set_value(5, static_cast<uint32_t>(layout.ndim));
-    kernel.set_value(6, numel);
-    kernel.set_operand_count(3);  // out, index, self
+    kernel
+        .bind_operands(BufferSpan{target, static_cast<const char*>(target.const_data_ptr()) + start * target.element_size(),
+                                  count * target.element_size()},
+                       BufferSpan{index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t)},
+                       source)
+        .bind(c10::ArrayRef<int64_t>(layout.sizes, layout.ndim), c10::ArrayRef<int64_t>(layout.strides, layout.ndim),
+              static_cast<uint32_t>(layout.ndim), numel);
     kernel.dispatch(Dim3{static_cast<uint32_t>(count), 1, 1});
   }
-  if (!result.is_same(out)) {
-    out.copy_(result);
-  }
+  result.copy_back();
   return out;
 }
 
@@ -178,8 +176,7 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   params.accumulate = accumulate ? 1 : 0;
   params.count = index.numel();
   KernelFunction kernel(kernels.get(Variant::dense, self.scalar_type(), self.scalar_type()));
-  kernel.set_operands({&target, &source_c, &targets, &order});
-  kernel.set_value(4, params);
+  kernel.bind_operands(target, source_c, targets, order).bind(params);
   kernel.dispatch(Dim3{static_cast<uint32_t>(index.numel()), 1, 1});
   if (!target.is_same(self)) {
     self.copy_(target);

@@ -4,11 +4,12 @@
 // with the CPU's formulas in the CPU's types (float for float tensors, double
 // then 16-bit fixed point for uint8), and binds them as small tables. Checks
 // and messages are the CPU's.
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/upsample_lanczos_params.h"
 
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
@@ -157,7 +158,7 @@ void resample_axis(const at::Tensor& in, at::Tensor& out, int axis, bool align_c
   params.axis = axis;
   params.taps = tables.taps;
   params.precision = tables.precision;
-  dispatch_per_element(kernels, out, {&out, &in, &tables.table, &tables.weights}, &params, sizeof(params));
+  dispatch_per_element(kernels, out, {&out, &in, &tables.table, &tables.weights}, params);
 }
 
 // out: the caller's (out=, resized if needed) or null for a fresh one in the
@@ -260,11 +261,11 @@ at::Tensor& upsample_lanczos2d_aa_backward_out(const at::Tensor& grad_output, c1
   }
   params.taps_h = rows.taps;
   params.taps_w = columns.taps;
-  at::Tensor target = contiguous_target(grad_input);
-  dispatch_per_element(kernels, target,
-                       {&target, &grad_output, &rows.table, &rows.weights, &columns.table, &columns.weights},
-                       &params, sizeof(params));
-  copy_back(grad_input, target);
+  const ContiguousOutput target(grad_input);
+  dispatch_per_element(
+      kernels, target.tensor,
+      {&target.tensor, &grad_output, &rows.table, &rows.weights, &columns.table, &columns.weights}, params);
+  target.copy_back();
   return grad_input;
 }
 

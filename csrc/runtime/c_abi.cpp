@@ -208,11 +208,11 @@ MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_tensor(mps_ops_kernel kernel, unsi
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_int(mps_ops_kernel kernel, unsigned index, int64_t value) {
-  return guarded([&] { with_function(kernel, [&](KernelFunction& f) { f.set_value(static_cast<int>(index), value); }); });
+  return guarded([&] { with_function(kernel, [&](KernelFunction& f) { f.set_bytes(static_cast<int>(index), &value, sizeof(value)); }); });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_float(mps_ops_kernel kernel, unsigned index, float value) {
-  return guarded([&] { with_function(kernel, [&](KernelFunction& f) { f.set_value(static_cast<int>(index), value); }); });
+  return guarded([&] { with_function(kernel, [&](KernelFunction& f) { f.set_bytes(static_cast<int>(index), &value, sizeof(value)); }); });
 }
 
 MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_bytes(mps_ops_kernel kernel, unsigned index, const void* data,

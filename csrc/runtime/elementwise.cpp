@@ -24,24 +24,22 @@ namespace {
 // The strided kernels' dim tables (csrc/kernels/include/mps_ops/types.h: max_ndim).
 constexpr int max_strided_ndim = 16;
 
-// The bytes of a CPU scalar converted to the kernel's input type.
+// A CPU scalar converted to the kernel's input type, bound at the next slot.
 template <class T>
-void write_value(const at::TensorIteratorBase& iter, int arg, KernelFunction& kernel, int index) {
-  const T value = c10::fetch_and_cast<T>(iter.dtype(arg), iter.data_ptr(arg));
-  kernel.set_value(index, value);
+void bind_value_as(const at::TensorIteratorBase& iter, int arg, KernelFunction& kernel) {
+  kernel.bind(c10::fetch_and_cast<T>(iter.dtype(arg), iter.data_ptr(arg)));
 }
 
-void bind_value(const at::TensorIteratorBase& iter, int arg, c10::ScalarType as, KernelFunction& kernel,
-                int index) {
+void bind_value(const at::TensorIteratorBase& iter, int arg, c10::ScalarType as, KernelFunction& kernel) {
   switch (as) {
 #define MPS_OPS_BIND_VALUE(CPP, NAME) \
   case c10::ScalarType::NAME:         \
-    return write_value<CPP>(iter, arg, kernel, index);
+    return bind_value_as<CPP>(iter, arg, kernel);
     AT_FORALL_SCALAR_TYPES_AND3(Bool, Half, BFloat16, MPS_OPS_BIND_VALUE)
 #undef MPS_OPS_BIND_VALUE
-    case c10::ScalarType::UInt16: return write_value<uint16_t>(iter, arg, kernel, index);
-    case c10::ScalarType::UInt32: return write_value<uint32_t>(iter, arg, kernel, index);
-    case c10::ScalarType::UInt64: return write_value<uint64_t>(iter, arg, kernel, index);
+    case c10::ScalarType::UInt16: return bind_value_as<uint16_t>(iter, arg, kernel);
+    case c10::ScalarType::UInt32: return bind_value_as<uint32_t>(iter, arg, kernel);
+    case c10::ScalarType::UInt64: return bind_value_as<uint64_t>(iter, arg, kernel);
     default: TORCH_CHECK(false, "mps_ops: cannot bind a scalar of dtype ", as);
   }
 }
@@ -66,13 +64,13 @@ bool is_value_operand(const at::TensorIteratorBase& iter, int arg) {
 }  // namespace
 
 void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype,
-                      const void* params, size_t params_size) {
+                      KernelParams params) {
   if (iter.numel() == 0) {
     return;
   }
   if (!iter.can_use_32bit_indexing()) {
     for (auto& piece : iter.with_32bit_indexing()) {
-      exec_elementwise(kernels, piece, in_dtype, params, params_size);
+      exec_elementwise(kernels, piece, in_dtype, params);
     }
     return;
   }
@@ -89,7 +87,7 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
     for (int64_t i = 0; i < iter.shape()[outermost]; ++i) {
       at::TensorIterator piece(iter);
       piece.narrow(outermost, i, 1);
-      exec_elementwise(kernels, piece, in_dtype, params, params_size);
+      exec_elementwise(kernels, piece, in_dtype, params);
     }
     return;
   }
@@ -122,15 +120,15 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
   KernelFunction kernel(kernels.get(variant, out_dtype, in_dtype));
   for (int arg = 0; arg < n_ops; ++arg) {
     if (is_value_operand(iter, arg)) {
-      bind_value(iter, arg, in_dtype, kernel, arg);
+      bind_value(iter, arg, in_dtype, kernel);
     } else {
-      kernel.set_buffer(arg, iter.tensor_base(arg), iter.data_ptr(arg), operand_span_bytes(iter, arg));
+      kernel.bind(BufferSpan{iter.tensor_base(arg), iter.data_ptr(arg), operand_span_bytes(iter, arg)});
     }
   }
-  kernel.set_operand_count(n_ops);
+  kernel.mark_operands();
   const uint32_t numel = static_cast<uint32_t>(iter.numel());
   if (variant != Variant::strided) {
-    if (params) kernel.set_bytes(n_ops, params, params_size);
+    kernel.bind(params);
     kernel.dispatch(Dim3{numel, 1, 1});
     return;
   }
@@ -152,10 +150,8 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
       strides[arg * ndim + d] = kept.empty() ? 0 : iter.strides(arg)[kept[d]];
     }
   }
-  kernel.set_bytes(n_ops, sizes, sizeof(int64_t) * ndim);
-  kernel.set_bytes(n_ops + 1, strides, sizeof(int64_t) * ndim * n_ops);
-  kernel.set_value(n_ops + 2, static_cast<uint32_t>(ndim));
-  if (params) kernel.set_bytes(n_ops + 3, params, params_size);
+  kernel.bind(c10::ArrayRef<int64_t>(sizes, ndim), c10::ArrayRef<int64_t>(strides, ndim * n_ops),
+              static_cast<uint32_t>(ndim), params);
   const uint32_t inner = static_cast<uint32_t>(sizes[0]);
   kernel.dispatch(Dim3{inner, numel / inner, 1});
 }

@@ -6,15 +6,16 @@
 #pragma once
 
 #include "host_name.h"
+#include "kernel_params.h"
 
 #include <ATen/TensorIterator.h>
 
 namespace mps_ops {
 
-// params: bytes of the functor's parameters (REGISTER_*_WITH_PARAMS
-// kernels), bound after the operands and the strided metadata; none if null.
+// params: the functor's parameter struct (REGISTER_*_WITH_PARAMS kernels),
+// bound after the operands and the strided metadata; none if empty.
 void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype,
-                      const void* params = nullptr, size_t params_size = 0);
+                      KernelParams params = {});
 
 // An iterator over outputs and inputs that never makes hidden copies: no
 // dtype promotion or casting (the stub does what it needs explicitly), so the

@@ -55,7 +55,7 @@ at::Tensor& run_binary(KernelCache& kernels, const at::Tensor& lhs, const at::Te
                   .add_const_input(lhs_in)
                   .add_const_input(rhs_in)
                   .build();
-  exec_elementwise(kernels, iter, common, params.data, params.size);
+  exec_elementwise(kernels, iter, common, params);
   return out;
 }
 

@@ -24,15 +24,46 @@ ArgSlot& KernelFunction::slot(int index) {
               " is outside Metal's buffer table [0, ", max_kernel_args, ")");
   for (; count_ <= index; ++count_) {
     args()[count_] = ArgSlot{};
+    element_sizes_[count_] = 0;
   }
   ArgSlot& s = args()[index];
   s = ArgSlot{};
   s.bound = true;
+  element_sizes_[index] = 0;
+  next_slot_ = index + 1;
   return s;
 }
 
-void KernelFunction::set_tensor(int index, const at::TensorBase& tensor) {
-  set_buffer(index, tensor, tensor.const_data_ptr(), view_span_bytes(tensor));
+void KernelFunction::check_no_slot_bound() const {
+  TORCH_INTERNAL_ASSERT(next_slot_ == 0, "mps_ops: operands are bound first, from slot 0");
+}
+
+KernelFunction& KernelFunction::bind_operand_list(std::initializer_list<const at::Tensor*> tensors) {
+  check_no_slot_bound();
+  for (const at::Tensor* tensor : tensors) {
+    bind_tensor(*tensor);
+  }
+  mark_operands();
+  return *this;
+}
+
+KernelFunction& KernelFunction::bind_operand_list(c10::ArrayRef<at::Tensor> tensors) {
+  check_no_slot_bound();
+  for (const at::Tensor& tensor : tensors) {
+    bind_tensor(tensor);
+  }
+  mark_operands();
+  return *this;
+}
+
+void KernelFunction::bind_tensor(const at::TensorBase& tensor) {
+  bind_span(BufferSpan{tensor, tensor.const_data_ptr(), view_span_bytes(tensor)});
+}
+
+void KernelFunction::bind_span(const BufferSpan& span) {
+  const int index = next_slot_;
+  set_buffer(index, span.owner, span.data, span.bytes);
+  element_sizes_[index] = static_cast<uint8_t>(span.owner.element_size());
 }
 
 void KernelFunction::set_buffer(int index, const at::TensorBase& owner, const void* data,
@@ -78,9 +109,12 @@ void KernelFunction::dispatch(Dim3 threads, Dim3 group) {
     group.z = std::max<uint32_t>(1, std::min(threads.z, limit / (group.x * group.y)));
   }
   if (profile::enabled.load(std::memory_order_relaxed)) {
-    DispatchRecord r{b.kernel_name(kernel_), threads, group, {}, operand_count_};
+    DispatchRecord r{b.kernel_name(kernel_), threads, group, {}, operand_count_, {}, {}};
     for (int i = 0; i < count_; ++i) {
-      r.buffers.push_back(args()[i].bound ? args()[i].bytes : 0);
+      const ArgSlot& a = args()[i];
+      r.buffers.push_back(a.bound ? a.bytes : 0);
+      r.inline_slots.push_back(a.inline_data != nullptr);
+      r.element_sizes.push_back(element_sizes_[i]);
     }
     profile::record(std::move(r));
   }

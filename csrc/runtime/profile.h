@@ -16,6 +16,8 @@ struct DispatchRecord {
   Dim3 group;
   std::vector<size_t> buffers;  // bytes bound, one entry per argument slot in index order
   int operands;                 // leading slots that are operands; -1 if not said
+  std::vector<bool> inline_slots;     // per slot: bound as inline bytes (setBytes), not a buffer
+  std::vector<int> element_sizes;     // per buffer slot: the bound tensor's itemsize (0: unknown)
 };
 
 // Profiles nest: each start() returns a mark, and stop(mark) returns the

@@ -3,7 +3,6 @@
 #include "kernel_function.h"
 
 #include <ATen/WrapDimUtils.h>
-#include <ATen/ops/empty.h>
 
 #include <algorithm>
 #include <bitset>
@@ -94,7 +93,7 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
 
 void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
                         std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
-                        const void* params, size_t params_size) {
+                        KernelParams params) {
   if (plan.slices == 0) {
     return;
   }
@@ -109,26 +108,15 @@ void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const 
   TORCH_INTERNAL_ASSERT(!plan.input.defined() || inputs.size() == 1,
                         "mps_ops: a reduction's copied input stands in for one input only");
   KernelFunction function(kernel);
-  int slot = 0;
   for (const at::Tensor* out : outputs) {
-    function.set_tensor(slot++, *out);
+    function.bind(*out);
   }
   for (const at::Tensor* in : inputs) {
-    function.set_tensor(slot++, plan.input.defined() ? plan.input : *in);
+    function.bind(plan.input.defined() ? plan.input : *in);
   }
-  function.set_operand_count(slot);
-  function.set_bytes(slot++, &plan.layout, sizeof(plan.layout));
-  if (params_size > 0) {
-    function.set_bytes(slot++, params, params_size);
-  }
+  function.mark_operands();
+  function.bind(plan.layout, params);
   function.dispatch(Dim3{group, static_cast<uint32_t>(plan.slices), 1}, Dim3{group, 1, 1});
-}
-
-at::Tensor reduction_target(const at::Tensor& out, c10::ScalarType dtype) {
-  if (out.scalar_type() == dtype && out.is_contiguous()) {
-    return out;
-  }
-  return at::empty(out.sizes(), out.options().dtype(dtype));
 }
 
 }  // namespace mps_ops

@@ -4,8 +4,9 @@
 #pragma once
 
 #include "backend.h"
+#include "kernel_params.h"
 
-#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/include/mps_ops/reduction_layout.h"
 
 #include <ATen/core/Tensor.h>
 
@@ -29,19 +30,15 @@ struct ReductionPlan {
 ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool all_if_empty = true);
 
 // One threadgroup per slice: outputs (contiguous, `plan.slices` elements
-// each) in slots 0.., the inputs after them, then the layout and the params
-// (none bound when params_size is 0).
+// each) first, the inputs after them, then the layout and the params (none
+// bound when empty).
 void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
                         std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
-                        const void* params, size_t params_size);
+                        KernelParams params);
 inline void dispatch_reduction(const KernelHandle* kernel,
                                std::initializer_list<const at::Tensor*> outputs, const at::Tensor& input,
-                               const ReductionPlan& plan, const void* params, size_t params_size) {
-  dispatch_reduction(kernel, outputs, {&input}, plan, params, params_size);
+                               const ReductionPlan& plan, KernelParams params) {
+  dispatch_reduction(kernel, outputs, {&input}, plan, params);
 }
-
-// The contiguous tensor a reduction kernel writes: out itself when it already
-// is one of the right dtype, else a fresh one copied into out afterwards.
-at::Tensor reduction_target(const at::Tensor& out, c10::ScalarType dtype);
 
 }  // namespace mps_ops

@@ -109,6 +109,14 @@ template <>
 struct access_size<const void> {
   static constexpr uint64_t value = 1;
 };
+template <>
+struct access_size<volatile void> {
+  static constexpr uint64_t value = 1;
+};
+template <>
+struct access_size<const volatile void> {
+  static constexpr uint64_t value = 1;
+};
 
 template <class T>
 class bounded_ptr;
@@ -274,6 +282,15 @@ class bounded_ptr : public bounded_parent<T>::type {
     return at;
   }
 };
+
+// Bytes one element of a pointer parameter spans (void: 1), raw or bounded:
+// the prepass's per-slot signature table (kernel_abi.h buffer_param).
+template <class P>
+struct pointee_size;
+template <class T>
+struct pointee_size<T*> : access_size<T> {};
+template <class T>
+struct pointee_size<bounded_ptr<T>> : access_size<T> {};
 
 // reinterpret_cast / static_cast / const_cast to a bounded pointer type (the
 // prepass rewrites those casts when their target is one).

@@ -77,6 +77,15 @@ constexpr uint64_t fiber_record_bytes = 512;
 
 using launch_fn = void (*)(const dispatch_args&);
 
+// One [[buffer(N)]] parameter as the kernel declares it (the prepass writes
+// them), read by test/test_bindings.py to check that each host stub binds
+// what the kernel expects.
+struct buffer_param {
+  uint32_t slot;   // N
+  char kind;       // 'd' device pointer, 'c' constant pointer, 'v' constant reference (setBytes)
+  uint32_t bytes;  // sizeof the referenced type, or of the pointee
+};
+
 struct kernel_entry {
   const char* host_name;
   const char* source_file;
@@ -84,6 +93,8 @@ struct kernel_entry {
   uint32_t buffer_mask;       // bit N set: the kernel declares [[buffer(N)]]
   uint32_t threadgroup_mask;  // bit N set: the kernel declares [[threadgroup(N)]]
   bool collective;            // uses barriers or SIMD-group functions: runs on fibers
+  const buffer_param* buffer_params;  // in declaration order
+  uint32_t buffer_param_count;
   uint64_t (*threadgroup_bytes)();  // declared threadgroup variables' bytes (threadgroup_memory.h)
 };
 

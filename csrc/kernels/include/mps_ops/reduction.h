@@ -13,7 +13,7 @@
 #include <metal_stdlib>
 
 #include <mps_ops/elementwise.h>
-#include <mps_ops/params.h>
+#include <mps_ops/reduction_layout.h>
 #include <mps_ops/types.h>
 
 namespace mps_ops {

@@ -1,0 +1,30 @@
+// Parameters shared by fractional_max_pool.metal and its host stub
+// (csrc/operations/fractional_max_pool.mm): one definition, one layout. Plain C++ that MSL
+// and the host compiler both accept (no address spaces, no Metal types; `long`
+// is 64-bit on both sides).
+#pragma once
+
+namespace mps_ops {
+
+// fractional_max_pool2d/3d (+ backward): planes of (depth, height, width)
+// (depth 1 for 2-D) pooled by (pool_t, pool_h, pool_w) windows into
+// (out_t, out_h, out_w); input strides in elements (batch, channel, t, h, w);
+// output, indices and samples contiguous, `sample_count` samples per plane
+// (2-D: width, height; 3-D: time, height, width).
+struct fractional_pool_params {
+  long batch;
+  long channels;
+  long depth;
+  long height;
+  long width;
+  long out_t;
+  long out_h;
+  long out_w;
+  long pool_t;
+  long pool_h;
+  long pool_w;
+  long in_strides[5];
+  int sample_count;
+};
+
+}  // namespace mps_ops

@@ -1,0 +1,19 @@
+// Parameters shared by glu_jvp.metal and its host stub
+// (csrc/operations/glu_jvp.mm): one definition, one layout. Plain C++ that MSL
+// and the host compiler both accept (no address spaces, no Metal types; `long`
+// is 64-bit on both sides).
+#pragma once
+
+namespace mps_ops {
+
+// glu_jvp / glu_backward_jvp: the half shape (ndim dims, innermost last) and
+// each operand's strides in elements, [operand][dim]. 8 x 8 keeps it within
+// what one setBytes carries here (1 KiB).
+enum { glu_max_operands = 8, glu_max_dims = 8 };
+struct glu_geometry {
+  long sizes[glu_max_dims];
+  long strides[glu_max_operands][glu_max_dims];
+  int ndim;
+};
+
+}  // namespace mps_ops

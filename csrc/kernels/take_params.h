@@ -1,0 +1,23 @@
+// Parameters shared by take.metal and its host stub
+// (csrc/operations/take.mm): one definition, one layout. Plain C++ that MSL
+// and the host compiler both accept (no address spaces, no Metal types; `long`
+// is 64-bit on both sides).
+#pragma once
+
+namespace mps_ops {
+
+// take / put_: self indexed as if flattened, through its sizes and byte
+// strides (row-major decomposition).
+enum { max_flat_ndim = 16 };
+
+// put_: `count` (target, source position) pairs sorted by target; whether
+// the writes accumulate.
+struct put_params {
+  long sizes[max_flat_ndim];
+  long strides[max_flat_ndim];
+  long count;
+  int ndim;
+  int accumulate;
+};
+
+}  // namespace mps_ops

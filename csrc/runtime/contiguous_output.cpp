@@ -1,0 +1,27 @@
+#include "contiguous_output.h"
+
+#include <ATen/ops/empty.h>
+
+namespace mps_ops {
+
+ContiguousOutput::ContiguousOutput(const at::Tensor& out, std::optional<c10::ScalarType> dtype,
+                                   Contents contents)
+    : out_(out) {
+  const c10::ScalarType want = dtype.value_or(out.scalar_type());
+  if (out.is_contiguous() && out.scalar_type() == want) {
+    tensor = out;
+  } else if (contents == Contents::keep) {
+    // (to() with a memory format would return a strided 1-D out itself.)
+    tensor = out.to(want).contiguous();
+  } else {
+    tensor = at::empty(out.sizes(), out.options().dtype(want));
+  }
+}
+
+void ContiguousOutput::copy_back() const {
+  if (!tensor.is_same(out_)) {
+    out_.copy_(tensor);
+  }
+}
+
+}  // namespace mps_ops
