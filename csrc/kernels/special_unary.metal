@@ -27,17 +27,10 @@ struct airy_ai_functor {
   }
 };
 
-#define REGISTER_SPECIAL_UNARY(T)         \
-  REGISTER_UNARY_OP(ndtri, float, T)      \
-  REGISTER_UNARY_OP(log_ndtr, float, T)   \
-  REGISTER_UNARY_OP(airy_ai, float, T)
-REGISTER_SPECIAL_UNARY(bool)
-REGISTER_SPECIAL_UNARY(uchar)
-REGISTER_SPECIAL_UNARY(char)
-REGISTER_SPECIAL_UNARY(short)
-REGISTER_SPECIAL_UNARY(int)
-REGISTER_SPECIAL_UNARY(long)
-REGISTER_SPECIAL_UNARY(ushort)
-REGISTER_SPECIAL_UNARY(uint)
-REGISTER_SPECIAL_UNARY(ulong)
-REGISTER_SPECIAL_UNARY(float)
+// Every integer input type and float, each read into float.
+MPS_OPS_FOR_NONFLOATING(REGISTER_UNARY_OP, ndtri, float)
+REGISTER_UNARY_OP(ndtri, float, float)
+MPS_OPS_FOR_NONFLOATING(REGISTER_UNARY_OP, log_ndtr, float)
+REGISTER_UNARY_OP(log_ndtr, float, float)
+MPS_OPS_FOR_NONFLOATING(REGISTER_UNARY_OP, airy_ai, float)
+REGISTER_UNARY_OP(airy_ai, float, float)

@@ -2,6 +2,9 @@
 
 #include "kernel_function.h"
 
+#include "../kernels/include/mps_ops/params.h"
+#include "../kernels/include/mps_ops/shape_limits.h"
+
 #include <c10/core/DynamicCast.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
@@ -20,9 +23,6 @@ at::TensorIteratorConfig elementwise_config(bool output_from_caller) {
 }
 
 namespace {
-
-// The strided kernels' dim tables (csrc/kernels/include/mps_ops/types.h: max_ndim).
-constexpr int max_strided_ndim = 16;
 
 // The bytes of a CPU scalar converted to the kernel's input type.
 template <class T>
@@ -85,13 +85,20 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
       outermost = d;
     }
   }
-  if (wide_dims > max_strided_ndim) {
+  if (wide_dims > max_ndim) {
     for (int64_t i = 0; i < iter.shape()[outermost]; ++i) {
       at::TensorIterator piece(iter);
       piece.narrow(outermost, i, 1);
       exec_elementwise(kernels, piece, in_dtype, params, params_size);
     }
     return;
+  }
+  // Every element-wise kernel takes a params slot; a functor without
+  // parameters gets an empty one (elementwise.h: make_functor).
+  static const no_params none{};
+  if (params == nullptr) {
+    params = &none;
+    params_size = sizeof(none);
   }
   const int n_ops = iter.ntensors();
   const int n_out = iter.noutputs();
@@ -130,7 +137,7 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
   kernel.set_operand_count(n_ops);
   const uint32_t numel = static_cast<uint32_t>(iter.numel());
   if (variant != Variant::strided) {
-    if (params) kernel.set_bytes(n_ops, params, params_size);
+    kernel.set_bytes(n_ops, params, params_size);
     kernel.dispatch(Dim3{numel, 1, 1});
     return;
   }
@@ -143,8 +150,8 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
     }
   }
   const int ndim = std::max<int>(1, static_cast<int>(kept.size()));
-  int64_t sizes[max_strided_ndim];
-  int64_t strides[max_strided_ndim * 4];
+  int64_t sizes[max_ndim];
+  int64_t strides[max_ndim * 4];
   TORCH_INTERNAL_ASSERT(n_ops <= 4, kernels.op(), ": too many operands");
   for (int d = 0; d < ndim; ++d) {
     sizes[d] = kept.empty() ? 1 : iter.shape()[kept[d]];
@@ -155,7 +162,7 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
   kernel.set_bytes(n_ops, sizes, sizeof(int64_t) * ndim);
   kernel.set_bytes(n_ops + 1, strides, sizeof(int64_t) * ndim * n_ops);
   kernel.set_value(n_ops + 2, static_cast<uint32_t>(ndim));
-  if (params) kernel.set_bytes(n_ops + 3, params, params_size);
+  kernel.set_bytes(n_ops + 3, params, params_size);
   const uint32_t inner = static_cast<uint32_t>(sizes[0]);
   kernel.dispatch(Dim3{inner, numel / inner, 1});
 }

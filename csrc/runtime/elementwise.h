@@ -11,8 +11,8 @@
 
 namespace mps_ops {
 
-// params: bytes of the functor's parameters (REGISTER_*_WITH_PARAMS
-// kernels), bound after the operands and the strided metadata; none if null.
+// params: bytes of the functor's parameters (its `params` struct), bound
+// after the operands and the strided metadata; an empty no_params if null.
 void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype,
                       const void* params = nullptr, size_t params_size = 0);
 

@@ -3,6 +3,8 @@
 // address spaces, no Metal types; `long` is 64-bit on both sides).
 #pragma once
 
+#include "shape_limits.h"
+
 namespace mps_ops {
 
 // _add_relu: alpha and the upper clamp (the largest value of self's dtype,
@@ -83,8 +85,6 @@ struct adagrad_params {
   int has_found_inf;
 };
 
-enum { reduction_max_dims = 16 };  // an enum: plain C++ and MSL alike
-
 // glu_jvp / glu_backward_jvp: the half shape (ndim dims, innermost last) and
 // each operand's strides in elements, [operand][dim]. 8 x 8 keeps it within
 // what one setBytes carries here (1 KiB).
@@ -134,7 +134,8 @@ struct sum_params {
   float scale;
 };
 
-// Reductions whose result needs nothing but the elements.
+// Kernels whose functor or reducer needs nothing but the elements (bound
+// all the same: every element-wise and reduction kernel takes a params slot).
 struct no_params {
   int unused;
 };
@@ -150,10 +151,10 @@ struct moments_params {
 // of the input. Output slice s starts at the offset its index decomposes to
 // over the outer dims; its elements are the inner dims' positions from there.
 struct reduction_layout {
-  long outer_sizes[reduction_max_dims];
-  long outer_strides[reduction_max_dims];
-  long inner_sizes[reduction_max_dims];
-  long inner_strides[reduction_max_dims];
+  long outer_sizes[max_ndim];
+  long outer_strides[max_ndim];
+  long inner_sizes[max_ndim];
+  long inner_strides[max_ndim];
   int outer_ndim;
   int inner_ndim;
   long inner_numel;
@@ -193,14 +194,11 @@ struct lanczos_backward_params {
 };
 
 // take / put_: self indexed as if flattened, through its sizes and byte
-// strides (row-major decomposition).
-enum { max_flat_ndim = 16 };
-
-// put_: `count` (target, source position) pairs sorted by target; whether
-// the writes accumulate.
+// strides (row-major decomposition). put_: `count` (target, source position)
+// pairs sorted by target; whether the writes accumulate.
 struct put_params {
-  long sizes[max_flat_ndim];
-  long strides[max_flat_ndim];
+  long sizes[max_ndim];
+  long strides[max_ndim];
   long count;
   int ndim;
   int accumulate;
