@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from dataclasses import dataclass
 
@@ -30,17 +31,85 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 REGISTRY = os.path.join(ROOT, "csrc", "native_functions.yaml")
 
-TORCH_DTYPES = {
-    "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32",
+DTYPE_SETS_HEADER = os.path.join(ROOT, "csrc", "kernels", "include", "mps_ops", "dtype_sets.h")
+
+# torch dtype name -> Metal type name, in the order the registry lists dtypes
+# (csrc/runtime/host_name.cpp maps c10 dtypes to the same Metal names).
+METAL_TYPE = {
+    "bool": "bool", "uint8": "uchar", "int8": "char", "int16": "short", "int32": "int",
+    "int64": "long", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
+    "float16": "half", "bfloat16": "bfloat", "float32": "float",
 }
+TORCH_DTYPES = set(METAL_TYPE)
 POLICIES = {"fill", "override"}
-FIELDS = {"name", "file", "impl", "dtypes", "policy", "opinfo", "mps_missing"}
+FIELDS = {"name", "file", "impl", "dtypes", "policy", "opinfo"}
 # Optional: which OpInfo call forms reach our overloads (default: all three).
 # std, for one, is ours only with out=: its functional form has an MPS kernel.
 # differs: where our results differ from the CPU's, for docs/ops.md.
-OPTIONAL_FIELDS = {"forms", "differs"}
+# mps_missing: default from the file's `defaults`.
+# kernels: the kernel ops (host-name prefixes) the stubs run, each needed for
+# every dtype the entry lists (test/test_registry_kernels.py checks it).
+OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels"}
+DEFAULTABLE_FIELDS = {"mps_missing"}
 FORMS = ("functional", "out", "inplace")
+
+
+def dtype_sets(path: str = DTYPE_SETS_HEADER) -> dict[str, tuple]:
+    """The named dtype sets of the kernels' dtype_sets.h, as torch dtype names:
+    the one statement of each set, read here so the registry can name it."""
+    with open(path) as f:
+        text = re.sub(r"\\\n", " ", f.read())
+    torch_name = {metal: torch for torch, metal in METAL_TYPE.items()}
+    sets: dict[str, tuple] = {}
+    for m in re.finditer(r"^#define MPS_OPS_FOR_(\w+)\(M, \.\.\.\)(.*)$", text, re.MULTILINE):
+        members: list[str] = []
+        for part in re.finditer(r"\bM\(__VA_ARGS__, (\w+)\)|\bMPS_OPS_FOR_(\w+)\(M, __VA_ARGS__\)",
+                                m.group(2)):
+            if part.group(1):
+                members.append(torch_name[part.group(1)])
+            else:
+                members += sets[part.group(2).lower()]
+        sets[m.group(1).lower()] = tuple(members)
+    if not sets:
+        raise RegistryError(f"{path}: no MPS_OPS_FOR_<SET> definitions found")
+    return sets
+
+
+def expand_dtypes(spec, sets: dict[str, tuple], where: str) -> tuple:
+    """`floating` or a list of set and dtype names -> dtype names, in order."""
+    out: list[str] = []
+    for name in [spec] if isinstance(spec, str) else spec:
+        members = (name,) if name in TORCH_DTYPES else sets.get(name)
+        if members is None:
+            raise RegistryError(f"{where}: {name!r} is neither a Metal dtype nor a set of "
+                                f"dtype_sets.h ({', '.join(sorted(sets))})")
+        out += [d for d in members if d not in out]
+    return tuple(out)
+
+
+def default_stub(overload: str) -> str:
+    """The host stub an overload binds unless the registry names another:
+    special_ndtri.out -> special_ndtri_out."""
+    return overload.replace(".", "_")
+
+
+def expand_impl(spec, where: str) -> dict:
+    """impl: a list of overloads, each a name (its stub is default_stub) or a
+    one-entry mapping overload: stub where the stub's name differs."""
+    if isinstance(spec, dict):
+        raise RegistryError(f"{where}: impl is a list (`- overload` or `- overload: stub`)")
+    impl = {}
+    for item in spec:
+        if isinstance(item, str):
+            impl[item] = default_stub(item)
+        elif isinstance(item, dict) and len(item) == 1:
+            ((overload, stub),) = item.items()
+            if stub == default_stub(overload):
+                raise RegistryError(f"{where}: {overload}: {stub} is the default stub; list the overload alone")
+            impl[overload] = stub
+        else:
+            raise RegistryError(f"{where}: bad impl item {item!r}")
+    return impl
 
 
 @dataclass(frozen=True)
@@ -54,6 +123,7 @@ class OpEntry:
     mps_missing: tuple
     forms: tuple = FORMS
     differs: str = ""
+    kernels: tuple = ()  # kernel ops needed for every dtype
 
     @property
     def qualified_name(self) -> str:
@@ -67,8 +137,14 @@ class RegistryError(Exception):
 def load_registry(path: str = REGISTRY) -> list[OpEntry]:
     with open(path) as f:
         raw = yaml.safe_load(f)
+    if set(raw) != {"defaults", "ops"}:
+        raise RegistryError(f"{os.path.basename(path)}: expected `defaults` and `ops` at the top")
+    defaults = raw["defaults"]
+    if set(defaults) - DEFAULTABLE_FIELDS:
+        raise RegistryError(f"{os.path.basename(path)}: defaults may set only {sorted(DEFAULTABLE_FIELDS)}")
+    sets = dtype_sets()
     entries, seen = [], set()
-    for item in raw:
+    for item in raw["ops"]:
         where = f"{os.path.basename(path)}: {item.get('name', '?')}"
         unknown = set(item) - FIELDS - OPTIONAL_FIELDS
         missing = FIELDS - set(item)
@@ -77,9 +153,10 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
         if item["name"] in seen:
             raise RegistryError(f"{where}: listed twice")
         seen.add(item["name"])
-        bad = set(item["dtypes"]) - TORCH_DTYPES
-        if bad:
-            raise RegistryError(f"{where}: dtypes {sorted(bad)} are not Metal dtypes")
+        for field in DEFAULTABLE_FIELDS:
+            if field in item and item[field] == defaults.get(field):
+                raise RegistryError(f"{where}: {field} repeats the default; leave it out")
+            item = {field: defaults[field], **item} if field in defaults else item
         if set(item.get("forms", FORMS)) - set(FORMS):
             raise RegistryError(f"{where}: forms must be among {FORMS}")
         if item["policy"] not in POLICIES:
@@ -90,13 +167,14 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
             OpEntry(
                 name=item["name"],
                 file=item["file"],
-                impl=dict(item["impl"]),
-                dtypes=tuple(item["dtypes"]),
+                impl=expand_impl(item["impl"], where),
+                dtypes=expand_dtypes(item["dtypes"], sets, where),
                 policy=item["policy"],
                 opinfo=tuple(item["opinfo"]),
                 mps_missing=tuple(str(v) for v in item["mps_missing"]),
                 forms=tuple(item.get("forms", FORMS)),
                 differs=" ".join(str(item.get("differs", "")).split()),
+                kernels=tuple(item.get("kernels", ())),
             )
         )
     return entries
