@@ -1,10 +1,13 @@
 // Shapes of host stub shared by element-wise ops: functional, out= and
-// in-place forms over one KernelCache. Each op's .mm file names its kernels
-// and picks the shape; the checks and the output handling live here once.
+// in-place forms over one KernelCache; the checks and the output handling
+// live here once. An op of a standard shape needs no stub file: the
+// registry's `shape:` binds its overloads to the *_stub templates at the end
+// (tools/codegen.py). An op with checks of its own (heaviside) calls the
+// shape's functions from its .mm.
 #pragma once
 
-#include "../runtime/elementwise.h"
-#include "../runtime/op_checks.h"
+#include "elementwise.h"
+#include "op_checks.h"
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/ops/empty.h>
@@ -36,5 +39,32 @@ at::Tensor& binary_inplace(KernelCache& kernels, const char* op, ResultDtype res
                            at::Tensor& lhs, const at::Tensor& rhs, KernelParams params = {});
 
 c10::ScalarType same_dtype(c10::ScalarType common);
+
+// The standard shapes' stubs, one instantiation per op. Op is the aten name
+// the checks' messages use, Kernel the kernel op (the registry's `kernels`);
+// both are char arrays the generated registration defines.
+//   unary_float   integer inputs compute in float (torch.special.ndtri ...)
+//   binary_float  the same with two operands (special polynomials)
+template <const char* Op, const char* Kernel>
+at::Tensor unary_float_stub(const at::Tensor& self) {
+  static KernelCache kernels(Kernel);
+  return unary_float(kernels, Op, self);
+}
+template <const char* Op, const char* Kernel>
+at::Tensor& unary_float_out_stub(const at::Tensor& self, at::Tensor& out) {
+  static KernelCache kernels(Kernel);
+  return unary_float_out(kernels, Op, self, out);
+}
+
+template <const char* Op, const char* Kernel>
+at::Tensor binary_float_stub(const at::Tensor& lhs, const at::Tensor& rhs) {
+  static KernelCache kernels(Kernel);
+  return binary(kernels, Op, float_result_type, lhs, rhs);
+}
+template <const char* Op, const char* Kernel>
+at::Tensor& binary_float_out_stub(const at::Tensor& lhs, const at::Tensor& rhs, at::Tensor& out) {
+  static KernelCache kernels(Kernel);
+  return binary_out(kernels, Op, float_result_type, lhs, rhs, out);
+}
 
 }  // namespace mps_ops
