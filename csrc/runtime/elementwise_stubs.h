@@ -21,7 +21,7 @@ at::Tensor unary_float(KernelCache& kernels, const char* op, const at::Tensor& s
 
 // Binary ops over one common input dtype; `result_of_common` maps that dtype
 // to the output dtype. `params` (optional) are the functor's parameters
-// (REGISTER_BINARY_OP_WITH_PARAMS kernels).
+// (the functor's `params` struct, elementwise.h).
 using ResultDtype = c10::ScalarType (*)(c10::ScalarType common);
 struct KernelParams {
   const void* data = nullptr;
