@@ -169,6 +169,7 @@ OPS = {
     "special_ndtri": OpSpec(torch.special.ndtri, (_float(lambda s: torch.rand(s)),)),
     "special_log_ndtr": OpSpec(torch.special.log_ndtr, (_float(lambda s: torch.randn(s) * 5),)),
     "special_airy_ai": OpSpec(torch.special.airy_ai, (_float(lambda s: torch.randn(s) * 4),)),
+    "special_erfcx": OpSpec(torch.special.erfcx, (_float(lambda s: torch.randn(s) * 4),)),
     "special_laguerre_polynomial_l": OpSpec(
         torch.special.laguerre_polynomial_l,
         (_float(lambda s: torch.rand(s) * 4), _float(lambda s: torch.randint(0, 8, s)))),

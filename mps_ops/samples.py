@@ -220,6 +220,7 @@ def _add(*samples):
 
 _add(*_unary("special_ndtri", lambda: torch.rand(3, 4)), *_unary("special_log_ndtr", lambda: torch.randn(3, 4) * 5),
      *_unary("special_airy_ai", lambda: torch.randn(3, 4) * 4, argument="x"),
+     *_unary("special_erfcx", lambda: torch.randn(3, 4) * 4),
      *_polynomial("special_laguerre_polynomial_l"), *_polynomial("special_legendre_polynomial_p"))
 _add(
     Sample("heaviside", _heaviside),

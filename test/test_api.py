@@ -56,7 +56,8 @@ def test_profile_records_each_dispatch():
     assert d.kernel == "ndtri_dense_float_float"
     assert d.threads == (10, 1, 1)
     assert d.group_size[0] >= 1
-    assert d.buffers == (40, 40)
+    assert d.buffers == (40, 40, 4)  # out, in, the (empty) params every element-wise kernel takes
+    assert d.operand_slots == 2
 
 
 def test_profile_is_off_outside_the_block():

@@ -14,6 +14,7 @@ UNARY = {
     "special_ndtri": (torch.special.ndtri, lambda shape: torch.rand(shape)),
     "special_log_ndtr": (torch.special.log_ndtr, lambda shape: torch.randn(shape) * 5),
     "special_airy_ai": (torch.special.airy_ai, lambda shape: torch.randn(shape) * 4),
+    "special_erfcx": (torch.special.erfcx, lambda shape: torch.randn(shape) * 4),
     "frexp": (torch.frexp, lambda shape: torch.randn(shape) * 100),
 }
 BINARY = {

@@ -57,14 +57,14 @@ def test_every_host_name_maps_to_the_one_file_that_defines_it(table, preprocesse
 
 
 @pytest.mark.parametrize("host_name, file, buffers", [
-    # unary_dense: out, in
-    ("ndtri_dense_float_float", "special_unary.metal", 0b11),
-    # unary_strided: out, in, sizes, strides, ndim
-    ("ndtri_strided_float_float", "special_unary.metal", 0b11111),
-    # binary_dense_params: out, lhs, rhs, params
+    # unary_dense: out, in, params (no_params for ndtri)
+    ("ndtri_dense_float_float", "special_unary.metal", 0b111),
+    # unary_strided: out, in, sizes, strides, ndim, params
+    ("ndtri_strided_float_float", "special_unary.metal", 0b111111),
+    # binary_dense: out, lhs, rhs, params
     ("add_relu_dense_float_float", "add_relu.metal", 0b1111),
     ("add_relu_dense_lhs_scalar_float_float", "add_relu.metal", 0b1111),
-    # binary_strided_params: out, lhs, rhs, sizes, strides, ndim, params
+    # binary_strided: out, lhs, rhs, sizes, strides, ndim, params
     ("add_relu_strided_float_float", "add_relu.metal", 0b1111111),
     ("fused_adagrad_dense_float_float", "fused_adagrad.metal", 0xFF),
     ("logspace_dense_float_float", "logspace.metal", 0b11),

@@ -45,6 +45,11 @@ CASES = {
     # Up to where Ai underflows float32 (x near 105) and past it.
     "airy_ai_positive_tail": (torch.special.airy_ai, _grid(30, 110, 2001), FLOAT32_TINY, 1e-6, _airy_truth),
     "airy_ai_negative_tail": (torch.special.airy_ai, _grid(-300, -30, 2001), 1.0, 2e-7, _airy_truth),
+    # Up to its float32 overflow (x near -9.38; special values below), and the
+    # 1/(x sqrt(pi)) tail.
+    "erfcx_negative": (torch.special.erfcx, _grid(-9.37, 0.5), 1e-30, 6e-7),
+    "erfcx_positive": (torch.special.erfcx, _grid(0.5, 100), 1e-30, 6e-7),
+    "erfcx_far_tail": (torch.special.erfcx, torch.logspace(2, 30, 2001).float(), 1e-38, 6e-7),
 }
 
 
@@ -66,6 +71,7 @@ def test_float32_accuracy_against_float64_truth(case):
         (torch.special.ndtri, [0.0, 1.0, -0.5, 1.5, float("nan"), 0.5]),
         (torch.special.log_ndtr, [float("-inf"), float("inf"), float("nan"), 0.0]),
         (torch.special.airy_ai, [float("-inf"), float("inf"), float("nan"), 0.0]),
+        (torch.special.erfcx, [float("-inf"), float("inf"), float("nan"), 0.0, -0.0, -10.0]),
     ],
 )
 def test_special_values_match_cpu(fn, inputs):

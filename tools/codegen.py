@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from dataclasses import dataclass
 
@@ -30,30 +31,119 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 REGISTRY = os.path.join(ROOT, "csrc", "native_functions.yaml")
 
-TORCH_DTYPES = {
-    "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32",
+DTYPE_SETS_HEADER = os.path.join(ROOT, "csrc", "kernels", "include", "mps_ops", "dtype_sets.h")
+
+# torch dtype name -> Metal type name, in the order the registry lists dtypes
+# (csrc/runtime/host_name.cpp maps c10 dtypes to the same Metal names).
+METAL_TYPE = {
+    "bool": "bool", "uint8": "uchar", "int8": "char", "int16": "short", "int32": "int",
+    "int64": "long", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
+    "float16": "half", "bfloat16": "bfloat", "float32": "float",
 }
+TORCH_DTYPES = set(METAL_TYPE)
 POLICIES = {"fill", "override"}
-FIELDS = {"name", "file", "impl", "dtypes", "policy", "opinfo", "mps_missing"}
+FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # Optional: which OpInfo call forms reach our overloads (default: all three).
 # std, for one, is ours only with out=: its functional form has an MPS kernel.
 # differs: where our results differ from the CPU's, for docs/ops.md.
-OPTIONAL_FIELDS = {"forms", "differs"}
+# mps_missing: default from the file's `defaults`.
+# kernels: the kernel ops (host-name prefixes) the stubs run, each needed for
+# every dtype the entry lists (test/test_registry_kernels.py checks it).
+# file / shape: one of them. file: csrc/operations/<file>.mm holds the
+# stubs; shape: a standard element-wise shape (SHAPES), whose shared stub
+# templates the generated code instantiates for the entry's one kernel.
+OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape"}
+DEFAULTABLE_FIELDS = {"mps_missing"}
 FORMS = ("functional", "out", "inplace")
+
+# Standard shapes: per call form, the stub template of
+# csrc/runtime/elementwise_stubs.h that serves it.
+SHAPES = {
+    "unary_float": {"functional": "unary_float_stub", "out": "unary_float_out_stub"},
+    "binary_float": {"functional": "binary_float_stub", "out": "binary_float_out_stub"},
+}
+SHAPE_STUBS_HEADER = os.path.join(ROOT, "csrc", "runtime", "elementwise_stubs.h")
+
+
+def form_of(overload: str) -> str:
+    """special_ndtri -> functional, special_ndtri.out -> out, heaviside_ -> inplace."""
+    base, _, suffix = overload.partition(".")
+    if suffix == "out":
+        return "out"
+    return "inplace" if base.endswith("_") else "functional"
+
+
+def dtype_sets(path: str = DTYPE_SETS_HEADER) -> dict[str, tuple]:
+    """The named dtype sets of the kernels' dtype_sets.h, as torch dtype names:
+    the one statement of each set, read here so the registry can name it."""
+    with open(path) as f:
+        text = re.sub(r"\\\n", " ", f.read())
+    torch_name = {metal: torch for torch, metal in METAL_TYPE.items()}
+    sets: dict[str, tuple] = {}
+    for m in re.finditer(r"^#define MPS_OPS_FOR_(\w+)\(M, \.\.\.\)(.*)$", text, re.MULTILINE):
+        members: list[str] = []
+        for part in re.finditer(r"\bM\(__VA_ARGS__, (\w+)\)|\bMPS_OPS_FOR_(\w+)\(M, __VA_ARGS__\)",
+                                m.group(2)):
+            if part.group(1):
+                members.append(torch_name[part.group(1)])
+            else:
+                members += sets[part.group(2).lower()]
+        sets[m.group(1).lower()] = tuple(members)
+    if not sets:
+        raise RegistryError(f"{path}: no MPS_OPS_FOR_<SET> definitions found")
+    return sets
+
+
+def expand_dtypes(spec, sets: dict[str, tuple], where: str) -> tuple:
+    """`floating` or a list of set and dtype names -> dtype names, in order."""
+    out: list[str] = []
+    for name in [spec] if isinstance(spec, str) else spec:
+        members = (name,) if name in TORCH_DTYPES else sets.get(name)
+        if members is None:
+            raise RegistryError(f"{where}: {name!r} is neither a Metal dtype nor a set of "
+                                f"dtype_sets.h ({', '.join(sorted(sets))})")
+        out += [d for d in members if d not in out]
+    return tuple(out)
+
+
+def default_stub(overload: str) -> str:
+    """The host stub an overload binds unless the registry names another:
+    special_ndtri.out -> special_ndtri_out."""
+    return overload.replace(".", "_")
+
+
+def expand_impl(spec, where: str) -> dict:
+    """impl: a list of overloads, each a name (its stub is default_stub) or a
+    one-entry mapping overload: stub where the stub's name differs."""
+    if isinstance(spec, dict):
+        raise RegistryError(f"{where}: impl is a list (`- overload` or `- overload: stub`)")
+    impl = {}
+    for item in spec:
+        if isinstance(item, str):
+            impl[item] = default_stub(item)
+        elif isinstance(item, dict) and len(item) == 1:
+            ((overload, stub),) = item.items()
+            if stub == default_stub(overload):
+                raise RegistryError(f"{where}: {overload}: {stub} is the default stub; list the overload alone")
+            impl[overload] = stub
+        else:
+            raise RegistryError(f"{where}: bad impl item {item!r}")
+    return impl
 
 
 @dataclass(frozen=True)
 class OpEntry:
     name: str
-    file: str
-    impl: dict  # overload -> stub
+    file: str | None  # None for a shaped entry
+    impl: dict  # overload -> stub (a shaped entry's: the stub template's instantiation)
     dtypes: tuple
     policy: str
     opinfo: tuple
     mps_missing: tuple
     forms: tuple = FORMS
     differs: str = ""
+    kernels: tuple = ()  # kernel ops needed for every dtype
+    shape: str = ""
 
     @property
     def qualified_name(self) -> str:
@@ -67,8 +157,14 @@ class RegistryError(Exception):
 def load_registry(path: str = REGISTRY) -> list[OpEntry]:
     with open(path) as f:
         raw = yaml.safe_load(f)
+    if set(raw) != {"defaults", "ops"}:
+        raise RegistryError(f"{os.path.basename(path)}: expected `defaults` and `ops` at the top")
+    defaults = raw["defaults"]
+    if set(defaults) - DEFAULTABLE_FIELDS:
+        raise RegistryError(f"{os.path.basename(path)}: defaults may set only {sorted(DEFAULTABLE_FIELDS)}")
+    sets = dtype_sets()
     entries, seen = [], set()
-    for item in raw:
+    for item in raw["ops"]:
         where = f"{os.path.basename(path)}: {item.get('name', '?')}"
         unknown = set(item) - FIELDS - OPTIONAL_FIELDS
         missing = FIELDS - set(item)
@@ -77,29 +173,63 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
         if item["name"] in seen:
             raise RegistryError(f"{where}: listed twice")
         seen.add(item["name"])
-        bad = set(item["dtypes"]) - TORCH_DTYPES
-        if bad:
-            raise RegistryError(f"{where}: dtypes {sorted(bad)} are not Metal dtypes")
+        for field in DEFAULTABLE_FIELDS:
+            if field in item and item[field] == defaults.get(field):
+                raise RegistryError(f"{where}: {field} repeats the default; leave it out")
+            item = {field: defaults[field], **item} if field in defaults else item
         if set(item.get("forms", FORMS)) - set(FORMS):
             raise RegistryError(f"{where}: forms must be among {FORMS}")
         if item["policy"] not in POLICIES:
             raise RegistryError(f"{where}: policy must be one of {sorted(POLICIES)}")
-        if not os.path.exists(os.path.join(ROOT, "csrc", "operations", item["file"] + ".mm")):
+        impl = expand_impl(item["impl"], where)
+        if ("file" in item) == ("shape" in item):
+            raise RegistryError(f"{where}: give a stub file or a standard shape ({sorted(SHAPES)}), not both")
+        if "file" in item and not os.path.exists(os.path.join(ROOT, "csrc", "operations", item["file"] + ".mm")):
             raise RegistryError(f"{where}: csrc/operations/{item['file']}.mm does not exist")
+        if "shape" in item:
+            impl = shaped_impl(item, impl, where)
         entries.append(
             OpEntry(
                 name=item["name"],
-                file=item["file"],
-                impl=dict(item["impl"]),
-                dtypes=tuple(item["dtypes"]),
+                file=item.get("file"),
+                impl=impl,
+                dtypes=expand_dtypes(item["dtypes"], sets, where),
                 policy=item["policy"],
                 opinfo=tuple(item["opinfo"]),
                 mps_missing=tuple(str(v) for v in item["mps_missing"]),
                 forms=tuple(item.get("forms", FORMS)),
                 differs=" ".join(str(item.get("differs", "")).split()),
+                kernels=tuple(item.get("kernels", ())),
+                shape=item.get("shape", ""),
             )
         )
     return entries
+
+
+def _shape_names(name: str) -> tuple[str, str]:
+    """The char arrays a shaped entry's generated code defines: its aten name
+    and its kernel op, the stub templates' arguments."""
+    return f"{name}_op_name", f"{name}_kernel_name"
+
+
+def shaped_impl(item: dict, impl: dict, where: str) -> dict:
+    """A shaped entry's overloads, each bound to its form's stub template."""
+    stubs = SHAPES.get(item["shape"])
+    if stubs is None:
+        raise RegistryError(f"{where}: shape must be one of {sorted(SHAPES)}")
+    if len(item.get("kernels", ())) != 1:
+        raise RegistryError(f"{where}: a shaped entry names its one kernel (kernels: [<op>])")
+    if any(overload != default_stub(overload) and stub != default_stub(overload)
+           for overload, stub in impl.items()):
+        raise RegistryError(f"{where}: a shaped entry's stubs come from its shape; list overloads only")
+    op_name, kernel_name = _shape_names(item["name"])
+    out = {}
+    for overload in impl:
+        form = form_of(overload)
+        if form not in stubs:
+            raise RegistryError(f"{where}: shape {item['shape']} has no {form} stub for {overload}")
+        out[overload] = f"{stubs[form]}<generated::{op_name}, generated::{kernel_name}>"
+    return out
 
 
 def _c_string(s: str) -> str:
@@ -120,19 +250,32 @@ OPS_GROUPS = 2
 def ops_group_source(files: list[str], entries: list[OpEntry]) -> str:
     lines = [HEADER]
     lines += [f'#include "{os.path.join(ROOT, "csrc", "operations", file + ".mm")}"' for file in files]
+    shaped = [e for e in entries if e.shape]
+    if shaped:
+        lines.append(f'#include "{SHAPE_STUBS_HEADER}"')
     lines += [
         "",
         "#include <torch/library.h>",
         "",
         "namespace mps_ops::generated {",
     ]
+    for entry in shaped:
+        op_name, kernel_name = _shape_names(entry.name)
+        lines += [
+            f"constexpr char {op_name}[] = {_c_string(entry.name)};",
+            f"constexpr char {kernel_name}[] = {_c_string(entry.kernels[0])};",
+        ]
     for entry in entries:
         for overload, stub in entry.impl.items():
-            lines += [
-                f"void {_registrar_name(overload)}(torch::Library& library) {{",
-                f"  library.impl({_c_string(overload)}, TORCH_FN(::mps_ops::{stub}));",
-                "}",
-            ]
+            lines.append(f"void {_registrar_name(overload)}(torch::Library& library) {{")
+            if entry.shape:
+                # A named pointer: TORCH_FN is a macro, and the stub
+                # template's argument list has a comma.
+                lines += [f"  static constexpr auto* stub = &::mps_ops::{stub};",
+                          f"  library.impl({_c_string(overload)}, TORCH_FN(stub));"]
+            else:
+                lines.append(f"  library.impl({_c_string(overload)}, TORCH_FN(::mps_ops::{stub}));")
+            lines.append("}")
     lines += ["}  // namespace mps_ops::generated", ""]
     return "\n".join(lines)
 
@@ -214,12 +357,14 @@ def write_if_changed(path: str, text: str) -> None:
 def generate_cpp(out_dir: str, entries: list[OpEntry]) -> list[str]:
     """Writes the generated C++ and returns the paths to compile."""
     paths = []
-    files = sorted({e.file for e in entries})
+    files = sorted({e.file for e in entries if e.file})
     per_group = -(-len(files) // OPS_GROUPS)
     for k in range(OPS_GROUPS):
         group = files[k * per_group:(k + 1) * per_group]
+        # Shaped entries (no stub file) join the last group, the smaller one.
+        members = [e for e in entries if e.file in group or (not e.file and k == OPS_GROUPS - 1)]
         path = os.path.join(out_dir, f"ops_group{k}.cpp")
-        write_if_changed(path, ops_group_source(group, [e for e in entries if e.file in group]))
+        write_if_changed(path, ops_group_source(group, members))
         paths.append(path)
     path = os.path.join(out_dir, "registry.cpp")
     write_if_changed(path, registry_source(entries))

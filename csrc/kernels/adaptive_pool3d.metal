@@ -6,7 +6,7 @@
 // Max pooling keeps the first maximum of a cell, or its last NaN, and the
 // index of it within the D*H*W plane, as the CPU does.
 #include <metal_stdlib>
-#include <mps_ops/elementwise.h>
+#include <mps_ops/instantiate.h>
 #include <mps_ops/types.h>
 
 #include "adaptive_pool3d_params.h"
@@ -162,13 +162,7 @@ kernel void adaptive_max_pool3d_backward(
 }
 
 // One thread per element of the grid's tensor: the host names say "dense".
-#define MPS_OPS_POOL_KERNEL(KERNEL, T) \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(KERNEL, dense, T, T), KERNEL, T)
-#define REGISTER_ADAPTIVE_POOL3D(T)                    \
-  MPS_OPS_POOL_KERNEL(adaptive_avg_pool3d, T)          \
-  MPS_OPS_POOL_KERNEL(adaptive_avg_pool3d_backward, T) \
-  MPS_OPS_POOL_KERNEL(adaptive_max_pool3d, T)          \
-  MPS_OPS_POOL_KERNEL(adaptive_max_pool3d_backward, T)
-REGISTER_ADAPTIVE_POOL3D(half)
-REGISTER_ADAPTIVE_POOL3D(bfloat)
-REGISTER_ADAPTIVE_POOL3D(float)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, adaptive_avg_pool3d, dense)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, adaptive_avg_pool3d_backward, dense)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, adaptive_max_pool3d, dense)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, adaptive_max_pool3d_backward, dense)

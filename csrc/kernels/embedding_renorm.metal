@@ -70,8 +70,4 @@ kernel void embedding_renorm(
   }
 }
 
-#define REGISTER_EMBEDDING_RENORM(T) \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(embedding_renorm, reduce, T, T), embedding_renorm, T)
-REGISTER_EMBEDDING_RENORM(half)
-REGISTER_EMBEDDING_RENORM(bfloat)
-REGISTER_EMBEDDING_RENORM(float)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, embedding_renorm, reduce)

@@ -9,8 +9,7 @@
 // element. Backward: one thread per input element, gathering the gradient
 // of every window whose index names it (no atomics).
 #include <metal_stdlib>
-#include <mps_ops/elementwise.h>
-
+#include <mps_ops/instantiate.h>
 #include "fractional_max_pool_params.h"
 using namespace metal;
 
@@ -95,10 +94,5 @@ kernel void fractional_max_pool_backward(
   grad_in[index] = static_cast<T>(sum);
 }
 
-#define REGISTER_FRACTIONAL_MAX_POOL(T)                                                          \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(fractional_max_pool, dense, T, T), fractional_max_pool, T) \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(fractional_max_pool_backward, dense, T, T),                 \
-                      fractional_max_pool_backward, T)
-REGISTER_FRACTIONAL_MAX_POOL(half)
-REGISTER_FRACTIONAL_MAX_POOL(bfloat)
-REGISTER_FRACTIONAL_MAX_POOL(float)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, fractional_max_pool, dense)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, fractional_max_pool_backward, dense)

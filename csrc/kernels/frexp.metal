@@ -22,6 +22,5 @@ struct frexp_functor {
   }
 };
 
-REGISTER_UNARY_TWO_OUTPUTS_OP(frexp, half, int, half)
-REGISTER_UNARY_TWO_OUTPUTS_OP(frexp, bfloat, int, bfloat)
-REGISTER_UNARY_TWO_OUTPUTS_OP(frexp, float, int, float)
+// Mantissa in the input's type, exponent int.
+MPS_OPS_FOR_FLOATING(REGISTER_UNARY_TWO_OUTPUTS_OP_SAME_TYPE, frexp, int)

@@ -8,8 +8,7 @@
 // and nothing at all when found_inf is 1 (the CPU's test). step, lr, grad_scale and
 // found_inf are read from their (device) tensors, so the host never waits.
 #include <metal_stdlib>
-#include <mps_ops/elementwise.h>
-
+#include <mps_ops/instantiate.h>
 #include "fused_adagrad_params.h"
 using namespace metal;
 
@@ -46,8 +45,4 @@ kernel void fused_adagrad(
   param[index] = static_cast<T>(p - clr * g / (sqrt(sum) + params.eps));
 }
 
-#define REGISTER_FUSED_ADAGRAD(T) \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(fused_adagrad, dense, T, T), fused_adagrad, T)
-REGISTER_FUSED_ADAGRAD(half)
-REGISTER_FUSED_ADAGRAD(bfloat)
-REGISTER_FUSED_ADAGRAD(float)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, fused_adagrad, dense)

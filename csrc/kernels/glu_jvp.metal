@@ -9,8 +9,7 @@
 //   d grad_a    = dgrad_glu * s + grad_a * n
 //   d grad_b    = d grad_a * (a - a * s) + grad_a * (da - da * s - a * s * n)
 #include <metal_stdlib>
-#include <mps_ops/elementwise.h>
-
+#include <mps_ops/instantiate.h>
 #include "glu_jvp_params.h"
 using namespace metal;
 
@@ -77,9 +76,5 @@ kernel void glu_backward_jvp(
   out_b[o[1]] = static_cast<T>(dgrad_a * (av - glu) + ga * (dav - dav * s - glu * n));
 }
 
-#define REGISTER_GLU_JVP(T)                                                          \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(glu_jvp, strided, T, T), glu_jvp, T)          \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(glu_backward_jvp, strided, T, T), glu_backward_jvp, T)
-REGISTER_GLU_JVP(half)
-REGISTER_GLU_JVP(bfloat)
-REGISTER_GLU_JVP(float)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, glu_jvp, strided)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, glu_backward_jvp, strided)

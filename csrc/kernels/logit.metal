@@ -12,15 +12,16 @@ struct logit_functor {
   float eps;
   explicit logit_functor(constant params& p) : eps(p.eps) {}
 
-  float operator()(float x) const {
+  // Computes in float; half and bfloat round once, on return.
+  template <typename T>
+  T operator()(T in) const {
+    float x = float(in);
     if (eps >= 0.0f) {
       const float lo = eps, hi = 1.0f - eps;
       x = x < lo ? lo : (x > hi ? hi : x);
     }
-    return log(x / (1.0f - x));
+    return T(log(x / (1.0f - x)));
   }
 };
 
-REGISTER_UNARY_OP_WITH_PARAMS(logit, half, half)
-REGISTER_UNARY_OP_WITH_PARAMS(logit, bfloat, bfloat)
-REGISTER_UNARY_OP_WITH_PARAMS(logit, float, float)
+MPS_OPS_FOR_FLOATING(REGISTER_UNARY_OP_SAME_TYPE, logit)

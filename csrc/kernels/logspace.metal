@@ -10,8 +10,7 @@
 // and here.
 #include <metal_stdlib>
 #include <mps_ops/double_float.h>
-#include <mps_ops/elementwise.h>
-
+#include <mps_ops/instantiate.h>
 #include "logspace_params.h"
 using namespace metal;
 
@@ -117,12 +116,5 @@ kernel void logspace(
   out[index] = to_output<T>::convert(power(params, e));
 }
 
-#define REGISTER_LOGSPACE(T) MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(logspace, dense, T, T), logspace, T)
-REGISTER_LOGSPACE(uchar)
-REGISTER_LOGSPACE(char)
-REGISTER_LOGSPACE(short)
-REGISTER_LOGSPACE(int)
-REGISTER_LOGSPACE(long)
-REGISTER_LOGSPACE(half)
-REGISTER_LOGSPACE(bfloat)
-REGISTER_LOGSPACE(float)
+MPS_OPS_FOR_INTEGRAL(MPS_OPS_INSTANTIATE_FOR_TYPE, logspace, dense)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, logspace, dense)

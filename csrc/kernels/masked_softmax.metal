@@ -105,9 +105,5 @@ kernel void masked_softmax_backward(
   }
 }
 
-#define REGISTER_MASKED_SOFTMAX(T)                                                                \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(masked_softmax, reduce, T, T), masked_softmax, T)          \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(masked_softmax_backward, reduce, T, T), masked_softmax_backward, T)
-REGISTER_MASKED_SOFTMAX(half)
-REGISTER_MASKED_SOFTMAX(bfloat)
-REGISTER_MASKED_SOFTMAX(float)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, masked_softmax, reduce)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, masked_softmax_backward, reduce)

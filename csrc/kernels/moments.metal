@@ -55,7 +55,4 @@ struct var_reducer {
   }
 };
 
-#define REGISTER_VAR(T) REGISTER_REDUCE_ONE_OP(var, T, T)
-REGISTER_VAR(half)
-REGISTER_VAR(bfloat)
-REGISTER_VAR(float)
+MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_ONE_OP_SAME_TYPE, var)

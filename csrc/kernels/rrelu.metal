@@ -5,8 +5,7 @@
 // noise untouched. NaN is not <= 0: it passes through with noise 1, as on
 // the CPU.
 #include <metal_stdlib>
-#include <mps_ops/elementwise.h>
-
+#include <mps_ops/instantiate.h>
 #include "rrelu_params.h"
 using namespace metal;
 
@@ -28,8 +27,4 @@ kernel void rrelu_with_noise(
   }
 }
 
-#define REGISTER_RRELU(T) \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(rrelu_with_noise, dense, T, T), rrelu_with_noise, T)
-REGISTER_RRELU(half)
-REGISTER_RRELU(bfloat)
-REGISTER_RRELU(float)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, rrelu_with_noise, dense)

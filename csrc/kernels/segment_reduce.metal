@@ -11,8 +11,7 @@
 //            positive gradients among ties, and we match it
 //   prod: g * result / x, or for x == 0 the product of the others (0 if another is 0)
 #include <metal_stdlib>
-#include <mps_ops/elementwise.h>
-
+#include <mps_ops/instantiate.h>
 #include "segment_reduce_params.h"
 using namespace metal;
 
@@ -130,9 +129,5 @@ kernel void segment_reduce_backward(
   grad_data[index] = static_cast<T>(value);
 }
 
-#define REGISTER_SEGMENT_REDUCE(T)                                                                  \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(segment_reduce, dense, T, T), segment_reduce, T)             \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(segment_reduce_backward, dense, T, T), segment_reduce_backward, T)
-REGISTER_SEGMENT_REDUCE(half)
-REGISTER_SEGMENT_REDUCE(bfloat)
-REGISTER_SEGMENT_REDUCE(float)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, segment_reduce, dense)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, segment_reduce_backward, dense)

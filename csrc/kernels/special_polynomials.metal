@@ -65,16 +65,8 @@ struct legendre_polynomial_p_functor {
   }
 };
 
-#define REGISTER_POLYNOMIALS(T)                        \
-  REGISTER_BINARY_OP(laguerre_polynomial_l, float, T)  \
-  REGISTER_BINARY_OP(legendre_polynomial_p, float, T)
-REGISTER_POLYNOMIALS(bool)
-REGISTER_POLYNOMIALS(uchar)
-REGISTER_POLYNOMIALS(char)
-REGISTER_POLYNOMIALS(short)
-REGISTER_POLYNOMIALS(int)
-REGISTER_POLYNOMIALS(long)
-REGISTER_POLYNOMIALS(ushort)
-REGISTER_POLYNOMIALS(uint)
-REGISTER_POLYNOMIALS(ulong)
-REGISTER_POLYNOMIALS(float)
+// Every integer input type and float, each read into float.
+MPS_OPS_FOR_NONFLOATING(REGISTER_BINARY_OP, laguerre_polynomial_l, float)
+REGISTER_BINARY_OP(laguerre_polynomial_l, float, float)
+MPS_OPS_FOR_NONFLOATING(REGISTER_BINARY_OP, legendre_polynomial_p, float)
+REGISTER_BINARY_OP(legendre_polynomial_p, float, float)

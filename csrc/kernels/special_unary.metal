@@ -1,4 +1,4 @@
-// torch.special.ndtri, log_ndtr and airy_ai. The math lives in
+// torch.special.ndtri, log_ndtr, airy_ai and erfcx. The math lives in
 // include/mps_ops/special_math.h (float precision throughout); integer and
 // bool inputs are read as float, as the CPU promotes them.
 #include <metal_stdlib>
@@ -27,17 +27,19 @@ struct airy_ai_functor {
   }
 };
 
-#define REGISTER_SPECIAL_UNARY(T)         \
-  REGISTER_UNARY_OP(ndtri, float, T)      \
-  REGISTER_UNARY_OP(log_ndtr, float, T)   \
-  REGISTER_UNARY_OP(airy_ai, float, T)
-REGISTER_SPECIAL_UNARY(bool)
-REGISTER_SPECIAL_UNARY(uchar)
-REGISTER_SPECIAL_UNARY(char)
-REGISTER_SPECIAL_UNARY(short)
-REGISTER_SPECIAL_UNARY(int)
-REGISTER_SPECIAL_UNARY(long)
-REGISTER_SPECIAL_UNARY(ushort)
-REGISTER_SPECIAL_UNARY(uint)
-REGISTER_SPECIAL_UNARY(ulong)
-REGISTER_SPECIAL_UNARY(float)
+struct erfcx_functor {
+  template <typename T>
+  float operator()(T x) const {
+    return mps_ops::erfcx(float(x));
+  }
+};
+
+// Every integer input type and float, each read into float.
+MPS_OPS_FOR_NONFLOATING(REGISTER_UNARY_OP, ndtri, float)
+REGISTER_UNARY_OP(ndtri, float, float)
+MPS_OPS_FOR_NONFLOATING(REGISTER_UNARY_OP, log_ndtr, float)
+REGISTER_UNARY_OP(log_ndtr, float, float)
+MPS_OPS_FOR_NONFLOATING(REGISTER_UNARY_OP, airy_ai, float)
+REGISTER_UNARY_OP(airy_ai, float, float)
+MPS_OPS_FOR_NONFLOATING(REGISTER_UNARY_OP, erfcx, float)
+REGISTER_UNARY_OP(erfcx, float, float)

@@ -17,6 +17,4 @@ struct sum_reducer {
   static state finish(state s, constant params& p) { return s * p.scale; }
 };
 
-REGISTER_REDUCE_ONE_OP(sum, half, half)
-REGISTER_REDUCE_ONE_OP(sum, bfloat, bfloat)
-REGISTER_REDUCE_ONE_OP(sum, float, float)
+MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_ONE_OP_SAME_TYPE, sum)

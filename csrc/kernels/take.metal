@@ -4,7 +4,7 @@
 // decomposed over its sizes and mapped through its byte strides. The host has
 // checked every index is in range and made out, index and source contiguous.
 #include <metal_stdlib>
-#include <mps_ops/elementwise.h>
+#include <mps_ops/instantiate.h>
 #include <mps_ops/types.h>
 
 #include "take_params.h"
@@ -71,15 +71,5 @@ kernel void put(device char* self [[buffer(0)]],
   *element = sum;
 }
 
-#define REGISTER_TAKE(T)                                                     \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(take, dense, T, T), take, T)        \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(put, dense, T, T), put, T)
-REGISTER_TAKE(bool)
-REGISTER_TAKE(uchar)
-REGISTER_TAKE(char)
-REGISTER_TAKE(short)
-REGISTER_TAKE(int)
-REGISTER_TAKE(long)
-REGISTER_TAKE(half)
-REGISTER_TAKE(bfloat)
-REGISTER_TAKE(float)
+MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, take, dense)
+MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, put, dense)

@@ -4,17 +4,16 @@
 // is 64-bit on both sides).
 #pragma once
 
+#include "include/mps_ops/shape_limits.h"
+
 namespace mps_ops {
 
 // take / put_: self indexed as if flattened, through its sizes and byte
-// strides (row-major decomposition).
-enum { max_flat_ndim = 16 };
-
-// put_: `count` (target, source position) pairs sorted by target; whether
-// the writes accumulate.
+// strides (row-major decomposition). put_: `count` (target, source position)
+// pairs sorted by target; whether the writes accumulate.
 struct put_params {
-  long sizes[max_flat_ndim];
-  long strides[max_flat_ndim];
+  long sizes[max_ndim];
+  long strides[max_ndim];
   long count;
   int ndim;
   int accumulate;

@@ -10,8 +10,7 @@
 // as the CPU does. Backward gathers per grad_input element over the output
 // cells covering it in (oh, ow) order, the order the CPU's scatter adds them.
 #include <metal_stdlib>
-#include <mps_ops/elementwise.h>
-
+#include <mps_ops/instantiate.h>
 #include "upsample_lanczos_params.h"
 using namespace metal;
 

@@ -1,6 +1,6 @@
 // Host stubs of aten::_add_relu (Tensor and Scalar overloads, out=, in-place):
 // relu(self + alpha * other); kernels in csrc/kernels/add_relu.metal.
-#include "elementwise_stubs.h"
+#include "../runtime/elementwise_stubs.h"
 
 #include "../kernels/add_relu_params.h"
 

@@ -1,6 +1,6 @@
 // Host stub of torch.frexp (frexp.Tensor is composite and calls this):
 // mantissa in self's dtype, exponent int32; kernels in csrc/kernels/frexp.metal.
-#include "elementwise_stubs.h"
+#include "../runtime/elementwise_stubs.h"
 
 namespace mps_ops {
 

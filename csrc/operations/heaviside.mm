@@ -1,6 +1,6 @@
 // Host stubs of torch.heaviside (functional, out=, in-place); kernels in
 // csrc/kernels/heaviside.metal.
-#include "elementwise_stubs.h"
+#include "../runtime/elementwise_stubs.h"
 
 namespace mps_ops {
 

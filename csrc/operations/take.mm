@@ -25,11 +25,11 @@ namespace {
 // strides in bytes, with size-1 dims dropped and neighbours that are
 // row-major contiguous with each other merged; a 0-dim self is one element.
 struct FlatLayout {
-  int64_t sizes[max_flat_ndim];
-  int64_t strides[max_flat_ndim];
+  int64_t sizes[max_ndim];
+  int64_t strides[max_ndim];
   int64_t ndim = 0;
 
-  // False when self needs more than max_flat_ndim dims even merged: the
+  // False when self needs more than max_ndim dims even merged: the
   // callers then walk a contiguous copy (one dim).
   bool fits = true;
 
@@ -45,7 +45,7 @@ struct FlatLayout {
         strides[ndim - 1] = stride;
         continue;
       }
-      if (ndim == max_flat_ndim) {
+      if (ndim == max_ndim) {
         fits = false;
         return;
       }

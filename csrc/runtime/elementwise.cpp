@@ -2,6 +2,9 @@
 
 #include "kernel_function.h"
 
+#include "../kernels/include/mps_ops/no_params.h"
+#include "../kernels/include/mps_ops/shape_limits.h"
+
 #include <c10/core/DynamicCast.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
@@ -20,9 +23,6 @@ at::TensorIteratorConfig elementwise_config(bool output_from_caller) {
 }
 
 namespace {
-
-// The strided kernels' dim tables (csrc/kernels/include/mps_ops/types.h: max_ndim).
-constexpr int max_strided_ndim = 16;
 
 // A CPU scalar converted to the kernel's input type, bound at the next slot.
 template <class T>
@@ -83,7 +83,7 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
       outermost = d;
     }
   }
-  if (wide_dims > max_strided_ndim) {
+  if (wide_dims > max_ndim) {
     for (int64_t i = 0; i < iter.shape()[outermost]; ++i) {
       at::TensorIterator piece(iter);
       piece.narrow(outermost, i, 1);
@@ -91,6 +91,10 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
     }
     return;
   }
+  // Every element-wise kernel takes a params slot; a functor without
+  // parameters gets an empty one (elementwise.h: make_functor).
+  static const no_params none{};
+  const KernelParams with_params = params.empty() ? KernelParams(none) : params;
   const int n_ops = iter.ntensors();
   const int n_out = iter.noutputs();
   const c10::ScalarType out_dtype = iter.dtype(0);
@@ -128,7 +132,7 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
   kernel.mark_operands();
   const uint32_t numel = static_cast<uint32_t>(iter.numel());
   if (variant != Variant::strided) {
-    kernel.bind(params);
+    kernel.bind(with_params);
     kernel.dispatch(Dim3{numel, 1, 1});
     return;
   }
@@ -141,8 +145,8 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
     }
   }
   const int ndim = std::max<int>(1, static_cast<int>(kept.size()));
-  int64_t sizes[max_strided_ndim];
-  int64_t strides[max_strided_ndim * 4];
+  int64_t sizes[max_ndim];
+  int64_t strides[max_ndim * 4];
   TORCH_INTERNAL_ASSERT(n_ops <= 4, kernels.op(), ": too many operands");
   for (int d = 0; d < ndim; ++d) {
     sizes[d] = kept.empty() ? 1 : iter.shape()[kept[d]];
@@ -151,7 +155,7 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
     }
   }
   kernel.bind(c10::ArrayRef<int64_t>(sizes, ndim), c10::ArrayRef<int64_t>(strides, ndim * n_ops),
-              static_cast<uint32_t>(ndim), params);
+              static_cast<uint32_t>(ndim), with_params);
   const uint32_t inner = static_cast<uint32_t>(sizes[0]);
   kernel.dispatch(Dim3{inner, numel / inner, 1});
 }

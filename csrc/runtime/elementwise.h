@@ -12,8 +12,8 @@
 
 namespace mps_ops {
 
-// params: the functor's parameter struct (REGISTER_*_WITH_PARAMS kernels),
-// bound after the operands and the strided metadata; none if empty.
+// params: the functor's parameter struct, bound after the operands and the
+// strided metadata; an empty no_params where the functor takes none.
 void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype,
                       KernelParams params = {});
 

@@ -1,4 +1,4 @@
-#include "../operations/elementwise_stubs.h"
+#include "elementwise_stubs.h"
 
 #include <ATen/ops/result_type.h>
 

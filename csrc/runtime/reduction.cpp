@@ -25,7 +25,7 @@ int collapse(const at::Tensor& input, const std::bitset<64>& chosen, bool want, 
       sizes[n - 1] *= size;
       continue;
     }
-    if (n == reduction_max_dims) {
+    if (n == max_ndim) {
       return -1;  // more than the kernels' tables hold
     }
     sizes[n] = size;

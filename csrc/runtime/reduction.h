@@ -6,6 +6,7 @@
 #include "backend.h"
 #include "kernel_params.h"
 
+#include "../kernels/include/mps_ops/no_params.h"
 #include "../kernels/include/mps_ops/reduction_layout.h"
 
 #include <ATen/core/Tensor.h>
@@ -19,7 +20,7 @@ struct ReductionPlan {
   int64_t slices;                     // output elements
   std::vector<int64_t> kept_shape;    // the output's shape with keepdim
   std::vector<int64_t> dropped_shape; // ... and without
-  // Defined when the input's layout needs more dims than reduction_max_dims:
+  // Defined when the input's layout needs more dims than max_ndim:
   // a copy with the reduced dims innermost, which the kernel reads instead.
   at::Tensor input;
 };

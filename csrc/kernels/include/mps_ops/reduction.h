@@ -9,14 +9,28 @@
 //   static state fold(state, opmath value);  one more element
 //   static state merge(state, state);        two partial states (a before b)
 //   static state shuffle_xor(state, ushort); each field through shuffle_xor below
+// and, for reduce_one / reduce_two, its parameters (no_params if none) and
+//   static opmath_t<Out> finish(state, constant params&);          reduce_one
+//   static void finish(state, constant params&, device Out&, device Out&);  reduce_two
 #pragma once
 #include <metal_stdlib>
 
-#include <mps_ops/elementwise.h>
+#include <mps_ops/instantiate.h>
+#include <mps_ops/no_params.h>
 #include <mps_ops/reduction_layout.h>
 #include <mps_ops/types.h>
 
 namespace mps_ops {
+
+// The value a reducer finished with, to store as Out: a reducer computes in
+// the opmath type of the output (float for half and bfloat) and the kernel
+// rounds once on store. Any other result type is an instantiation mistake.
+template <typename Out, typename Result>
+inline Out reducer_result(Result value) {
+  static_assert(metal::is_same_v<Result, opmath_t<Out>>,
+                "the reducer's result type is not the opmath type of the output its instantiation names");
+  return static_cast<Out>(value);
+}
 
 // Element offset of the first element of output slice `slice`.
 inline long slice_offset(constant reduction_layout& layout, long slice) {
@@ -174,7 +188,7 @@ kernel void reduce_one(
   const long slice = long(group.y);
   const typename R::state state = reduce_slice<R>(in, layout, slice, partials, at);
   if (index == 0) {
-    out[slice] = static_cast<Out>(R::finish(state, params));
+    out[slice] = reducer_result<Out>(R::finish(state, params));
   }
 }
 
@@ -205,9 +219,13 @@ kernel void reduce_two(
 }  // namespace mps_ops
 
 // Host names `<op>_reduce_<out>_<in>`, the one grammar's reduce variant.
+// The _SAME_TYPE forms take one type for both, the shape dtype sets apply:
+//   MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_ONE_OP_SAME_TYPE, var)
 #define REGISTER_REDUCE_ONE_OP(OP, OUT, IN)                                                    \
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, reduce, OUT, IN), mps_ops::reduce_one,             \
                       OP##_reducer<IN>, OUT, IN)
+#define REGISTER_REDUCE_ONE_OP_SAME_TYPE(OP, T) REGISTER_REDUCE_ONE_OP(OP, T, T)
 #define REGISTER_REDUCE_TWO_OP(OP, OUT, IN)                                                    \
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, reduce, OUT, IN), mps_ops::reduce_two,             \
                       OP##_reducer<IN>, OUT, IN)
+#define REGISTER_REDUCE_TWO_OP_SAME_TYPE(OP, T) REGISTER_REDUCE_TWO_OP(OP, T, T)

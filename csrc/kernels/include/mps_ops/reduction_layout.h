@@ -4,27 +4,22 @@
 // (no address spaces, no Metal types; `long` is 64-bit on both sides).
 #pragma once
 
-namespace mps_ops {
+#include "shape_limits.h"
 
-enum { reduction_max_dims = 16 };  // an enum: plain C++ and MSL alike
+namespace mps_ops {
 
 // Where the elements reduced into each output lie (csrc/runtime/reduction.h
 // builds it). Both dimension lists run innermost first, strides in elements
 // of the input. Output slice s starts at the offset its index decomposes to
 // over the outer dims; its elements are the inner dims' positions from there.
 struct reduction_layout {
-  long outer_sizes[reduction_max_dims];
-  long outer_strides[reduction_max_dims];
-  long inner_sizes[reduction_max_dims];
-  long inner_strides[reduction_max_dims];
+  long outer_sizes[max_ndim];
+  long outer_strides[max_ndim];
+  long inner_sizes[max_ndim];
+  long inner_strides[max_ndim];
   int outer_ndim;
   int inner_ndim;
   long inner_numel;
-};
-
-// Reductions whose result needs nothing but the elements.
-struct no_params {
-  int unused;
 };
 
 }  // namespace mps_ops

@@ -1,12 +1,9 @@
 // Scalar type facts shared by all kernels: what precision a functor computes
-// in, and the limits the host relies on.
+// in. (Limits the host shares are in shape_limits.h.)
 #pragma once
 #include <metal_stdlib>
 
 namespace mps_ops {
-
-// Host and kernels agree on this bound (csrc/runtime/elementwise.cpp).
-constant constexpr uint max_ndim = 16;
 
 // half and bfloat compute in float, as the CPU reference does; everything
 // else computes in its own type.

@@ -1,0 +1,14 @@
+// Bounds that kernels and host code share. Plain C++ that both MSL and the
+// host compiler accept (an enum, not a `constant` variable), included by the
+// host stubs and csrc/runtime as params.h is.
+#pragma once
+
+namespace mps_ops {
+
+// The most dims a kernel's size/stride tables hold: the strided element-wise
+// kernels' (csrc/runtime/elementwise.cpp runs one pass per index of the
+// outermost dim beyond it), a reduction's outer and inner dim lists
+// (reduction_layout), take/put_'s flattened self (put_params).
+enum { max_ndim = 16 };
+
+}  // namespace mps_ops

@@ -1,0 +1,66 @@
+// Shapes of host stub shared by element-wise ops: functional, out= and
+// in-place forms over one KernelCache; the checks and the output handling
+// live here once. An op of a standard shape needs no stub file: the
+// registry's `shape:` binds its overloads to the *_stub templates at the end
+// (tools/codegen.py). An op with checks of its own (heaviside) calls the
+// shape's functions from its .mm.
+#pragma once
+
+#include "elementwise.h"
+#include "op_checks.h"
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/ops/empty.h>
+
+namespace mps_ops {
+
+// Unary ops whose integer inputs compute in float (torch.special.*).
+at::Tensor& unary_float_out(KernelCache& kernels, const char* op, const at::Tensor& self,
+                            at::Tensor& out);
+at::Tensor unary_float(KernelCache& kernels, const char* op, const at::Tensor& self);
+
+// Binary ops over one common input dtype; `result_of_common` maps that dtype
+// to the output dtype. `params` (optional) are the functor's parameters
+// (the functor's `params` struct, elementwise.h).
+using ResultDtype = c10::ScalarType (*)(c10::ScalarType common);
+at::Tensor& binary_out(KernelCache& kernels, const char* op, ResultDtype result_of_common,
+                       const at::Tensor& lhs, const at::Tensor& rhs, at::Tensor& out,
+                       KernelParams params = {});
+at::Tensor binary(KernelCache& kernels, const char* op, ResultDtype result_of_common,
+                  const at::Tensor& lhs, const at::Tensor& rhs, KernelParams params = {});
+
+// In-place: the result is written into lhs, which must already have the
+// broadcast shape (TensorIterator raises the CPU's error otherwise).
+at::Tensor& binary_inplace(KernelCache& kernels, const char* op, ResultDtype result_of_common,
+                           at::Tensor& lhs, const at::Tensor& rhs, KernelParams params = {});
+
+c10::ScalarType same_dtype(c10::ScalarType common);
+
+// The standard shapes' stubs, one instantiation per op. Op is the aten name
+// the checks' messages use, Kernel the kernel op (the registry's `kernels`);
+// both are char arrays the generated registration defines.
+//   unary_float   integer inputs compute in float (torch.special.ndtri ...)
+//   binary_float  the same with two operands (special polynomials)
+template <const char* Op, const char* Kernel>
+at::Tensor unary_float_stub(const at::Tensor& self) {
+  static KernelCache kernels(Kernel);
+  return unary_float(kernels, Op, self);
+}
+template <const char* Op, const char* Kernel>
+at::Tensor& unary_float_out_stub(const at::Tensor& self, at::Tensor& out) {
+  static KernelCache kernels(Kernel);
+  return unary_float_out(kernels, Op, self, out);
+}
+
+template <const char* Op, const char* Kernel>
+at::Tensor binary_float_stub(const at::Tensor& lhs, const at::Tensor& rhs) {
+  static KernelCache kernels(Kernel);
+  return binary(kernels, Op, float_result_type, lhs, rhs);
+}
+template <const char* Op, const char* Kernel>
+at::Tensor& binary_float_out_stub(const at::Tensor& lhs, const at::Tensor& rhs, at::Tensor& out) {
+  static KernelCache kernels(Kernel);
+  return binary_out(kernels, Op, float_result_type, lhs, rhs, out);
+}
+
+}  // namespace mps_ops
