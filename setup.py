@@ -4,7 +4,7 @@ Linux: every csrc/kernels/*.metal goes through the emulator prepass
 (mps_ops/_prepass.py) and is compiled as C++ with clang (_Float16 needs clang
 15 or newer; clang-16 is what .ci/run installs).
 
-macOS with an MPS build of torch: the Metal backend (csrc/runtime/metal/, the
+macOS with an MPS build of torch: the Metal backend (csrc/metal/, the
 only Objective-C++). tools/macos_build.py compiles the kernels to one
 .metallib embedded in the extension (without a Metal toolchain, none), and
 embeds each kernel file's header-expanded source, compiled at first use where
@@ -32,7 +32,7 @@ import msl_prepass  # noqa: E402
 from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build")
-METAL_DIR = os.path.join(ROOT, "csrc", "runtime", "metal")
+METAL_DIR = os.path.join(ROOT, "csrc", "metal")
 METAL_BACKEND = os.path.join(METAL_DIR, "metal_backend.mm")
 
 
@@ -78,7 +78,7 @@ def kernel_sources(cxx):
 def common_sources():
     generated = codegen.generate_cpp(os.path.join(BUILD, "generated"), codegen.load_registry())
     return (
-        [os.path.join(ROOT, "csrc", "bindings.cpp")]
+        [os.path.join(ROOT, "csrc", "python", "module.cpp")]
         + sorted(glob.glob(os.path.join(ROOT, "csrc", "runtime", "*.cpp")))
         + generated
     )
@@ -89,7 +89,7 @@ def metal_extension():
     mode, embedded = macos_build.build(os.path.join(BUILD, "metal"))
     print(f"mps_ops: Metal backend, kernels embedded as {mode}")
     # The Objective-C++ files and the plain C++ ones beside them (csrc/runtime/
-    # *.cpp are common_sources; csrc/runtime/metal/ is built only here).
+    # *.cpp are common_sources; csrc/metal/ is built only here).
     metal_sources = sorted(glob.glob(os.path.join(METAL_DIR, "*.mm")) +
                            glob.glob(os.path.join(METAL_DIR, "*.cpp")))
     sources = common_sources() + metal_sources + [embedded]
@@ -141,7 +141,7 @@ def extension():
         sources=[rel(s) for s in sources],
         include_dirs=[
             os.path.join(ROOT, "csrc"),
-            os.path.join(ROOT, "csrc", "emulator", "include"),
+            *msl_prepass.EMULATOR_INCLUDES,
         ],
         define_macros=define_macros,
         extra_compile_args={"cxx": flags},

@@ -45,7 +45,7 @@ def cache_dir() -> str:
 
 def _headers_digest() -> str:
     h = hashlib.sha256()
-    for d in (_prepass.KERNEL_INCLUDE, _prepass.EMULATOR_INCLUDE, _prepass.STUB_INCLUDE):
+    for d in (_prepass.KERNEL_INCLUDE, *_prepass.EMULATOR_INCLUDES, _prepass.STUB_INCLUDE):
         for path in sorted(glob.glob(os.path.join(d, "**", "*"), recursive=True)):
             if os.path.isfile(path):
                 h.update(path.encode())
@@ -126,7 +126,7 @@ def build(source: str) -> str:
             raise _syntax_error(str(e), source) from None
         out = os.path.join(tmp, "shader.so")
         proc = subprocess.run(
-            [cxx, *FLAGS, "-I", _prepass.EMULATOR_INCLUDE, cpp, "-o", out],
+            [cxx, *FLAGS, *(f"-I{d}" for d in _prepass.EMULATOR_INCLUDES), cpp, "-o", out],
             capture_output=True, text=True, cwd=tmp,
         )
         if proc.returncode != 0:

@@ -1,4 +1,4 @@
-"""The Metal backend's built-in libraries (csrc/runtime/metal/builtin_libraries.cpp,
+"""The Metal backend's built-in libraries (csrc/metal/builtin_libraries.cpp,
 plain C++) driven on Linux against a stand-in MetalLibrary: one library per
 kernel file in the source fallback, made at the first lookup of one of its
 kernels, a rejected file's error kept to its own kernels, the metallib and
@@ -30,7 +30,7 @@ def test_builtin_libraries_driver(tmp_path):
         _compiler(), "-std=c++20", "-O0", "-Wall", "-Wextra", "-Werror", "-pthread",
         "-I", os.path.join(ROOT, "csrc"), "-isystem", os.path.join(torch_dir, "include"),
         os.path.join(HERE, "builtin_libraries", "builtin_libraries_driver.cpp"),
-        os.path.join(ROOT, "csrc", "runtime", "metal", "builtin_libraries.cpp"),
+        os.path.join(ROOT, "csrc", "metal", "builtin_libraries.cpp"),
         "-o", str(exe), "-L", os.path.join(torch_dir, "lib"), "-lc10",
         f"-Wl,-rpath,{os.path.join(torch_dir, 'lib')}",
     ], check=True)

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import macos_build  # noqa: E402
 
 CLANG = "clang++-16"
-MM = os.path.join(ROOT, "csrc", "runtime", "metal", "metal_backend.mm")
+MM = os.path.join(ROOT, "csrc", "metal", "metal_backend.mm")
 CHECK_OBJC = os.path.join(ROOT, "tools", "check_objc.sh")
 KERNELS = [os.path.relpath(f, ROOT) for f in macos_build.kernel_files()]
 INCLUDES = [os.path.relpath(d, ROOT) for d in macos_build.include_dirs()]
@@ -292,7 +292,7 @@ def test_every_block_on_the_stream_queue_drains_an_autorelease_pool():
     """The stream autoreleases its encoder and command buffer, and dispatch_sync
     runs the block on a Python thread, which has no pool: the block must drain
     one, and catch inside it (an exception leaving a pool skips its pop)."""
-    adapter = os.path.join(ROOT, "csrc", "runtime", "metal", "torch_mps_adapter.h")
+    adapter = os.path.join(ROOT, "csrc", "metal", "torch_mps_adapter.h")
     sources = [MM, adapter]
     blocks = []
     for path in sources:
@@ -315,7 +315,7 @@ def test_nothing_runs_foreign_code_on_the_stream_queue_and_reentry_is_refused():
     """torch's MPS ops dispatch_sync onto the stream's queue: a command block
     must not run there, and run_serially refuses (before dispatch_sync) to be
     entered from a block already on the queue, which would never return."""
-    adapter = os.path.join(ROOT, "csrc", "runtime", "metal", "torch_mps_adapter.h")
+    adapter = os.path.join(ROOT, "csrc", "metal", "torch_mps_adapter.h")
     with open(MM) as f:
         mm = f.read()
     block = _braced_block(mm, mm.index("void run_command_block("))

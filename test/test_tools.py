@@ -79,7 +79,7 @@ def test_registry_loads_and_names_existing_stub_files():
 
 
 def test_host_stubs_contain_no_objective_c():
-    """Objective-C++ lives only in csrc/runtime/metal/; stubs compile as C++ everywhere."""
+    """Objective-C++ lives only in csrc/metal/; stubs compile as C++ everywhere."""
     import glob
 
     for path in glob.glob(os.path.join(ROOT, "csrc", "operations", "*.mm")):

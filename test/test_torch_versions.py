@@ -66,7 +66,7 @@ def test_supported_range_is_stated_the_same_everywhere():
     oldest, newest = _minor(torch_headers.OLDEST_SUPPORTED), _minor(torch_headers.NEWEST_SUPPORTED)
     with open(os.path.join(ROOT, "setup.py")) as f:
         assert f'"torch>={oldest}"' in f.read()
-    with open(os.path.join(ROOT, "csrc", "runtime", "metal", "torch_mps_adapter.h")) as f:
+    with open(os.path.join(ROOT, "csrc", "metal", "torch_mps_adapter.h")) as f:
         major, minor = oldest.split(".")
         assert (f"TORCH_VERSION_MAJOR < {major} || (TORCH_VERSION_MAJOR == {major} && "
                 f"TORCH_VERSION_MINOR < {minor})") in f.read()

@@ -67,7 +67,7 @@ def compile_cpp14(metal: str, cxx: str) -> list[str]:
             return [f"{os.path.relpath(metal, ROOT)}: prepass: {e}"]
         proc = subprocess.run(
             [cxx, "-std=c++14", "-fsyntax-only", "-Wno-unknown-attributes",
-             "-I", os.path.join(ROOT, "csrc", "emulator", "include"), out],
+             *(f"-I{d}" for d in msl_prepass.EMULATOR_INCLUDES), out],
             capture_output=True, text=True,
         )
         if proc.returncode != 0:

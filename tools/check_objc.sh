@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Type-checks every Objective-C++ file under csrc/runtime/metal/ on Linux
+# Type-checks every Objective-C++ file under csrc/metal/ on Linux
 # (and its plain C++ headers and .cpp files as plain C++):
 # clang -fsyntax-only against tools/objc_stubs/ (declarations of the Metal,
 # Foundation and libdispatch API we use, written from Apple's documentation)
@@ -12,7 +12,7 @@
 # This proves the code is well-typed against those declarations; it proves
 # nothing about behaviour, and nothing where the stubs and Apple's SDK differ.
 #
-#   tools/check_objc.sh                 check csrc/runtime/metal/*.mm
+#   tools/check_objc.sh                 check csrc/metal/*.mm
 #   tools/check_objc.sh FILE.mm ...     check these files instead
 #   CXX=clang++-17 tools/check_objc.sh  another clang (default clang++-16)
 #   TORCH_INCLUDE=/path/to/torch/include tools/check_objc.sh
@@ -62,7 +62,7 @@ if [ "$#" -gt 0 ]; then
   files=("$@")
 else
   shopt -s nullglob
-  files=("$ROOT"/csrc/runtime/metal/*.mm)
+  files=("$ROOT"/csrc/metal/*.mm)
   shopt -u nullglob
 fi
 if [ "${#files[@]}" -eq 0 ]; then
@@ -82,7 +82,7 @@ flags=(
   -isystem "$TORCH_INCLUDE"
   -isystem "$TORCH_INCLUDE/torch/csrc/api/include"
   -I "$ROOT/csrc"
-  -iquote "$ROOT/csrc/runtime/metal"
+  -iquote "$ROOT/csrc/metal"
   -DMPS_OPS_WITH_METAL
 )
 
@@ -91,7 +91,7 @@ status=0
 # The C++ face of the backend must stay plain C++ (host code includes it), and
 # so must its .cpp files (builtin_libraries.cpp is tested on Linux). Headers
 # that refuse to build without __OBJC__ are Objective-C++ only.
-for h in "$ROOT"/csrc/runtime/metal/*.h "$ROOT"/csrc/runtime/metal/*.cpp; do
+for h in "$ROOT"/csrc/metal/*.h "$ROOT"/csrc/metal/*.cpp; do
   [ -e "$h" ] || continue
   if grep -q '^#if !defined(__OBJC__)' "$h"; then continue; fi
   if "$CXX" -x c++ -std="$cxx_std" -fsyntax-only -Wall -Wextra -Werror -Wno-pragma-once-outside-header \

@@ -3,7 +3,7 @@ the Metal toolchain is there), each kernel file's header-expanded source, and
 a table of every kernel's host name, file and declared argument slots.
 
 The result is one generated C++ file defining the symbols declared in
-csrc/runtime/metal/embedded_kernels.h (it includes that header). The backend
+csrc/metal/embedded_kernels.h (it includes that header). The backend
 loads the metallib, or, without one or with MPS_OPS_METAL_FROM_SOURCE=1,
 compiles one file's source when one of its kernels is first used.
 
@@ -39,7 +39,7 @@ METALLIB_NAME = "mps_ops.metallib"
 GENERATED_NAME = "mps_ops_metal_embedded.cpp"
 
 # The header declaring what the generated file defines (include path: csrc/).
-EMBEDDED_HEADER = "runtime/metal/embedded_kernels.h"
+EMBEDDED_HEADER = "metal/embedded_kernels.h"
 
 TOOLCHAIN_HINT = (
     "mps_ops: no Metal toolchain (`xcrun -sdk macosx metal` failed), so each kernel file is "

@@ -23,6 +23,7 @@ instantiated_kernels = _module.instantiated_kernels
 translate = _module.translate
 write_if_changed = _module.write_if_changed
 KERNEL_INCLUDE = _module.KERNEL_INCLUDE
+EMULATOR_INCLUDES = _module.EMULATOR_INCLUDES
 
 if __name__ == "__main__":
     sys.exit(_module.main())

@@ -24,7 +24,7 @@ import zipfile
 from typing import Callable, Sequence
 
 # The torch releases mps_ops supports, oldest first. setup.py's install_requires,
-# csrc/runtime/metal/torch_mps_adapter.h's #error and the docs say the same
+# csrc/metal/torch_mps_adapter.h's #error and the docs say the same
 # lower bound; test/test_tools.py checks that they agree with this.
 OLDEST_SUPPORTED = "2.9.1"
 NEWEST_SUPPORTED = "2.15.0"

@@ -1,6 +1,6 @@
 // Host stubs of the selection reductions: max.unary_out,
-// min.unary_out (torch.max(x, out=...)), _aminmax and _aminmax.dim, mode. Kernels
-// in csrc/kernels/min_max.metal; checks and messages are the CPU's.
+// min.unary_out (torch.max(x, out=...)), _aminmax and _aminmax.dim. Kernels in
+// csrc/kernels/min_max.metal; checks and messages are the CPU's.
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/op_checks.h"
@@ -82,22 +82,4 @@ std::tuple<at::Tensor, at::Tensor> _aminmax_dim(const at::Tensor& self, int64_t 
 namespace mps_ops {
 
 // torch.mode(dim, keepdim); kernel in csrc/kernels/mode.metal.
-std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim) {
-  static KernelCache kernels("mode");
-  check_device("mode", self);
-  check_dtype("mode", self);
-  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
-  TORCH_CHECK_INDEX(self.dim() == 0 || self.size(d) != 0,
-                    "mode(): Expected reduction dim ", d, " to have non-zero size.");
-  const ReductionPlan plan = plan_reduction(self, {d});
-  const auto& shape = keepdim || self.dim() == 0 ? plan.kept_shape : plan.dropped_shape;
-  at::Tensor values = at::empty(shape, self.options());
-  at::Tensor indices = at::empty(shape, self.options().dtype(at::kLong));
-  // mode's kernel takes no parameters after the layout (test_bindings.py
-  // found the no_params it was once bound).
-  dispatch_reduction(kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type()),
-                     {&values, &indices}, self, plan, {});
-  return {values, indices};
-}
-
 }  // namespace mps_ops

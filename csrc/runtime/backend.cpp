@@ -3,7 +3,7 @@
 #include "backend.h"
 
 #if defined(MPS_OPS_WITH_METAL)
-#include "metal/metal_backend.h"
+#include "../metal/metal_backend.h"
 #else
 #include "../emulator/backend.h"
 #endif

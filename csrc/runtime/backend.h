@@ -1,6 +1,6 @@
 // The one interface between host stubs and whatever runs kernels: the CPU
 // emulator on Linux (csrc/emulator/backend.cpp), Metal on macOS
-// (csrc/runtime/metal/). Host stubs never see which one is live.
+// (csrc/metal/). Host stubs never see which one is live.
 #pragma once
 
 #include <c10/core/DeviceType.h>

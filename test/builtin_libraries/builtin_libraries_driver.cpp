@@ -1,4 +1,4 @@
-// Drives csrc/runtime/metal/builtin_libraries.cpp on Linux against a stand-in
+// Drives csrc/metal/builtin_libraries.cpp on Linux against a stand-in
 // MetalLibrary (no Metal): which library each built-in kernel comes from,
 // when each library is made, that a failure stays with its file, the slots
 // handed to each kernel, the environment switch, and check_declared_slots.
@@ -6,8 +6,8 @@
 // The stand-in's "metallib" and "sources" are comma-separated function names;
 // a source starting with "REJECT" fails to compile, a metallib "BAD" to load.
 #include "runtime/declared_slots.h"
-#include "runtime/metal/builtin_libraries.h"
-#include "runtime/metal/embedded_kernels.h"
+#include "metal/builtin_libraries.h"
+#include "metal/embedded_kernels.h"
 
 #include <c10/util/Exception.h>
 

@@ -11,7 +11,7 @@
 
 #include "metal_backend.h"
 
-#include "../declared_slots.h"
+#include "../runtime/declared_slots.h"
 #include "builtin_libraries.h"
 #include "embedded_kernels.h"
 #include "metal_kernel.h"

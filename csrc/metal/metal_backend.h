@@ -11,7 +11,7 @@
 // first looked up (builtin_libraries.h). Host names are the same either way.
 #pragma once
 
-#include "../backend.h"
+#include "../runtime/backend.h"
 
 #include <cstddef>
 #include <cstdint>

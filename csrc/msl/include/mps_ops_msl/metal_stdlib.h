@@ -1,15 +1,18 @@
-// <metal_stdlib> stand-in: what MSL kernels see when the emulator compiles
-// them as C++. Every generated kernel translation unit starts with this file;
-// the kernel source itself had its `#include <metal_stdlib>` expanded to
-// nothing by the prepass. No C++ standard headers here: `::exp(double)` and
-// friends would collide with `metal::exp` after `using namespace metal;`.
+// <metal_stdlib> stand-in: what MSL kernels see when a C++ target (the CPU
+// emulator; the CUDA target) compiles them. Every generated kernel translation
+// unit starts with this file; the kernel source itself had its
+// `#include <metal_stdlib>` expanded to nothing by the prepass. The types,
+// traits and math here are the same for every target; what differs (SIMD-group
+// functions, atomics, the emulator's bounds-checked pointers) comes from
+// <mps_ops_target/metal_target.h>, which each target's include directory
+// provides. No C++ standard headers here: `::exp(double)` and friends would
+// collide with `metal::exp` after `using namespace metal;`.
 #pragma once
 
 #include <stdint.h>
 #include <string.h>
 
 #include "bfloat.h"
-#include "bounded_ptr.h"
 #include "vector.h"
 
 // Address spaces carry no meaning on the CPU. `constant` must still be const:
@@ -63,5 +66,5 @@ MPS_OPS_EMU_PACKED_TYPES(float)
 #include "metal_traits.h"
 #include "metal_math.h"
 #include "metal_vector_math.h"
-#include "metal_simd.h"
-#include "metal_atomic.h"
+
+#include <mps_ops_target/metal_target.h>
