@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Prepare a fresh machine and install mps_ops in editable mode.
 #  - Linux: clang >= 15 for the emulator (_Float16 on x86); Debian's clang-16.
+#  - Linux: clang-19 for the CUDA target (tools/cuda_build.py: _Float16 on
+#    nvptx and __nvvm_activemask need LLVM 19). The CUDA toolkit it also needs
+#    (ptxas, libdevice) is not installed here: /usr/local/cuda* or CUDA_PATH.
 #  - torch: kept if already installed (2.9 or newer), else torch==2.13.0.
 #  - the extension is built against that torch (--no-build-isolation: an
 #    isolated build would fetch another torch).
@@ -14,11 +17,17 @@ have_clang() {
   return 1
 }
 
-if [ "$(uname -s)" = "Linux" ] && ! have_clang; then
-  echo "bootstrap: installing clang-16 for the emulator"
+# Only what is missing, so a second run installs nothing.
+packages=()
+if [ "$(uname -s)" = "Linux" ]; then
+  have_clang || packages+=(clang-16)
+  command -v clang++-19 >/dev/null 2>&1 || packages+=(clang-19)
+fi
+if [ "${#packages[@]}" -gt 0 ]; then
+  echo "bootstrap: installing ${packages[*]} (emulator: clang-16, CUDA target: clang-19)"
   if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq clang-16 >/dev/null
+  $SUDO apt-get install -y -qq "${packages[@]}" >/dev/null
 fi
 
 PY="${PYTHON:-python3}"

@@ -17,6 +17,7 @@ Token = _module.Token
 matching = _module._matching
 scan = _module.scan
 generate = _module.generate
+generate_cuda = _module.generate_cuda
 preprocess = _module.preprocess
 slot_masks = _module.slot_masks
 instantiated_kernels = _module.instantiated_kernels
@@ -24,6 +25,7 @@ translate = _module.translate
 write_if_changed = _module.write_if_changed
 KERNEL_INCLUDE = _module.KERNEL_INCLUDE
 EMULATOR_INCLUDES = _module.EMULATOR_INCLUDES
+CUDA_INCLUDE_DIRS = _module.CUDA_INCLUDE_DIRS
 
 if __name__ == "__main__":
     sys.exit(_module.main())

@@ -1,0 +1,187 @@
+// What each CUDA entry point runs: place the thread in Metal's grid (from
+// threadIdx/blockIdx and the host's geometry, launch_abi.h), return if it lies
+// past its clipped threadgroup, then call the kernel with every parameter
+// taken from its role. As in the emulator's launch.h, the prepass names only
+// the roles; parameter types come from the kernel through decltype.
+#pragma once
+
+#include "launch_abi.h"
+
+// The shared <metal_stdlib> stand-in, host+device like everything MSL here.
+#pragma clang force_cuda_host_device begin
+#include <mps_ops_msl/metal_stdlib.h>
+#pragma clang force_cuda_host_device end
+
+// The prepass writes `MPS_OPS_CUDA_ENTRY void <host name>(const
+// ::mps_ops_cuda::dispatch_params args) { ... }` behind each instantiation.
+#define MPS_OPS_CUDA_ENTRY \
+  extern "C" __attribute__((__global__)) __attribute__((launch_bounds(1024)))
+
+// [[threadgroup(N)]] arguments: one block of dynamic shared memory, sized by
+// the host.
+extern __attribute__((__shared__)) __attribute__((aligned(16))) unsigned char
+    mps_ops_cuda_threadgroup_arguments[];
+
+#pragma clang force_cuda_host_device begin
+
+namespace mps_ops_cuda {
+
+static_assert(max_threads_per_group == 1024, "MPS_OPS_CUDA_ENTRY's launch bounds");
+
+// Where one thread stands, as the built-in attributes describe it (the
+// emulator's thread_place, filled from the hardware's indices).
+struct thread_place {
+  grid3 in_grid;
+  grid3 in_group;
+  grid3 group_in_grid;
+  grid3 grid_size;
+  grid3 group_size;  // of this (possibly clipped) threadgroup
+  grid3 groups;
+  uint32_t index_in_group;
+};
+
+inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+// False for a thread past its clipped threadgroup: Metal never runs it. The
+// linear index is laid out over the clipped sizes (x fastest), as the
+// emulator numbers the threads of an edge group.
+inline bool place_thread(const dispatch_params& args, thread_place& t) {
+  const uint32_t block = __nvvm_read_ptx_sreg_ctaid_x();
+  const uint32_t index = __nvvm_read_ptx_sreg_tid_x();
+  t.grid_size = args.threads;
+  t.groups = args.groups;
+  t.group_in_grid = grid3{block % args.groups.x, (block / args.groups.x) % args.groups.y,
+                          block / args.groups.x / args.groups.y};
+  const grid3 origin{t.group_in_grid.x * args.group.x, t.group_in_grid.y * args.group.y,
+                     t.group_in_grid.z * args.group.z};
+  t.group_size = grid3{min_u32(args.group.x, args.threads.x - origin.x),
+                       min_u32(args.group.y, args.threads.y - origin.y),
+                       min_u32(args.group.z, args.threads.z - origin.z)};
+  if (index >= t.group_size.x * t.group_size.y * t.group_size.z) return false;
+  t.index_in_group = index;
+  t.in_group = grid3{index % t.group_size.x, (index / t.group_size.x) % t.group_size.y,
+                     index / t.group_size.x / t.group_size.y};
+  t.in_grid = grid3{origin.x + t.in_group.x, origin.y + t.in_group.y, origin.z + t.in_group.z};
+  return true;
+}
+
+template <unsigned I, class... Ts>
+struct nth_type;
+template <class T, class... Ts>
+struct nth_type<0, T, Ts...> {
+  using type = T;
+};
+template <unsigned I, class T, class... Ts>
+struct nth_type<I, T, Ts...> : nth_type<I - 1, Ts...> {};
+
+template <class Fn>
+struct kernel_signature;
+template <class... Params>
+struct kernel_signature<void (*)(Params...)> {
+  static constexpr unsigned arity = sizeof...(Params);
+  template <unsigned I>
+  using param = typename nth_type<I, Params...>::type;
+};
+
+// [[buffer(N)]]: a pointer parameter gets the address; a reference parameter
+// (`constant T& x [[buffer(N)]]`) the object there. No bounds: on the GPU,
+// compute-sanitizer's memcheck does what bounded_ptr does in the emulator.
+template <class P>
+struct buffer_binding {
+  static P bind(void* address) { return reinterpret_cast<P>(address); }
+};
+template <class T>
+struct buffer_binding<T&> {
+  static T& bind(void* address) { return *reinterpret_cast<T*>(address); }
+};
+
+template <int N>
+struct buffer_role {
+  template <class P>
+  static P get(const dispatch_params& args, const thread_place&) {
+    return buffer_binding<P>::bind(args.buffers[N]);
+  }
+};
+
+template <int N>
+struct threadgroup_role {
+  template <class P>
+  static P get(const dispatch_params& args, const thread_place&) {
+    return reinterpret_cast<P>(mps_ops_cuda_threadgroup_arguments + args.threadgroup_offsets[N]);
+  }
+};
+
+// Built-ins come in scalar, 2- and 3-vector forms of uint or ushort.
+template <class P>
+struct builtin_value {
+  static P from(grid3 v) { return P(v.x); }
+};
+template <class T>
+struct builtin_value<::mps_ops_emu::vec<T, 2>> {
+  static ::mps_ops_emu::vec<T, 2> from(grid3 v) { return ::mps_ops_emu::vec<T, 2>(T(v.x), T(v.y)); }
+};
+template <class T>
+struct builtin_value<::mps_ops_emu::vec<T, 3>> {
+  static ::mps_ops_emu::vec<T, 3> from(grid3 v) {
+    return ::mps_ops_emu::vec<T, 3>(T(v.x), T(v.y), T(v.z));
+  }
+};
+
+#define MPS_OPS_CUDA_BUILTIN_ROLE(NAME, EXPR)                              \
+  struct NAME##_role {                                                     \
+    template <class P>                                                     \
+    static P get(const dispatch_params&, const thread_place& t) {          \
+      return builtin_value<P>::from(EXPR);                                 \
+    }                                                                      \
+  };
+MPS_OPS_CUDA_BUILTIN_ROLE(thread_position_in_grid, t.in_grid)
+MPS_OPS_CUDA_BUILTIN_ROLE(thread_position_in_threadgroup, t.in_group)
+MPS_OPS_CUDA_BUILTIN_ROLE(threadgroup_position_in_grid, t.group_in_grid)
+MPS_OPS_CUDA_BUILTIN_ROLE(threads_per_grid, t.grid_size)
+MPS_OPS_CUDA_BUILTIN_ROLE(threads_per_threadgroup, t.group_size)
+MPS_OPS_CUDA_BUILTIN_ROLE(threadgroups_per_grid, t.groups)
+MPS_OPS_CUDA_BUILTIN_ROLE(thread_index_in_threadgroup, (grid3{t.index_in_group, 0, 0}))
+MPS_OPS_CUDA_BUILTIN_ROLE(thread_index_in_simdgroup, (grid3{t.index_in_group % simd_width, 0, 0}))
+MPS_OPS_CUDA_BUILTIN_ROLE(simdgroup_index_in_threadgroup, (grid3{t.index_in_group / simd_width, 0, 0}))
+MPS_OPS_CUDA_BUILTIN_ROLE(
+    simdgroups_per_threadgroup,
+    (grid3{(t.group_size.x * t.group_size.y * t.group_size.z + simd_width - 1) / simd_width, 0, 0}))
+MPS_OPS_CUDA_BUILTIN_ROLE(threads_per_simdgroup, (grid3{simd_width, 0, 0}))
+MPS_OPS_CUDA_BUILTIN_ROLE(thread_execution_width, (grid3{simd_width, 0, 0}))
+#undef MPS_OPS_CUDA_BUILTIN_ROLE
+
+template <class Fn, Fn Kernel, class... Roles>
+struct launcher {
+  template <unsigned... I>
+  struct with_indices {
+    static void call(const dispatch_params& args, const thread_place& t) {
+      using sig = kernel_signature<Fn>;
+      Kernel(Roles::template get<typename sig::template param<I>>(args, t)...);
+    }
+  };
+};
+
+template <unsigned N, unsigned... I>
+struct make_indices : make_indices<N - 1, N - 1, I...> {};
+template <unsigned... I>
+struct make_indices<0, I...> {
+  template <class Fn, Fn Kernel, class... Roles>
+  using call = typename launcher<Fn, Kernel, Roles...>::template with_indices<I...>;
+};
+
+// The body of every entry point. A thread past its clipped group returns
+// before the kernel, so it takes part in no barrier and no SIMD-group function
+// (the functions work on the active mask).
+template <class Fn, Fn Kernel, class... Roles>
+inline void run(const dispatch_params& args) {
+  static_assert(kernel_signature<Fn>::arity == sizeof...(Roles),
+                "every kernel parameter needs exactly one role");
+  using invoke = typename make_indices<sizeof...(Roles)>::template call<Fn, Kernel, Roles...>;
+  thread_place t;
+  if (!place_thread(args, t)) return;
+  invoke::call(args, t);
+}
+
+}  // namespace mps_ops_cuda
+
+#pragma clang force_cuda_host_device end
