@@ -31,6 +31,7 @@ AREAS = (
     Area("kernels", "csrc/kernels/", True),
     Area("stubs", "csrc/operations/", True),
     Area("runtime", "csrc/runtime/", True),
+    Area("emulator", "csrc/emulator/", True),
     Area("testing", "mps_ops/testing.py", False),
 )
 
