@@ -9,10 +9,20 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
-from . import _C
+from . import _C, _shaped_ops
+
+
+class Range(NamedTuple):
+    """Where samples draw one input of a shaped op from: uniformly from
+    [lo, hi], or (integers) from the whole numbers lo..hi."""
+
+    lo: float
+    hi: float
+    integers: bool
 
 
 @dataclass(frozen=True)
@@ -24,6 +34,11 @@ class OpRecord:
     dtypes: tuple  # torch.dtype objects
     policy: str  # "fill" or "override"
     active: bool  # registered for MPS in this process
+    # A standard element-wise shape ("unary_float", "binary_float") whose
+    # shared stubs serve the op, or "" (the op has stubs of its own).
+    shape: str = ""
+    # A shaped op's sample domain: ((argument name or "*" for every input, Range), ...).
+    domain: tuple = ()
 
 
 def _parse(raw) -> list:
@@ -73,12 +88,13 @@ def enable_overrides() -> None:
 
 def ops() -> list:
     """One record per registry op, in registry order."""
-    return [
-        OpRecord(name=name, overloads=overloads, opinfo=opinfo, forms=forms, dtypes=dtypes,
-                 policy=policy,
-                 active=any(o in _active_overloads for o in overloads))
-        for name, policy, dtypes, opinfo, forms, overloads in _RECORDS
-    ]
+    records = []
+    for name, policy, dtypes, opinfo, forms, overloads in _RECORDS:
+        shape, domain = _shaped_ops.SHAPED.get(name, ("", ()))
+        records.append(OpRecord(name=name, overloads=overloads, opinfo=opinfo, forms=forms, dtypes=dtypes,
+                                policy=policy, active=any(o in _active_overloads for o in overloads),
+                                shape=shape, domain=tuple((arg, Range(*r)) for arg, r in domain)))
+    return records
 
 
 def active_overloads() -> frozenset:

@@ -4,6 +4,14 @@ the sweeps (test_outputs.py, test_bad_inputs.py, test_edge_values.py,
 test_index_checks.py, test_backward_layouts.py) change these calls and
 compare what our kernels do with what the CPU does.
 
+Also the element-wise ops' operand makers (ELEMENTWISE below: shape ->
+tensor inside the op's domain), from which test_layouts.py, test_work.py and
+the benchmarks build their layouts and sizes.
+
+A shaped op (registry `shape:`, its stubs shared) has both derived from its
+registry record: its calls from its overloads' schemas, its inputs from its
+`domain:`. Only ops with stubs of their own are written out here.
+
 A sample builds fresh tensors on every call (seeded), so the CPU and our
 kernels each get their own copy of in-place arguments."""
 
@@ -53,21 +61,6 @@ class Sample:
 
 def _empty(dtype=torch.float32):
     return torch.empty(0, dtype=dtype)
-
-
-def _unary(name, make, argument="self"):
-    """`make()`: float32 inputs inside the function's domain."""
-    return [
-        Sample(name, lambda dt: {argument: make().to(dt)}),
-        Sample(f"{name}.out", lambda dt: {argument: make().to(dt), "out": _empty(dt)}),
-    ]
-
-
-def _polynomial(name):
-    def args(dt):
-        return dict(x=torch.rand(3, 4).to(dt), n=torch.randint(0, 6, (3, 4)).to(dt))
-
-    return [Sample(name, args), Sample(f"{name}.out", lambda dt: dict(args(dt), out=_empty(dt)))]
 
 
 def _heaviside(dt):
@@ -218,10 +211,6 @@ def _add(*samples):
         SAMPLES_BY_OVERLOAD[s.overload] = s
 
 
-_add(*_unary("special_ndtri", lambda: torch.rand(3, 4)), *_unary("special_log_ndtr", lambda: torch.randn(3, 4) * 5),
-     *_unary("special_airy_ai", lambda: torch.randn(3, 4) * 4, argument="x"),
-     *_unary("special_erfcx", lambda: torch.randn(3, 4) * 4),
-     *_polynomial("special_laguerre_polynomial_l"), *_polynomial("special_legendre_polynomial_p"))
 _add(
     Sample("heaviside", _heaviside),
     Sample("heaviside.out", lambda dt: dict(_heaviside(dt), out=_empty(dt))),
@@ -309,6 +298,98 @@ _add(
     Sample("_segment_reduce_backward", _segment_reduce_backward, {"offsets": INDEX}),
     *_fractional(2), *_fractional(3),
 )
+
+
+# --- shaped ops: samples from the registry --------------------------------
+
+
+def range_maker(r: _registry.Range) -> Callable:
+    """shape -> a float32 CPU tensor drawn from the range."""
+    if r.integers:
+        return lambda shape: torch.randint(int(r.lo), int(r.hi) + 1, shape).float()
+    return lambda shape: torch.rand(shape) * (r.hi - r.lo) + r.lo
+
+
+def _tensor_inputs(name: str) -> list:
+    """The tensor arguments of an op's functional overload, in schema order."""
+    schema = getattr(torch.ops.aten, name).default._schema
+    return [a.name for a in schema.arguments if not a.is_out and isinstance(a.type, torch.TensorType)]
+
+
+def shaped_makers(record) -> dict:
+    """argument name -> maker, for each tensor input of a shaped op."""
+    ranges = dict(record.domain)
+    makers = {}
+    for argument in _tensor_inputs(record.name.split("::", 1)[1]):
+        r = ranges.get(argument, ranges.get("*"))
+        if r is None:
+            raise KeyError(f"{record.name}: its registry domain gives no range for {argument!r}")
+        makers[argument] = range_maker(r)
+    return makers
+
+
+SAMPLE_SHAPE = (3, 4)
+
+
+def shaped_samples(record) -> list:
+    """One sample per overload of a shaped op: every input drawn from its
+    domain, out= (where the overload has one) empty."""
+    makers = shaped_makers(record)
+
+    def inputs(dt):
+        return {argument: make(SAMPLE_SHAPE).to(dt) for argument, make in makers.items()}
+
+    out = []
+    for overload in record.overloads:
+        if overload.endswith(".out"):
+            out.append(Sample(overload, lambda dt: dict(inputs(dt), out=_empty(dt))))
+        else:
+            out.append(Sample(overload, inputs))
+    return out
+
+
+for _record in _registry.ops():
+    if _record.shape:
+        _add(*shaped_samples(_record))
+
+
+# --- element-wise operands ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """An element-wise op as the layout, work and benchmark tables use it."""
+
+    fn: Callable  # the functional call; takes out= too
+    makers: tuple  # one per tensor input: shape -> float32 CPU tensor inside the op's domain
+    inplace: Callable = None  # the in-place call, if the op has one
+
+
+# Element-wise ops with stubs of their own (shaped ops come from the registry).
+ELEMENTWISE_WITH_STUBS = {
+    "frexp": Elementwise(torch.frexp, (lambda shape: torch.randn(shape) * 100,)),
+    # Zeros in self: where heaviside takes `values`.
+    "heaviside": Elementwise(torch.heaviside, (lambda shape: torch.randint(-1, 2, shape).float(),
+                                               lambda shape: torch.rand(shape)),
+                             inplace=torch.Tensor.heaviside_),
+    "_add_relu": Elementwise(lambda a, b, **kw: torch._add_relu(a, b, alpha=1.5, **kw),
+                             (lambda shape: torch.randn(shape), lambda shape: torch.randn(shape)),
+                             inplace=lambda a, b: torch.ops.aten._add_relu_.Tensor(a, b, alpha=1.5)),
+}
+
+
+def elementwise_ops() -> dict:
+    """op name -> Elementwise for every element-wise registry op, in registry
+    order: the shaped ones from their records, the others from
+    ELEMENTWISE_WITH_STUBS."""
+    out = {}
+    for record in _registry.ops():
+        name = record.name.split("::", 1)[1]
+        if record.shape:
+            out[name] = Elementwise(getattr(torch.ops.aten, name), tuple(shaped_makers(record).values()))
+        elif name in ELEMENTWISE_WITH_STUBS:
+            out[name] = ELEMENTWISE_WITH_STUBS[name]
+    return out
 
 
 def float_dtypes(record) -> list:

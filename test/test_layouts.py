@@ -8,37 +8,16 @@ import pytest
 import torch
 
 import mps_ops
+from mps_ops import samples
 from helpers import OnCpu, assert_matches, on_cpu, run_on_kernels
 
-UNARY = {
-    "special_ndtri": (torch.special.ndtri, lambda shape: torch.rand(shape)),
-    "special_log_ndtr": (torch.special.log_ndtr, lambda shape: torch.randn(shape) * 5),
-    "special_airy_ai": (torch.special.airy_ai, lambda shape: torch.randn(shape) * 4),
-    "special_erfcx": (torch.special.erfcx, lambda shape: torch.randn(shape) * 4),
-    "frexp": (torch.frexp, lambda shape: torch.randn(shape) * 100),
-}
-BINARY = {
-    "special_laguerre_polynomial_l": (
-        torch.special.laguerre_polynomial_l,
-        lambda shape: torch.rand(shape) * 4,
-        lambda shape: torch.randint(0, 8, shape).float(),
-    ),
-    "special_legendre_polynomial_p": (
-        torch.special.legendre_polynomial_p,
-        lambda shape: torch.rand(shape) * 2 - 1,
-        lambda shape: torch.randint(0, 8, shape).float(),
-    ),
-    "_add_relu": (
-        lambda a, b: torch._add_relu(a, b, alpha=1.5),
-        lambda shape: torch.randn(shape),
-        lambda shape: torch.randn(shape),
-    ),
-    "heaviside": (
-        torch.heaviside,
-        lambda shape: torch.randint(-1, 2, shape).float(),
-        lambda shape: torch.rand(shape),
-    ),
-}
+# The element-wise ops and their operands: mps_ops.samples (shaped ops from
+# their registry domains, the others from its ELEMENTWISE_WITH_STUBS).
+_ELEMENTWISE = samples.elementwise_ops()
+UNARY = {name: (e.fn, e.makers[0]) for name, e in _ELEMENTWISE.items() if len(e.makers) == 1}
+BINARY = {name: (e.fn, *e.makers) for name, e in _ELEMENTWISE.items() if len(e.makers) == 2}
+SHAPED_BINARY = [name for name, r in ((r.name.split("::")[1], r) for r in mps_ops.ops())
+                 if r.shape == "binary_float"]
 
 
 # Ops with tests of their own: take's are below, the reductions' in
@@ -127,12 +106,10 @@ def test_binary_empty_dispatches_nothing(name):
     assert not _check(fn, make_a((0, 4)), make_b((0, 4)), expect_dispatch=False)
 
 
-@pytest.mark.parametrize(
-    "fn", [torch.special.laguerre_polynomial_l, torch.special.legendre_polynomial_p]
-)
-def test_python_number_operands(fn):
-    x = torch.rand(6) * 2 - 1
-    n = torch.arange(6.0)
+@pytest.mark.parametrize("name", SHAPED_BINARY)
+def test_python_number_operands(name):
+    fn, make_x, make_n = BINARY[name]
+    x, n = make_x((6,)), make_n((6,))
     _check(lambda x_, n_: fn(0.25, n_), x, n, variant="dense_lhs_scalar")
     _check(lambda x_, n_: fn(x_, 3), x, n, variant="dense_rhs_scalar")
 

@@ -9,6 +9,7 @@ import mpmath
 import pytest
 import torch
 
+import mps_ops
 from helpers import run_on_kernels
 
 
@@ -51,6 +52,20 @@ CASES = {
     "erfcx_positive": (torch.special.erfcx, _grid(0.5, 100), 1e-30, 6e-7),
     "erfcx_far_tail": (torch.special.erfcx, torch.logspace(2, 30, 2001).float(), 1e-38, 6e-7),
 }
+
+
+# Every other unary_float op: a dense grid over its registry domain, within
+# DERIVED_BOUND of torch's float64 (relative; absolute below float32's
+# smallest normal). Hand-written cases above take precedence: they reach the
+# tails a domain's grid does not.
+DERIVED_BOUND = 1e-6
+_HAND_WRITTEN = {fn.__name__ for fn, *_ in CASES.values()}  # aten names: special_ndtri, ...
+for _record in mps_ops.ops():
+    _name = _record.name.split("::", 1)[1]
+    if _record.shape == "unary_float" and _name not in _HAND_WRITTEN:
+        (_, _range), = _record.domain
+        CASES[f"{_name}_domain"] = (getattr(torch.ops.aten, _name), _grid(_range.lo, _range.hi),
+                                    FLOAT32_TINY, DERIVED_BOUND)
 
 
 @pytest.mark.parametrize("case", list(CASES))

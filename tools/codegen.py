@@ -15,6 +15,11 @@ Generated C++ (build/generated/):
                    headers (see docs/design.md).
   registry.cpp     the op table (name, overloads, dtypes, policy, OpInfo
                    names) that mps_ops.ops() and the policy logic read.
+
+Generated Python (mps_ops/_shaped_ops.py, beside the extension it is built
+with): each shaped entry's shape and its inputs' sample domains, which
+mps_ops.ops() adds to its records and mps_ops.samples turns into the samples,
+layout and work cases of the op (see docs/design.md).
 """
 
 from __future__ import annotations
@@ -52,8 +57,10 @@ FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # file / shape: one of them. file: csrc/operations/<file>.mm holds the
 # stubs; shape: a standard element-wise shape (SHAPES), whose shared stub
 # templates the generated code instantiates for the entry's one kernel.
-OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape"}
-DEFAULTABLE_FIELDS = {"mps_missing"}
+# domain: a shaped entry's sample domain (default in `defaults`), see
+# expand_domain.
+OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape", "domain"}
+DEFAULTABLE_FIELDS = {"mps_missing", "domain"}
 FORMS = ("functional", "out", "inplace")
 
 # Standard shapes: per call form, the stub template of
@@ -63,6 +70,7 @@ SHAPES = {
     "binary_float": {"functional": "binary_float_stub", "out": "binary_float_out_stub"},
 }
 SHAPE_STUBS_HEADER = os.path.join(ROOT, "csrc", "runtime", "elementwise_stubs.h")
+SHAPED_OPS_MODULE = os.path.join(ROOT, "mps_ops", "_shaped_ops.py")
 
 
 def form_of(overload: str) -> str:
@@ -132,6 +140,33 @@ def expand_impl(spec, where: str) -> dict:
 
 
 @dataclass(frozen=True)
+class Range:
+    """Where a shaped op's samples draw one input from: uniformly from
+    [lo, hi], or (integers) from the whole numbers lo..hi."""
+
+    lo: float
+    hi: float
+    integers: bool = False
+
+
+def _range(spec, where: str) -> Range:
+    integers = isinstance(spec, dict) and set(spec) == {"integers"}
+    bounds = spec["integers"] if integers else spec
+    if not (isinstance(bounds, list) and len(bounds) == 2
+            and all(isinstance(v, (int, float)) for v in bounds) and bounds[0] < bounds[1]):
+        raise RegistryError(f"{where}: a domain range is [lo, hi] or {{integers: [lo, hi]}} with lo < hi")
+    return Range(float(bounds[0]), float(bounds[1]), integers)
+
+
+def expand_domain(spec, where: str) -> tuple:
+    """domain: `[lo, hi]` (every input) or a mapping from the op's argument
+    names to ranges; -> ((argument or "*", Range), ...), "*" for every input."""
+    if isinstance(spec, dict):
+        return tuple((str(arg), _range(r, f"{where}: domain of {arg}")) for arg, r in spec.items())
+    return (("*", _range(spec, f"{where}: domain")),)
+
+
+@dataclass(frozen=True)
 class OpEntry:
     name: str
     file: str | None  # None for a shaped entry
@@ -144,6 +179,7 @@ class OpEntry:
     differs: str = ""
     kernels: tuple = ()  # kernel ops needed for every dtype
     shape: str = ""
+    domain: tuple = ()  # a shaped entry's: ((argument or "*", Range), ...)
 
     @property
     def qualified_name(self) -> str:
@@ -173,9 +209,14 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
         if item["name"] in seen:
             raise RegistryError(f"{where}: listed twice")
         seen.add(item["name"])
+        if "domain" in item and "shape" not in item:
+            raise RegistryError(f"{where}: only a shaped entry has a sample domain (an op with its own "
+                                "stubs has its samples in mps_ops/samples.py)")
         for field in DEFAULTABLE_FIELDS:
             if field in item and item[field] == defaults.get(field):
                 raise RegistryError(f"{where}: {field} repeats the default; leave it out")
+            if field == "domain" and "shape" not in item:
+                continue
             item = {field: defaults[field], **item} if field in defaults else item
         if set(item.get("forms", FORMS)) - set(FORMS):
             raise RegistryError(f"{where}: forms must be among {FORMS}")
@@ -201,6 +242,7 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
                 differs=" ".join(str(item.get("differs", "")).split()),
                 kernels=tuple(item.get("kernels", ())),
                 shape=item.get("shape", ""),
+                domain=expand_domain(item["domain"], where) if "shape" in item else (),
             )
         )
     return entries
@@ -314,6 +356,22 @@ def registry_source(entries: list[OpEntry]) -> str:
     return "\n".join(lines)
 
 
+def shaped_ops_source(entries: list[OpEntry]) -> str:
+    lines = [
+        '"""' + HEADER.strip("/ \n") + "\n\nEach shaped entry's shape and sample domain: aten name -> (shape,",
+        "((argument or \"*\" for every input, (lo, hi, integers)), ...)). Read by",
+        'mps_ops._registry; written at build time beside the extension."""',
+        "",
+        "SHAPED = {",
+    ]
+    for e in entries:
+        if e.shape:
+            ranges = ", ".join(f"({arg!r}, ({r.lo!r}, {r.hi!r}, {r.integers!r}))" for arg, r in e.domain)
+            lines.append(f"    {e.qualified_name!r}: ({e.shape!r}, ({ranges},)),")
+    lines += ["}", ""]
+    return "\n".join(lines)
+
+
 def docs_source(entries: list[OpEntry]) -> str:
     lines = [
         "# Operators",
@@ -376,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="directory for generated C++")
     parser.add_argument("--docs", help="write the ops table here")
+    parser.add_argument("--py", help=f"write the shaped ops' Python table here (the build writes "
+                                     f"{os.path.relpath(SHAPED_OPS_MODULE, ROOT)})")
     parser.add_argument("--check-docs", help="fail if this ops table is stale")
     args = parser.parse_args(argv)
     entries = load_registry()
@@ -383,6 +443,8 @@ def main(argv: list[str] | None = None) -> int:
         generate_cpp(args.out, entries)
     if args.docs:
         write_if_changed(args.docs, docs_source(entries))
+    if args.py:
+        write_if_changed(args.py, shaped_ops_source(entries))
     if args.check_docs:
         with open(args.check_docs) as f:
             if f.read() != docs_source(entries):

@@ -1,0 +1,248 @@
+"""The benchmarks' inputs: per registry op, its call and CPU tensors for
+each layout at a given size (OpSpec). Element-wise ops take theirs from the
+one sample table, mps_ops.samples (shaped ops from their registry domains);
+the other ops with a benchmark state their layouts here (WITH_OWN_INPUTS).
+An op with neither is listed, unmeasured, in the work table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+import mps_ops
+from mps_ops.samples import elementwise_ops
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    fn: object  # the public call
+    makers: tuple  # one per tensor input: (shape, dtype) -> CPU tensor
+    kind: str = "elementwise"
+    inplace: object = None  # the in-place method, if the op has one
+    inputs: object = None  # (layout, rows, cols, dtype) -> CPU tensors, replacing makers
+
+
+def _take_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """take(self, index): self and index of shape (rows, cols) in the given layout
+    (scalar-broadcast: one index expanded); indices span [-numel, numel)."""
+    n = rows * cols
+
+    def index(shape):
+        return torch.randint(-n, n, shape)
+
+    if layout == "dense":
+        return [torch.randn(rows, cols).to(dtype), index((rows, cols))]
+    if layout == "transposed":
+        return [torch.randn(cols, rows).to(dtype).t(), index((cols, rows)).t()]
+    if layout == "strided":
+        return [torch.randn(rows, 2 * cols).to(dtype)[:, ::2], index((rows, cols))]
+    if layout == "scalar_broadcast":
+        return [torch.randn(rows, cols).to(dtype), index((1, 1)).expand(rows, cols)]
+    raise ValueError(layout)
+
+
+def _reduction_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """One (rows, cols) input in the given layout (scalar-broadcast: one
+    value expanded), reduced by the spec's fn."""
+    if layout == "dense":
+        return [torch.randn(rows, cols).to(dtype)]
+    if layout == "transposed":
+        return [torch.randn(cols, rows).to(dtype).t()]
+    if layout == "strided":
+        return [torch.randn(rows, 2 * cols).to(dtype)[:, ::2]]
+    if layout == "scalar_broadcast":
+        return [torch.randn(1, 1).to(dtype).expand(rows, cols)]
+    raise ValueError(layout)
+
+
+def _view_copy_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """A (2, rows, cols) input: channel_shuffle shuffles its rows as channels,
+    narrow_copy takes half of them."""
+    if layout == "dense":
+        return [torch.randn(2, rows, cols).to(dtype)]
+    if layout == "transposed":
+        return [torch.randn(2, cols, rows).to(dtype).transpose(1, 2)]
+    if layout == "strided":
+        return [torch.randn(2, rows, 2 * cols).to(dtype)[:, :, ::2]]
+    raise ValueError(layout)
+
+
+def _pool_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """A (2, 3, rows, cols, 4) volume, pooled to half its spatial size."""
+    if layout == "dense":
+        return [torch.randn(2, 3, rows, cols, 4).to(dtype)]
+    if layout == "transposed":
+        return [torch.randn(2, 3, cols, rows, 4).to(dtype).transpose(2, 3)]
+    if layout == "strided":
+        return [torch.randn(2, 3, rows, 2 * cols, 4).to(dtype)[:, :, :, ::2]]
+    raise ValueError(layout)
+
+
+def _half_size(x):
+    return tuple(max(1, s // 2) for s in x.shape[-3:])
+
+
+def _loss_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """(rows, cols) scores in the given layout and rows of class targets:
+    one class each (multi_margin) or a list ended by -1 (multilabel)."""
+    scores = _reduction_inputs(layout, rows, cols, dtype)[0]
+    labels = torch.randint(0, cols, (rows, cols))
+    labels[:, cols // 2] = -1
+    return [scores, labels]
+
+
+def _multilabel_backward(x, y):
+    loss, is_target = torch.ops.aten.multilabel_margin_loss_forward(x, y, 1)
+    return torch.ops.aten.multilabel_margin_loss_backward(torch.ones((), device=x.device), x, y, 1,
+                                                         is_target)
+
+
+def _adagrad_step(param):
+    """One fused Adagrad step on one parameter tensor."""
+    grad, state_sum = torch.ones_like(param), torch.zeros_like(param)
+    step = torch.ones((), device=param.device)
+    torch._fused_adagrad_([param], [grad], [state_sum], [step], lr=0.01, lr_decay=0.0,
+                          weight_decay=0.0, eps=1e-10, maximize=False)
+    return param
+
+
+def _into_new_out(fn, **kwargs):
+    """fn's out= overload (the one ours fills) with a fresh output."""
+    return lambda x: fn(x, out=torch.empty(0, dtype=x.dtype, device=x.device), **kwargs)
+
+
+# Ops with stubs of their own that are not element-wise: each one's inputs per
+# layout (its `inputs`) and the call timed. Element-wise ops come from
+# mps_ops.samples (elementwise_specs below).
+WITH_OWN_INPUTS = {
+    "take": OpSpec(torch.take, (), kind="gather", inputs=_take_inputs),
+    "put_": OpSpec(lambda x, i: x.put_(i, torch.ones(i.shape, dtype=x.dtype, device=x.device), accumulate=True),
+                   (), kind="scatter", inputs=_take_inputs),
+    "max": OpSpec(_into_new_out(torch.max), (), kind="reduction", inputs=_reduction_inputs),
+    "min": OpSpec(_into_new_out(torch.min), (), kind="reduction", inputs=_reduction_inputs),
+    "_aminmax": OpSpec(lambda x: torch._aminmax(x, -1), (), kind="reduction",
+                       inputs=_reduction_inputs),
+    "batch_norm_update_stats": OpSpec(
+        lambda x: torch.batch_norm_update_stats(x, None, None, 0.1), (), kind="reduction",
+        inputs=_reduction_inputs),
+    "logit_": OpSpec(torch.logit, (lambda shape, dtype: torch.rand(shape).to(dtype),), kind="inplace_only",
+                     inplace=lambda x: x.logit_(1e-6)),
+    "channel_shuffle": OpSpec(lambda x: torch.nn.functional.channel_shuffle(x, 2) if x.size(1) % 2 == 0
+                              else torch.nn.functional.channel_shuffle(x, 1), (), kind="view_copy",
+                              inputs=_view_copy_inputs),
+    "narrow_copy": OpSpec(_into_new_out(lambda x, out: torch.narrow_copy(x, 1, 0, x.size(1) // 2, out=out)),
+                          (), kind="view_copy", inputs=_view_copy_inputs),
+    "_adaptive_avg_pool3d": OpSpec(lambda x: torch.nn.functional.adaptive_avg_pool3d(x, _half_size(x)),
+                                   (), kind="pool", inputs=_pool_inputs),
+    "adaptive_max_pool3d": OpSpec(lambda x: torch.nn.functional.adaptive_max_pool3d(x, _half_size(x)),
+                                  (), kind="pool", inputs=_pool_inputs),
+    "_pdist_forward": OpSpec(torch.pdist, (), kind="reduction", inputs=_reduction_inputs),
+    "_pdist_backward": OpSpec(lambda x: torch.ops.aten._pdist_backward(
+        torch.ones(x.size(0) * (x.size(0) - 1) // 2, device=x.device), x.contiguous(), 2.0,
+        torch.pdist(x)), (), kind="reduction", inputs=_reduction_inputs),
+    "multi_margin_loss": OpSpec(lambda x, y: torch.nn.functional.multi_margin_loss(x, y[:, 0]), (),
+                                kind="loss", inputs=_loss_inputs),
+    "multilabel_margin_loss_forward": OpSpec(torch.nn.functional.multilabel_margin_loss, (),
+                                             kind="loss", inputs=_loss_inputs),
+    "multilabel_margin_loss_backward": OpSpec(_multilabel_backward, (), kind="loss",
+                                              inputs=_loss_inputs),
+    "mode": OpSpec(lambda x: torch.mode(x.round(), -1), (), kind="reduction", inputs=_reduction_inputs),
+    "embedding_renorm_": OpSpec(
+        lambda w, i: torch.embedding_renorm_(w, i, 1.0, 2.0), (), kind="loss",
+        inputs=lambda layout, rows, cols, dtype: [_reduction_inputs(layout, rows, cols, dtype)[0] * 3,
+                                                  torch.randint(0, rows, (2 * rows,))]),
+    "_fused_adagrad_": OpSpec(_adagrad_step, (), kind="optimizer",
+                              inputs=lambda layout, rows, cols, dtype: [torch.randn(rows, cols).to(dtype)]),
+    # dim 1: the rows (24 by default) halve evenly.
+    "glu_jvp": OpSpec(lambda x: torch.ops.aten.glu_jvp(torch.nn.functional.glu(x, 1), x, x, 1), (),
+                      kind="view_copy", inputs=_view_copy_inputs),
+    "glu_backward_jvp": OpSpec(
+        lambda x: torch.ops.aten.glu_backward_jvp(x, torch.nn.functional.glu(x, 1), x,
+                                                  torch.nn.functional.glu(x, 1), x, 1), (),
+        kind="view_copy", inputs=_view_copy_inputs),
+    "_masked_softmax": OpSpec(lambda x: torch.ops.aten._masked_softmax(x, x > 1.0, -1, None), (),
+                              kind="reduction", inputs=_reduction_inputs),
+    "_masked_softmax_backward": OpSpec(
+        lambda x: torch.ops.aten._masked_softmax_backward(x, x, x > 1.0, -1), (), kind="reduction",
+        inputs=_reduction_inputs),
+    "segment_reduce": OpSpec(
+        lambda x: torch.segment_reduce(x, "sum", lengths=torch.full((x.size(0),), 1, device=x.device)),
+        (), kind="reduction", inputs=_reduction_inputs),
+    "_segment_reduce_backward": OpSpec(
+        lambda x: torch.ops.aten._segment_reduce_backward(
+            x, x, x, "sum", lengths=torch.full((x.size(0),), 1, device=x.device)),
+        (), kind="reduction", inputs=_reduction_inputs),
+    "fractional_max_pool2d": OpSpec(
+        lambda x: torch.nn.functional.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5)), (), kind="pool",
+        inputs=lambda layout, rows, cols, dtype: [t.flatten(0, 1) for t in _pool_inputs(layout, rows, cols, dtype)]),
+    "fractional_max_pool3d": OpSpec(
+        lambda x: torch.nn.functional.fractional_max_pool3d(x, 2, output_ratio=(0.5, 0.5, 0.5)), (),
+        kind="pool", inputs=_pool_inputs),
+    "_upsample_lanczos2d_aa": OpSpec(
+        lambda x: torch.ops.aten._upsample_lanczos2d_aa(x, (x.size(2) // 2 + 1, 2 * x.size(3)), False), (), kind="pool",
+        inputs=lambda layout, rows, cols, dtype: [t.flatten(0, 1) for t in _pool_inputs(layout, rows, cols, dtype)]),
+    "rrelu_with_noise": OpSpec(
+        lambda x: torch.ops.aten.rrelu_with_noise(x, torch.empty(x.shape, dtype=x.dtype, device=x.device), 0.1, 0.3,
+                                                  True), (), kind="activation", inputs=_reduction_inputs),
+    "logspace": OpSpec(lambda out: torch.logspace(-3.0, 3.0, out.numel(), 10.0, out=out), (), kind="factory",
+                       inputs=lambda layout, rows, cols, dtype: [torch.empty(rows * cols, dtype=dtype)]),
+    "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
+    "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
+}
+
+
+def _at(make):
+    """A samples maker (shape -> float32 tensor) at any dtype."""
+    return lambda shape, dtype: make(shape).to(dtype)
+
+
+def elementwise_specs() -> dict:
+    return {name: OpSpec(e.fn, tuple(_at(m) for m in e.makers), inplace=e.inplace)
+            for name, e in elementwise_ops().items()}
+
+
+OPS = {**elementwise_specs(), **WITH_OWN_INPUTS}
+
+
+def registry_ops() -> dict:
+    """short name -> OpRecord, in registry order."""
+    return {r.name.split("::", 1)[1]: r for r in mps_ops.ops()}
+
+
+def layout_inputs(spec: OpSpec, layout: str, rows: int, cols: int, dtype) -> list:
+    """CPU tensors for one layout; the result has shape (rows, cols)."""
+    if spec.inputs is not None:
+        return spec.inputs(layout, rows, cols, dtype)
+    makers = spec.makers
+    if layout == "dense":
+        return [m((rows, cols), dtype) for m in makers]
+    if layout == "transposed":
+        return [m((cols, rows), dtype).t() for m in makers]
+    if layout == "transposed_lhs":  # binary: one transposed, one contiguous operand
+        return [makers[0]((cols, rows), dtype).t(), makers[1]((rows, cols), dtype)]
+    if layout == "strided":
+        return [makers[0]((rows, 2 * cols), dtype)[:, ::2], *(m((rows, cols), dtype) for m in makers[1:])]
+    if layout == "scalar_broadcast":
+        if len(makers) == 1:
+            return [makers[0]((1, 1), dtype).expand(rows, cols)]
+        return [makers[0]((rows, cols), dtype), makers[1]((), dtype)]
+    if layout == "broadcast":  # binary: (rows, 1) with (1, cols)
+        return [makers[0]((rows, 1), dtype), makers[1]((1, cols), dtype)]
+    if layout == "zero_dim":
+        return [m((), dtype) for m in makers]
+    raise ValueError(layout)
+
+
+def to_device(tensors: list, target: str) -> list:
+    """Moves operands to the device, keeping views' layouts; a 0-dim second
+    operand of a binary op stays on the CPU (a CPU scalar)."""
+    out = []
+    for i, t in enumerate(tensors):
+        if t.dim() == 0 and i > 0:
+            out.append(t)
+            continue
+        base = t._base if t._base is not None else t
+        moved = base.to(target)
+        out.append(moved.as_strided(t.shape, t.stride(), t.storage_offset()))
+    return out
