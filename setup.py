@@ -78,8 +78,6 @@ def kernel_sources(cxx):
 def common_sources():
     entries = codegen.load_registry()
     generated = codegen.generate_cpp(os.path.join(BUILD, "generated"), entries)
-    # The Python half of the generated registry, beside the extension built with it.
-    codegen.write_if_changed(codegen.SHAPED_OPS_MODULE, codegen.shaped_ops_source(entries))
     return (
         [os.path.join(ROOT, "csrc", "python", "module.cpp")]
         + sorted(glob.glob(os.path.join(ROOT, "csrc", "runtime", "*.cpp")))

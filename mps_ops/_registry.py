@@ -7,13 +7,14 @@ the user enables overrides (``enable_overrides()`` or ``MPS_OPS_OVERRIDES=1``).
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
 
-from . import _C, _shaped_ops
+from . import _C
 
 
 class Range(NamedTuple):
@@ -42,9 +43,10 @@ class OpRecord:
 
 
 def _parse(raw) -> list:
-    name, policy, dtypes, opinfo, forms, overloads = raw
+    name, policy, dtypes, opinfo, forms, shape, domain, overloads = raw
     return [name, policy, tuple(getattr(torch, d) for d in dtypes.split(",") if d),
-            tuple(o for o in opinfo.split(",") if o), tuple(forms.split(",")), tuple(overloads)]
+            tuple(o for o in opinfo.split(",") if o), tuple(forms.split(",")), shape,
+            tuple((arg, Range(*r)) for arg, r in ast.literal_eval(domain)), tuple(overloads)]
 
 
 _RECORDS = [_parse(r) for r in _C.op_records()]
@@ -68,7 +70,7 @@ def _exists(overload: str) -> bool:
 
 def _activate(policy: str) -> None:
     wanted = []
-    for _name, op_policy, _dtypes, _opinfo, _forms, overloads in _RECORDS:
+    for _name, op_policy, _dtypes, _opinfo, _forms, _shape, _domain, overloads in _RECORDS:
         if op_policy != policy:
             continue
         for overload in overloads:
@@ -89,11 +91,10 @@ def enable_overrides() -> None:
 def ops() -> list:
     """One record per registry op, in registry order."""
     records = []
-    for name, policy, dtypes, opinfo, forms, overloads in _RECORDS:
-        shape, domain = _shaped_ops.SHAPED.get(name, ("", ()))
+    for name, policy, dtypes, opinfo, forms, shape, domain, overloads in _RECORDS:
         records.append(OpRecord(name=name, overloads=overloads, opinfo=opinfo, forms=forms, dtypes=dtypes,
                                 policy=policy, active=any(o in _active_overloads for o in overloads),
-                                shape=shape, domain=tuple((arg, Range(*r)) for arg, r in domain)))
+                                shape=shape, domain=domain))
     return records
 
 

@@ -15,11 +15,9 @@ Generated C++ (build/generated/):
                    headers (see docs/design.md).
   registry.cpp     the op table (name, overloads, dtypes, policy, OpInfo
                    names) that mps_ops.ops() and the policy logic read.
-
-Generated Python (mps_ops/_shaped_ops.py, beside the extension it is built
-with): each shaped entry's shape and its inputs' sample domains, which
-mps_ops.ops() adds to its records and mps_ops.samples turns into the samples,
-layout and work cases of the op (see docs/design.md).
+  Shaped entries' records carry their shape and their inputs' sample
+  domains, which mps_ops.samples turns into the op's samples, layout and
+  work cases (see docs/design.md).
 """
 
 from __future__ import annotations
@@ -70,7 +68,6 @@ SHAPES = {
     "binary_float": {"functional": "binary_float_stub", "out": "binary_float_out_stub"},
 }
 SHAPE_STUBS_HEADER = os.path.join(ROOT, "csrc", "runtime", "elementwise_stubs.h")
-SHAPED_OPS_MODULE = os.path.join(ROOT, "mps_ops", "_shaped_ops.py")
 
 
 def form_of(overload: str) -> str:
@@ -344,8 +341,8 @@ def registry_source(entries: list[OpEntry]) -> str:
         lines.append(
             f"  {{{_c_string(entry.qualified_name)}, {_c_string(entry.policy)}, "
             f"{_c_string(','.join(entry.dtypes))}, {_c_string(','.join(entry.opinfo))}, "
-            f"{_c_string(','.join(entry.forms))}, "
-            f"overloads_{i}, {len(entry.impl)}}},"
+            f"{_c_string(','.join(entry.forms))}, {_c_string(entry.shape or '')}, "
+            f"{_c_string(domain_literal(entry))}, overloads_{i}, {len(entry.impl)}}},"
         )
     lines += [
         "};",
@@ -356,20 +353,11 @@ def registry_source(entries: list[OpEntry]) -> str:
     return "\n".join(lines)
 
 
-def shaped_ops_source(entries: list[OpEntry]) -> str:
-    lines = [
-        '"""' + HEADER.strip("/ \n") + "\n\nEach shaped entry's shape and sample domain: aten name -> (shape,",
-        "((argument or \"*\" for every input, (lo, hi, integers)), ...)). Read by",
-        'mps_ops._registry; written at build time beside the extension."""',
-        "",
-        "SHAPED = {",
-    ]
-    for e in entries:
-        if e.shape:
-            ranges = ", ".join(f"({arg!r}, ({r.lo!r}, {r.hi!r}, {r.integers!r}))" for arg, r in e.domain)
-            lines.append(f"    {e.qualified_name!r}: ({e.shape!r}, ({ranges},)),")
-    lines += ["}", ""]
-    return "\n".join(lines)
+def domain_literal(entry: OpEntry) -> str:
+    """A shaped entry's sample domain as the Python literal mps_ops.ops() reads:
+    ((argument or "*" for every input, (lo, hi, integers)), ...)."""
+    ranges = "".join(f"({arg!r}, ({r.lo!r}, {r.hi!r}, {r.integers!r})), " for arg, r in entry.domain)
+    return f"({ranges})"
 
 
 def docs_source(entries: list[OpEntry]) -> str:
@@ -434,8 +422,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="directory for generated C++")
     parser.add_argument("--docs", help="write the ops table here")
-    parser.add_argument("--py", help=f"write the shaped ops' Python table here (the build writes "
-                                     f"{os.path.relpath(SHAPED_OPS_MODULE, ROOT)})")
     parser.add_argument("--check-docs", help="fail if this ops table is stale")
     args = parser.parse_args(argv)
     entries = load_registry()
@@ -443,8 +429,6 @@ def main(argv: list[str] | None = None) -> int:
         generate_cpp(args.out, entries)
     if args.docs:
         write_if_changed(args.docs, docs_source(entries))
-    if args.py:
-        write_if_changed(args.py, shaped_ops_source(entries))
     if args.check_docs:
         with open(args.check_docs) as f:
             if f.read() != docs_source(entries):

@@ -21,7 +21,7 @@ inline py::list op_records() {
     for (int j = 0; j < r.overload_count; ++j) {
       overloads.append(r.overloads[j].name);
     }
-    records.append(py::make_tuple(r.name, r.policy, r.dtypes, r.opinfo, r.forms, overloads));
+    records.append(py::make_tuple(r.name, r.policy, r.dtypes, r.opinfo, r.forms, r.shape, r.domain, overloads));
   }
   return records;
 }
