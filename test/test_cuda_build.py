@@ -24,9 +24,9 @@ import msl_prepass  # noqa: E402
 
 EMULATOR_INCLUDE = os.path.join(ROOT, "csrc", "emulator", "include")
 CUDA_INCLUDE = os.path.join(ROOT, "csrc", "cuda", "include")
-# Where each target keeps its own version of a stand-in header.
-TARGET_HEADERS = {"metal_math.h": "mps_ops_target", "metal_simd.h": "mps_ops_emulator",
-                  "metal_atomic.h": "mps_ops_emulator"}
+# The stand-in headers each target has its own version of (the math is shared:
+# mps_ops_msl/metal_math.h over each target's math_primitives.h).
+TARGET_HEADERS = ("metal_simd.h", "metal_atomic.h")
 
 KERNEL = """
 #include <metal_stdlib>
@@ -209,14 +209,12 @@ def _defined_names(path: str, macro_prefix: str) -> set[str]:
     return {n for n in names if not n.startswith("operator")}
 
 
-@pytest.mark.parametrize("header", ["metal_math.h", "metal_simd.h", "metal_atomic.h"])
+@pytest.mark.parametrize("header", TARGET_HEADERS)
 def test_cuda_headers_offer_what_the_emulators_offer(header):
     """A kernel that compiles for the emulator finds the same metal:: functions
     on the CUDA target (the headers each target has of its own)."""
-    emulator_dir = TARGET_HEADERS[header]
-    cuda_dir = "mps_ops_target" if emulator_dir == "mps_ops_target" else "mps_ops_cuda"
-    emulator = _defined_names(os.path.join(EMULATOR_INCLUDE, emulator_dir, header), "MPS_OPS_EMU")
-    cuda = _defined_names(os.path.join(CUDA_INCLUDE, cuda_dir, header), "MPS_OPS_CUDA")
+    emulator = _defined_names(os.path.join(EMULATOR_INCLUDE, "mps_ops_emulator", header), "MPS_OPS_EMU")
+    cuda = _defined_names(os.path.join(CUDA_INCLUDE, "mps_ops_cuda", header), "MPS_OPS_CUDA")
     # The emulator's fiber machinery, not MSL.
     internal = {"in_fiber", "block_at_collective", "poison", "lane_value", "set_result", "collect",
                 "resolve_reduce", "resolve_scan", "resolve_shuffle", "resolve_nothing", "resolve_first",

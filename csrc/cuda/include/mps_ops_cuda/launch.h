@@ -5,6 +5,8 @@
 // the roles; parameter types come from the kernel through decltype.
 #pragma once
 
+#include <mps_ops_msl/kernel_signature.h>
+
 #include "launch_abi.h"
 
 // The shared <metal_stdlib> stand-in, host+device like everything MSL here.
@@ -65,23 +67,7 @@ inline bool place_thread(const dispatch_params& args, thread_place& t) {
   return true;
 }
 
-template <unsigned I, class... Ts>
-struct nth_type;
-template <class T, class... Ts>
-struct nth_type<0, T, Ts...> {
-  using type = T;
-};
-template <unsigned I, class T, class... Ts>
-struct nth_type<I, T, Ts...> : nth_type<I - 1, Ts...> {};
-
-template <class Fn>
-struct kernel_signature;
-template <class... Params>
-struct kernel_signature<void (*)(Params...)> {
-  static constexpr unsigned arity = sizeof...(Params);
-  template <unsigned I>
-  using param = typename nth_type<I, Params...>::type;
-};
+using ::mps_ops_msl::kernel_signature;
 
 // [[buffer(N)]]: a pointer parameter gets the address; a reference parameter
 // (`constant T& x [[buffer(N)]]`) the object there. No bounds: on the GPU,

@@ -1,33 +1,13 @@
 // MSL atomics on the GPU: clang's __atomic builtins, relaxed whatever order
 // the source names (MSL itself offers memory_order_relaxed only for these).
-// The types and their rules (which types, which operations) are the
-// emulator's: what MSL forbids fails to compile here too.
+// The types and their rules (which types, which operations) are shared with
+// the emulator (mps_ops_msl/metal_atomic_types.h): what MSL forbids fails to
+// compile here too.
 #pragma once
 
+#include <mps_ops_msl/metal_atomic_types.h>
+
 namespace metal {
-
-enum memory_order { memory_order_relaxed, memory_order_seq_cst };
-
-template <class T>
-struct atomic {
-  static_assert(is_same_v<T, int> || is_same_v<T, uint> || is_same_v<T, bool> ||
-                    is_same_v<T, float> || is_same_v<T, ulong> || is_same_v<T, long>,
-                "MSL atomics exist for int, uint, bool, float (and 64-bit min/max)");
-  T value;
-};
-using atomic_int = atomic<int>;
-using atomic_uint = atomic<uint>;
-using atomic_bool = atomic<bool>;
-using atomic_float = atomic<float>;
-using atomic_ulong = atomic<ulong>;
-using atomic_long = atomic<long>;
-
-namespace atomic_detail {
-template <class T>
-constexpr bool is_32bit_integer = is_same_v<T, int> || is_same_v<T, uint>;
-template <class T>
-constexpr bool is_64bit = is_same_v<T, ulong> || is_same_v<T, long>;
-}  // namespace atomic_detail
 
 template <class T>
 T atomic_load_explicit(const volatile atomic<T>* object, memory_order) {

@@ -4,6 +4,8 @@
 // no kernel signature is written twice.
 #pragma once
 
+#include <mps_ops_msl/kernel_signature.h>
+
 #include "kernel_abi.h"
 #include "launch_types.h"
 #include "metal_simd.h"
@@ -12,23 +14,7 @@
 
 namespace mps_ops_emu {
 
-template <unsigned I, class... Ts>
-struct nth_type;
-template <class T, class... Ts>
-struct nth_type<0, T, Ts...> {
-  using type = T;
-};
-template <unsigned I, class T, class... Ts>
-struct nth_type<I, T, Ts...> : nth_type<I - 1, Ts...> {};
-
-template <class Fn>
-struct kernel_signature;
-template <class... Params>
-struct kernel_signature<void (*)(Params...)> {
-  static constexpr unsigned arity = sizeof...(Params);
-  template <unsigned I>
-  using param = typename nth_type<I, Params...>::type;
-};
+using ::mps_ops_msl::kernel_signature;
 
 // [[buffer(N)]]: a pointer parameter gets the address, bounded by the bytes
 // bound there; a reference parameter (`constant T& x [[buffer(N)]]`, set

@@ -1,33 +1,12 @@
 // MSL atomics. The emulator runs one threadgroup at a time on one OS thread
 // (threads as a loop or as fibers that switch only at barriers and SIMD
-// collectives), so every read-modify-write is already indivisible; the types
-// exist to keep MSL's rules: which types and operations are allowed.
+// collectives), so every read-modify-write is already indivisible. The types and
+// their rules are shared (mps_ops_msl/metal_atomic_types.h).
 #pragma once
 
+#include <mps_ops_msl/metal_atomic_types.h>
+
 namespace metal {
-
-enum memory_order { memory_order_relaxed, memory_order_seq_cst };
-
-template <class T>
-struct atomic {
-  static_assert(is_same_v<T, int> || is_same_v<T, uint> || is_same_v<T, bool> ||
-                    is_same_v<T, float> || is_same_v<T, ulong> || is_same_v<T, long>,
-                "MSL atomics exist for int, uint, bool, float (and 64-bit min/max)");
-  T value;
-};
-using atomic_int = atomic<int>;
-using atomic_uint = atomic<uint>;
-using atomic_bool = atomic<bool>;
-using atomic_float = atomic<float>;
-using atomic_ulong = atomic<ulong>;
-using atomic_long = atomic<long>;
-
-namespace atomic_detail {
-template <class T>
-constexpr bool is_32bit_integer = is_same_v<T, int> || is_same_v<T, uint>;
-template <class T>
-constexpr bool is_64bit = is_same_v<T, ulong> || is_same_v<T, long>;
-}  // namespace atomic_detail
 
 template <class T>
 T atomic_load_explicit(const volatile atomic<T>* object, memory_order) {

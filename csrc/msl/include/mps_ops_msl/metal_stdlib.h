@@ -2,10 +2,10 @@
 // emulator; the CUDA target) compiles them. Every generated kernel translation
 // unit starts with this file; the kernel source itself had its
 // `#include <metal_stdlib>` expanded to nothing by the prepass. The types,
-// traits and vector math here are the same for every target; what differs
-// comes from each target's include directory: <mps_ops_target/metal_math.h>
-// (the C library on the CPU, libdevice on an NVIDIA GPU) and
-// <mps_ops_target/metal_target.h> (SIMD-group functions, atomics, the
+// traits and math here are the same for every target; what differs comes
+// from each target's include directory: <mps_ops_target/math_primitives.h>
+// (the float functions: the C library on the CPU, libdevice on an NVIDIA GPU)
+// and <mps_ops_target/metal_target.h> (SIMD-group functions, atomics, the
 // emulator's bounds-checked pointers). No C++ standard headers here: `::exp(double)` and friends would
 // collide with `metal::exp` after `using namespace metal;`.
 #pragma once
@@ -65,7 +65,7 @@ MPS_OPS_EMU_PACKED_TYPES(float)
 #undef MPS_OPS_EMU_PACKED_TYPES
 
 #include "metal_traits.h"
-#include <mps_ops_target/metal_math.h>
+#include "metal_math.h"
 #include "metal_vector_math.h"
 
 #include <mps_ops_target/metal_target.h>

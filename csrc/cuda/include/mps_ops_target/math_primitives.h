@@ -1,0 +1,47 @@
+// The CUDA target's float math for the shared metal:: library
+// (mps_ops_msl/metal_math.h): libdevice's __nv_* functions, which clang links
+// from the CUDA toolkit (the NVPTX backend cannot lower __builtin_expf and
+// friends).
+#pragma once
+
+#define MPS_OPS_FLOAT_MATH(NAME) __nv_##NAME##f
+
+#define MPS_OPS_CUDA_LIBDEVICE_1(NAME) extern "C" __attribute__((__device__)) float __nv_##NAME(float);
+#define MPS_OPS_CUDA_LIBDEVICE_2(NAME) \
+  extern "C" __attribute__((__device__)) float __nv_##NAME(float, float);
+MPS_OPS_CUDA_LIBDEVICE_1(expf)
+MPS_OPS_CUDA_LIBDEVICE_1(exp2f)
+MPS_OPS_CUDA_LIBDEVICE_1(logf)
+MPS_OPS_CUDA_LIBDEVICE_1(log2f)
+MPS_OPS_CUDA_LIBDEVICE_1(log10f)
+MPS_OPS_CUDA_LIBDEVICE_1(sqrtf)
+MPS_OPS_CUDA_LIBDEVICE_1(sinf)
+MPS_OPS_CUDA_LIBDEVICE_1(cosf)
+MPS_OPS_CUDA_LIBDEVICE_1(tanf)
+MPS_OPS_CUDA_LIBDEVICE_1(asinf)
+MPS_OPS_CUDA_LIBDEVICE_1(acosf)
+MPS_OPS_CUDA_LIBDEVICE_1(atanf)
+MPS_OPS_CUDA_LIBDEVICE_1(sinhf)
+MPS_OPS_CUDA_LIBDEVICE_1(coshf)
+MPS_OPS_CUDA_LIBDEVICE_1(tanhf)
+MPS_OPS_CUDA_LIBDEVICE_1(asinhf)
+MPS_OPS_CUDA_LIBDEVICE_1(acoshf)
+MPS_OPS_CUDA_LIBDEVICE_1(atanhf)
+MPS_OPS_CUDA_LIBDEVICE_1(floorf)
+MPS_OPS_CUDA_LIBDEVICE_1(ceilf)
+MPS_OPS_CUDA_LIBDEVICE_1(truncf)
+MPS_OPS_CUDA_LIBDEVICE_1(roundf)
+MPS_OPS_CUDA_LIBDEVICE_1(rintf)
+MPS_OPS_CUDA_LIBDEVICE_1(fabsf)
+MPS_OPS_CUDA_LIBDEVICE_2(powf)
+MPS_OPS_CUDA_LIBDEVICE_2(atan2f)
+MPS_OPS_CUDA_LIBDEVICE_2(fmodf)
+MPS_OPS_CUDA_LIBDEVICE_2(fminf)
+MPS_OPS_CUDA_LIBDEVICE_2(fmaxf)
+MPS_OPS_CUDA_LIBDEVICE_2(copysignf)
+MPS_OPS_CUDA_LIBDEVICE_2(fdimf)
+#undef MPS_OPS_CUDA_LIBDEVICE_1
+#undef MPS_OPS_CUDA_LIBDEVICE_2
+extern "C" __attribute__((__device__)) float __nv_fmaf(float, float, float);
+extern "C" __attribute__((__device__)) float __nv_frexpf(float, int*);
+extern "C" __attribute__((__device__)) float __nv_ldexpf(float, int);

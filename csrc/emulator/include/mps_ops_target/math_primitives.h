@@ -1,0 +1,6 @@
+// The emulator's float math for the shared metal:: library
+// (mps_ops_msl/metal_math.h): the compiler's builtins, which call the C
+// library (correctly rounded or within about an ulp).
+#pragma once
+
+#define MPS_OPS_FLOAT_MATH(NAME) __builtin_##NAME##f
