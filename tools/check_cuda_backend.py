@@ -68,7 +68,7 @@ def torch_flags() -> list[str]:
 
 def backend_flags() -> list[str]:
     return ["-I", os.path.join(ROOT, "csrc"), "-I", os.path.join(ROOT, "csrc", "cuda", "include"),
-            "-DMPS_OPS_WITH_CUDA=1", '-DMPS_OPS_DEFAULT_PTX_DIR="/nonexistent/build/cuda"',
+            "-DMPS_OPS_WITH_CUDA=1",
             "-DTORCH_EXTENSION_NAME=_C", "-DTORCH_API_INCLUDE_EXTENSION_H"]
 
 
@@ -95,6 +95,15 @@ def abi_check_source() -> str:
     return "\n".join(lines) + "\n"
 
 
+def default_cxx() -> str:
+    """setup.py's choice (find_clang): the CUDA build compiles host code with it."""
+    for name in (os.environ.get("CXX"), "clang++-16", "clang++-17", "clang++-18", "clang++-15",
+                 "clang++", "g++"):
+        if name and shutil.which(name):
+            return name
+    return "c++"
+
+
 def run(command: list[str]) -> tuple[bool, str]:
     done = subprocess.run(command, capture_output=True, text=True)
     return done.returncode == 0, done.stderr
@@ -102,8 +111,8 @@ def run(command: list[str]) -> tuple[bool, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cxx", default=os.environ.get("CXX") or shutil.which("g++") or "c++",
-                        help="host C++ compiler (default: $CXX, else g++, the GPU machine's)")
+    parser.add_argument("--cxx", default=default_cxx(),
+                        help="host C++ compiler (default: $CXX, else the clang setup.py builds with)")
     args = parser.parse_args(argv)
     base = [args.cxx, "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"]
     common = base + torch_flags() + backend_flags()

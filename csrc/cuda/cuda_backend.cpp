@@ -26,6 +26,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -48,6 +49,7 @@ struct KernelHandle {
     uint32_t static_shared = 0;   // bytes of `static __shared__` (threadgroup declarations)
   };
   std::map<int, Loaded> per_device;  // guarded by the backend's mutex
+  bool logged = false;               // written to MPS_OPS_LAUNCH_LOG; guarded likewise
 };
 
 namespace {
@@ -76,6 +78,17 @@ std::string read_file(const std::string& path) {
   std::ostringstream bytes;
   bytes << in.rdbuf();
   return bytes.str();
+}
+
+// MPS_OPS_LAUNCH_LOG=FILE: each host name is appended to FILE the first time
+// it launches in this process, so tools/gpu_check.sh can say which kernels
+// ran on the GPU (and under each sanitizer) and which never did.
+const char* launch_log() {
+  static const char* path = [] {
+    const char* v = std::getenv("MPS_OPS_LAUNCH_LOG");
+    return v != nullptr && v[0] != '\0' ? v : nullptr;
+  }();
+  return path;
 }
 
 bool sync_after_launch() {
@@ -326,6 +339,17 @@ void CudaBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, int 
   TORCH_CHECK(launched == CUDA_SUCCESS, "mps_ops cuda: kernel ", name, " (", files_[kernel->file],
               "): cuLaunchKernel of ", grid, " blocks of ", block, " threads, ", dynamic_shared,
               " bytes of dynamic shared memory: ", describe(launched));
+  if (launch_log() != nullptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto* handle = const_cast<KernelHandle*>(kernel);
+    if (!handle->logged) {
+      handle->logged = true;
+      if (FILE* log = std::fopen(launch_log(), "a")) {
+        std::fprintf(log, "%s\n", name.c_str());
+        std::fclose(log);
+      }
+    }
+  }
   if (sync_after_launch()) {
     const CUresult done = driver().cuStreamSynchronize(stream);
     TORCH_CHECK(done == CUDA_SUCCESS, "mps_ops cuda: kernel ", name, " (", files_[kernel->file],

@@ -2,6 +2,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -11,11 +13,17 @@ namespace mps_ops::cuda {
 std::string ptx_directory() {
   const char* explicit_dir = std::getenv("MPS_OPS_PTX_DIR");
   if (explicit_dir != nullptr && explicit_dir[0] != '\0') return explicit_dir;
-#if defined(MPS_OPS_DEFAULT_PTX_DIR)
-  return MPS_OPS_DEFAULT_PTX_DIR;
-#else
+  // The extension built in place sits at <tree>/mps_ops/_C*.so, and the PTX
+  // at <tree>/build/cuda: found from this library's own path, so neither the
+  // working directory nor a path baked in at build time matters.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&ptx_directory), &info) != 0 && info.dli_fname != nullptr) {
+    std::string library = info.dli_fname;
+    const size_t slash = library.rfind('/');
+    const std::string package = slash == std::string::npos ? "." : library.substr(0, slash);
+    return package + "/../build/cuda";
+  }
   return "build/cuda";
-#endif
 }
 
 std::vector<KernelListEntry> read_kernel_list(const std::string& dir) {

@@ -17,9 +17,8 @@ struct KernelListEntry {
 };
 
 // Where the PTX lives: $MPS_OPS_PTX_DIR, else the build/cuda directory of the
-// tree the extension was built in (setup.py records it as
-// MPS_OPS_DEFAULT_PTX_DIR; the PTX is built where clang-19 is and travels
-// with the tree).
+// tree the extension was built in place in (the PTX is built where clang-19
+// is, by tools/cuda_build.py, and travels with the tree).
 std::string ptx_directory();
 
 // kernels.txt of dir, parsed; raises c10::Error naming the file and line if
