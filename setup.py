@@ -12,6 +12,17 @@ there is no metallib, and the table of kernels (host name, file, slots). This br
 been run on a Mac yet (docs/macos.md). MPS_OPS_PRINT_METAL_PLAN=1 prints the
 Metal commands on any machine.
 
+Linux with a CUDA build of torch and an NVIDIA GPU (MPS_OPS_BACKEND=cuda, or
+automatically when torch.cuda.is_available() and build/cuda/kernels.txt
+exists): the CUDA backend (csrc/cuda/), a stand-in for an Apple GPU. Only the
+host code is compiled here, with the emulator's clang and flags (the host code
+is the same); the kernels are
+the PTX tools/cuda_build.py wrote under build/cuda (clang-19, built where it is
+and carried with the tree), loaded at run time. The emulator is not in this
+build: emulator-only tests skip.
+
+MPS_OPS_BACKEND=emulator|cuda|metal forces a backend (default: auto).
+
 Install with `pip install --no-build-isolation -e .` after torch: an isolated
 build would fetch another torch.
 """
@@ -34,6 +45,9 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
 BUILD = os.path.join(ROOT, "build")
 METAL_DIR = os.path.join(ROOT, "csrc", "metal")
 METAL_BACKEND = os.path.join(METAL_DIR, "metal_backend.mm")
+CUDA_DIR = os.path.join(ROOT, "csrc", "cuda")
+PTX_DIR = os.path.join(BUILD, "cuda")  # tools/cuda_build.py's default output
+BACKENDS = ("auto", "emulator", "cuda", "metal")
 
 
 def rel(path):
@@ -53,12 +67,31 @@ def find_clang():
              "(Debian: apt-get install -y clang-16)")
 
 
+def requested_backend():
+    requested = os.environ.get("MPS_OPS_BACKEND", "auto") or "auto"
+    if requested not in BACKENDS:
+        sys.exit(f"mps_ops: MPS_OPS_BACKEND={requested}: expected one of {', '.join(BACKENDS)}")
+    return requested
+
+
 def use_metal_backend():
-    if sys.platform != "darwin" or os.environ.get("MPS_OPS_BACKEND") == "emulator":
+    if sys.platform != "darwin" or requested_backend() not in ("auto", "metal"):
         return False
     import torch
 
     return torch.backends.mps.is_built() and os.path.exists(METAL_BACKEND)
+
+
+def use_cuda_backend():
+    """Asked for, or auto where a GPU is usable and the PTX is there."""
+    requested = requested_backend()
+    if requested == "cuda":
+        return True
+    if requested != "auto" or sys.platform == "darwin":
+        return False
+    import torch
+
+    return torch.cuda.is_available() and os.path.exists(os.path.join(PTX_DIR, "kernels.txt"))
 
 
 def kernel_sources(cxx):
@@ -105,6 +138,67 @@ def metal_extension():
     )
 
 
+# The emulator's flags, for host code too: one set for every translation unit
+# (BuildExtension has no per-file flags), and the CUDA build's host code is the
+# same code.
+HOST_FLAGS = [
+    "-O2",
+    # No debug info (Python's own CFLAGS ask for -g): it added about a
+    # tenth to a host stub's compile time.
+    "-g0",
+    # Metal does not contract a*b+c unless asked; integers wrap on the GPU.
+    "-ffp-contract=off",
+    "-fwrapv",
+    # half arithmetic rounds after every operation, as on the GPU.
+    "-fexcess-precision=16",
+    # MSL attributes ([[buffer(0)]] ...) mean nothing to the C++ compiler.
+    "-Wno-unknown-attributes",
+]
+
+
+def use_clang():
+    cxx = find_clang()
+    os.environ["CXX"] = cxx
+    os.environ.setdefault("CC", cxx.replace("clang++", "clang"))
+    return cxx
+
+
+def cuda_extension():
+    """The CUDA backend: host code only; the kernels are build/cuda's PTX,
+    loaded at run time through libcuda (nothing links CUDA's driver)."""
+    import torch
+    from torch.utils import cpp_extension
+
+    if not os.path.exists(os.path.join(PTX_DIR, "kernels.txt")):
+        sys.exit(f"mps_ops: the CUDA backend needs the PTX in {rel(PTX_DIR)}: run "
+                 "`python tools/cuda_build.py` where clang-19 is and bring build/cuda with the tree")
+    sources = common_sources() + sorted(glob.glob(os.path.join(CUDA_DIR, "*.cpp")))
+    define_macros = [("MPS_OPS_WITH_CUDA", "1")]
+    include_dirs = [os.path.join(ROOT, "csrc"), os.path.join(CUDA_DIR, "include")]
+    libraries = []
+    cuda_home = cpp_extension.CUDA_HOME
+    if torch.version.cuda and cuda_home and os.path.exists(
+            os.path.join(cuda_home, "include", "cuda_runtime_api.h")):
+        # torch's current stream through c10/cuda, as CUDA extensions get it
+        # (csrc/cuda/torch_cuda.cpp); libc10_cuda is torch's, already loaded.
+        define_macros.append(("MPS_OPS_CUDA_TORCH_HEADERS", "1"))
+        include_dirs.append(os.path.join(cuda_home, "include"))
+        libraries.append("c10_cuda")
+        how = f"torch {torch.__version__} c10/cuda headers from {cuda_home}"
+    else:
+        how = "torch's device-generic stream interface"
+    print(f"mps_ops: CUDA backend, PTX from {rel(PTX_DIR)}, current stream through {how}")
+    use_clang()
+    return CppExtension(
+        name="mps_ops._C",
+        sources=[rel(s) for s in sources],
+        include_dirs=include_dirs,
+        define_macros=define_macros,
+        libraries=libraries,
+        extra_compile_args={"cxx": HOST_FLAGS},
+    )
+
+
 def extension():
     if os.environ.get("MPS_OPS_PRINT_METAL_PLAN") == "1":
         for command in macos_build.metal_build_plan(
@@ -115,28 +209,16 @@ def extension():
             print(" ".join(command))
     if use_metal_backend():
         return metal_extension()
+    if use_cuda_backend():
+        return cuda_extension()
     if sys.platform == "darwin":
         print("mps_ops: torch without MPS or MPS_OPS_BACKEND=emulator: building the CPU emulator backend")
-    cxx = find_clang()
-    os.environ["CXX"] = cxx
-    os.environ.setdefault("CC", cxx.replace("clang++", "clang"))
+    cxx = use_clang()
     sources = common_sources()
     define_macros = []
     sources += sorted(glob.glob(os.path.join(ROOT, "csrc", "emulator", "*.cpp")))
     sources += kernel_sources(cxx)
-    flags = [
-        "-O2",
-        # No debug info (Python's own CFLAGS ask for -g): it added about a
-        # tenth to a host stub's compile time.
-        "-g0",
-        # Metal does not contract a*b+c unless asked; integers wrap on the GPU.
-        "-ffp-contract=off",
-        "-fwrapv",
-        # half arithmetic rounds after every operation, as on the GPU.
-        "-fexcess-precision=16",
-        # MSL attributes ([[buffer(0)]] ...) mean nothing to the C++ compiler.
-        "-Wno-unknown-attributes",
-    ]
+    flags = HOST_FLAGS
     return CppExtension(
         name="mps_ops._C",
         sources=[rel(s) for s in sources],

@@ -5,7 +5,9 @@
     mps_ops.ops()                                        # what is registered, and how
 
 On Linux the same kernels run through the CPU emulator (``mps_ops.backend ==
-"emulator"``); ``mps_ops.testing.emulate()`` routes CPU tensors to them.
+"emulator"``); ``mps_ops.testing.emulate()`` routes CPU tensors to them. A
+build with the CUDA backend (``"cuda"``) runs them on an NVIDIA GPU as a
+stand-in for an Apple GPU, and ``emulate()`` routes CUDA tensors to them.
 """
 
 import torch  # noqa: F401  (loads libtorch before the extension)

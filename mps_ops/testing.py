@@ -2,8 +2,10 @@
 
 On the emulator backend, ``emulate()`` is a TorchDispatchMode that sends every
 active registry overload to its host stub (registered for the MPS dispatch
-key) while the tensors stay on the CPU; everything else runs as usual. On a
-Mac with the Metal backend the same tests run on real ``mps`` tensors and
+key) while the tensors stay on the CPU; everything else runs as usual. On the
+CUDA backend (an NVIDIA GPU standing in for an Apple one) the same mode sends
+them there with the tensors on the GPU (``device()`` is "cuda"). On a Mac
+with the Metal backend the same tests run on real ``mps`` tensors and
 ``emulate()`` changes nothing.
 """
 
@@ -34,7 +36,7 @@ def _runs_composite_on_mps(func, families) -> bool:
     """A CompositeExplicitAutograd kernel is what MPS runs for this op (frexp.Tensor
     calling frexp.Tensor_out, say): emulate it with the mode still on, so the ops
     it calls reach our kernels as they would on a Mac. Only for the families
-    of our ops: a CPU build of torch has no MPS kernels to ask about, and any
+    of our ops: a CPU or CUDA build of torch has no MPS kernels to ask about, and any
     other composite run this way would decompose where it does not without
     the mode (layer_norm's results move by an ulp)."""
     if _family(func.name()) not in families:
@@ -94,13 +96,20 @@ class _Emulate(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
+# Where each backend's kernels take their tensors.
+_DEVICES = {"emulator": "cpu", "cuda": "cuda", "metal": "mps"}
+
+
 def emulate():
-    """Route registry ops on CPU tensors to the emulated kernels (no-op on Metal)."""
-    if backend == "emulator":
+    """Route registry ops to our host stubs: on CPU tensors to the emulated
+    kernels, on CUDA tensors to the CUDA backend's (no-op on Metal, where
+    torch dispatches MPS tensors to them by itself)."""
+    if backend in ("emulator", "cuda"):
         return _Emulate()
     return contextlib.nullcontext()
 
 
 def device() -> str:
-    """Where tensors under test live: "cpu" for the emulator, "mps" on Metal."""
-    return "cpu" if backend == "emulator" else "mps"
+    """Where tensors under test live: "cpu" for the emulator, "cuda" for the
+    CUDA backend, "mps" on Metal."""
+    return _DEVICES[backend]

@@ -7,7 +7,10 @@ Per .metal file: the emulator's preprocessing, the prepass with target "cuda"
 (mps_ops/_prepass.py generate_cuda) into DIR/<stem>.cu, clang >= 19 to
 DIR/<stem>.ptx for sm_90, then `ptxas -arch=sm_90`. Every host name the
 emulator registers for the file (the prepass's instantiations) must be a PTX
-entry point of it. DIR/kernels.txt lists `host_name file.ptx` per entry.
+entry point of it. DIR/kernels.txt lists `host_name file.ptx buffers threadgroups`
+per entry: the last two are the slot masks (hex; bit N: the kernel declares
+[[buffer(N)]] / [[threadgroup(N)]]) the CUDA backend requires set at dispatch,
+as the emulator's registrars and Metal's embedded table carry them.
 Prints each file with its entry points and exits non-zero on any failure.
 
 clang rather than nvcc: the prepass output is MSL-flavoured C++ that relies on
@@ -112,6 +115,7 @@ class FileResult:
     metal: str
     ptx: str
     expected: list[str] = field(default_factory=list)  # host names the emulator registers
+    slots: dict[str, tuple[int, int]] = field(default_factory=dict)  # host name -> slot masks
     entries: list[str] = field(default_factory=list)   # PTX entry points
     spills: list[str] = field(default_factory=list)    # ptxas's spill warnings
     seconds: float = 0.0
@@ -140,7 +144,9 @@ def build_file(metal: str, out_dir: str, clang: str, toolkit: str) -> FileResult
     try:
         source = msl_prepass.preprocess(metal, clang, macos_build.include_dirs())
         scanned = msl_prepass.scan(source)
-        result.expected = [inst.host_name for inst, _ in msl_prepass.instantiated_kernels(scanned, origin)]
+        instantiated = msl_prepass.instantiated_kernels(scanned, origin)
+        result.expected = [inst.host_name for inst, _ in instantiated]
+        result.slots = {inst.host_name: msl_prepass.slot_masks(kernel) for inst, kernel in instantiated}
         msl_prepass.write_if_changed(cu, msl_prepass.generate(source, origin, "cuda"))
     except msl_prepass.PrepassError as e:
         result.error = f"prepass: {e}"
@@ -172,7 +178,8 @@ def build(files: list[str], out_dir: str, clang: str, toolkit: str,
 
 def write_kernel_list(results: list[FileResult], out_dir: str) -> str:
     path = os.path.join(out_dir, "kernels.txt")
-    lines = sorted(f"{name} {os.path.basename(r.ptx)}" for r in results for name in r.entries)
+    lines = sorted(f"{name} {os.path.basename(r.ptx)} {r.slots[name][0]:#x} {r.slots[name][1]:#x}"
+                   for r in results for name in r.entries if name in r.slots)
     msl_prepass.write_if_changed(path, "".join(line + "\n" for line in lines))
     return path
 

@@ -1,6 +1,8 @@
 #pragma once
 
-#if !defined(MPS_OPS_WITH_METAL)
+#include "../runtime/backend.h"  // MPS_OPS_WITH_EMULATOR
+
+#if defined(MPS_OPS_WITH_EMULATOR)
 #include "../emulator/options.h"
 #endif
 
@@ -17,7 +19,7 @@ class InterruptScope {
   // Constructed and destroyed with the GIL held, which orders the scopes of
   // several threads: the first installs the handler, the last restores it.
   InterruptScope() {
-#if !defined(MPS_OPS_WITH_METAL)
+#if defined(MPS_OPS_WITH_EMULATOR)
     if (depth()++ == 0) {
       emulator::options().stop = 0;
       struct sigaction action {};
@@ -28,7 +30,7 @@ class InterruptScope {
 #endif
   }
   ~InterruptScope() {
-#if !defined(MPS_OPS_WITH_METAL)
+#if defined(MPS_OPS_WITH_EMULATOR)
     if (--depth() == 0) {
       sigaction(SIGINT, &previous(), nullptr);
       emulator::options().stop = 0;
@@ -38,7 +40,7 @@ class InterruptScope {
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;
   bool interrupted() const {
-#if !defined(MPS_OPS_WITH_METAL)
+#if defined(MPS_OPS_WITH_EMULATOR)
     return emulator::options().stop != 0;
 #else
     return false;
@@ -46,7 +48,7 @@ class InterruptScope {
   }
 
  private:
-#if !defined(MPS_OPS_WITH_METAL)
+#if defined(MPS_OPS_WITH_EMULATOR)
   static int& depth() {
     static int open = 0;
     return open;

@@ -6,10 +6,12 @@
 #include "../runtime/backend.h"
 #include "../runtime/profile.h"
 
-#if !defined(MPS_OPS_WITH_METAL)
+#if defined(MPS_OPS_WITH_EMULATOR)
 #include "../emulator/backend.h"
 #include "../emulator/kernel_table.h"
 #include "../emulator/options.h"
+#elif defined(MPS_OPS_WITH_CUDA)
+#include "../cuda/cuda_backend.h"
 #endif
 
 #include <ATen/ScalarOps.h>
@@ -56,7 +58,7 @@ inline at::Tensor wrapped_number(py::handle value) {
 // size). The emulator's table has them from the prepass; none on Metal.
 inline py::list kernel_params(const std::string& host_name) {
   py::list params;
-#if !defined(MPS_OPS_WITH_METAL)
+#if defined(MPS_OPS_WITH_EMULATOR)
   const auto& table = emulator::builtin_kernels();
   const auto it = table.find(host_name);
   TORCH_CHECK_VALUE(it != table.end(), "mps_ops: no built-in kernel named ", host_name);
@@ -69,10 +71,12 @@ inline py::list kernel_params(const std::string& host_name) {
 }
 
 inline std::vector<std::string> kernel_names() {
-#if defined(MPS_OPS_WITH_METAL)
-  return {};
-#else
+#if defined(MPS_OPS_WITH_EMULATOR)
   return emulator_kernel_names();
+#elif defined(MPS_OPS_WITH_CUDA)
+  return cuda_kernel_names();  // kernels.txt of the PTX directory
+#else
+  return {};
 #endif
 }
 
@@ -83,7 +87,7 @@ inline void bind_introspection(py::module& m) {
   m.def("kernel_names", &kernel_names);
   m.def("kernel_params", &kernel_params);
   m.def("wrapped_number", &wrapped_number);
-#if !defined(MPS_OPS_WITH_METAL)
+#if defined(MPS_OPS_WITH_EMULATOR)
   m.def("set_checked", [](bool on) { return emulator::options().checked.exchange(on); });
   m.def("set_reverse_group_order", [](bool on) { return emulator::options().reverse_group_order.exchange(on); });
   m.def("set_dry_run", [](bool on) { return emulator::options().dry_run.exchange(on); });

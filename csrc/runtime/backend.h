@@ -1,7 +1,14 @@
 // The one interface between host stubs and whatever runs kernels: the CPU
 // emulator on Linux (csrc/emulator/backend.cpp), Metal on macOS
-// (csrc/metal/). Host stubs never see which one is live.
+// (csrc/metal/), or an NVIDIA GPU as a stand-in for an Apple one
+// (csrc/cuda/). Host stubs never see which one is live.
 #pragma once
+
+// setup.py defines MPS_OPS_WITH_METAL or MPS_OPS_WITH_CUDA for those builds;
+// any other build is the emulator's, and only it compiles csrc/emulator/.
+#if !defined(MPS_OPS_WITH_METAL) && !defined(MPS_OPS_WITH_CUDA)
+#define MPS_OPS_WITH_EMULATOR 1
+#endif
 
 #include <c10/core/DeviceType.h>
 
@@ -19,7 +26,8 @@ struct Dim3 {
 // One bound argument slot, as Metal sees it: a buffer (a storage handle plus a
 // byte offset into it) or inline bytes (setBytes).
 struct ArgSlot {
-  const void* storage = nullptr;  // MTLBuffer on Metal, host address in the emulator
+  const void* storage = nullptr;  // MTLBuffer on Metal, host address in the emulator,
+                                  // device address on CUDA
   size_t offset = 0;              // bytes from the start of storage
   size_t bytes = 0;               // bytes the kernel may touch from offset
   const void* inline_data = nullptr;  // setBytes payload; storage is then nullptr

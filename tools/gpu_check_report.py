@@ -1,0 +1,141 @@
+"""Write RESULTS_DIR/gpu_check.txt from what tools/gpu_check.sh left there:
+the JUnit XML of the suite, the launch logs (MPS_OPS_LAUNCH_LOG, one host
+name per first launch), the sanitizers' logs and gpu_launch_all's reports.
+Host names are those of build/cuda/kernels.txt. The last line is a one-line
+summary.
+
+    python tools/gpu_check_report.py RESULTS_DIR --mode=--tests|--sanitize|--bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOOLS = ("racecheck", "memcheck", "synccheck")
+
+
+def host_names() -> list[str]:
+    path = os.path.join(ROOT, "build", "cuda", "kernels.txt")
+    with open(path) as f:
+        return sorted(line.split()[0] for line in f if line.strip())
+
+
+def launched(path: str) -> set[str]:
+    if not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        return {line.strip() for line in f if line.strip()}
+
+
+def name_list(names, limit=400) -> str:
+    names = sorted(names)
+    text = " ".join(names[:limit])
+    return text + (f" ... ({len(names) - limit} more)" if len(names) > limit else "")
+
+
+def tests_section(results: str, names: list[str], out: list[str]) -> str:
+    xml = os.path.join(results, "tests.xml")
+    if not os.path.exists(xml):
+        out.append("tests: no JUnit XML (pytest did not finish; see tests.log)")
+        return "tests: NOT RUN TO THE END"
+    counts = collections.Counter()
+    skip_reasons = collections.Counter()
+    failed = []
+    for case in ET.parse(xml).getroot().iter("testcase"):
+        name = f"{case.get('classname')}::{case.get('name')}"
+        kinds = [child.tag for child in case]
+        if "failure" in kinds or "error" in kinds:
+            counts["failed"] += 1
+            child = case.find("failure") if case.find("failure") is not None else case.find("error")
+            failed.append(f"{name}: {(child.get('message') or '').splitlines()[0][:200] if child.get('message') else ''}")
+        elif "skipped" in kinds:
+            counts["skipped"] += 1
+            skip_reasons[(case.find("skipped").get("message") or "")[:160]] += 1
+        else:
+            counts["passed"] += 1
+    ran = launched(os.path.join(results, "launched_tests.txt"))
+    out.append(f"tests: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped")
+    for reason, n in skip_reasons.most_common():
+        out.append(f"  skipped {n}: {reason}")
+    for line in failed[:200]:
+        out.append(f"  FAILED {line}")
+    never = [n for n in names if n not in ran]
+    out.append(f"host names launched by the suite on the GPU: {len(ran & set(names))}/{len(names)}")
+    out.append(f"  never launched ({len(never)}): {name_list(never)}")
+    return (f"tests: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped; "
+            f"{len(ran & set(names))}/{len(names)} host names launched")
+
+
+def sanitizer_errors(log: str, tool: str) -> str:
+    if not os.path.exists(log):
+        return "no log"
+    text = open(log, errors="replace").read()
+    if tool == "racecheck":
+        m = re.findall(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", text)
+        if m:
+            return f"{m[-1][0]} hazards ({m[-1][1]} errors, {m[-1][2]} warnings)"
+    m = re.findall(r"ERROR SUMMARY: (\d+) errors?", text)
+    return f"{m[-1]} errors" if m else "no summary (cut short?)"
+
+
+def sanitize_section(results: str, names: list[str], out: list[str]) -> str:
+    parts = []
+    for tool in TOOLS:
+        ran = launched(os.path.join(results, f"launched_{tool}.txt"))
+        errors = sanitizer_errors(os.path.join(results, f"{tool}.log"), tool)
+        report_path = os.path.join(results, f"launch_{tool}.json")
+        report = json.load(open(report_path)) if os.path.exists(report_path) else {}
+        never = [n for n in names if n not in ran]
+        out.append(f"{tool}: {errors}; {len(ran & set(names))}/{len(names)} host names launched, "
+                   f"{report.get('calls', '?')} calls, {len(report.get('failures', []))} raised, "
+                   f"{len(report.get('unreached', []))} not reached before the deadline")
+        out.append(f"  never launched ({len(never)}): {name_list(never)}")
+        small = report.get("under_two_full_groups", [])
+        out.append(f"  launched only with fewer than two full threadgroups ({len(small)}): {name_list(small)}")
+        for line in report.get("failures", [])[:100]:
+            out.append(f"  raised: {line}")
+        for line in report.get("unreached", [])[:100]:
+            out.append(f"  not reached: {line}")
+        parts.append(f"{tool} {errors}, {len(ran & set(names))}/{len(names)} launched")
+    return "sanitize: " + "; ".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results")
+    parser.add_argument("--mode", default="--tests")
+    parser.add_argument("--build-failed", action="store_true")
+    args = parser.parse_args(argv)
+    out = [f"gpu_check {args.mode}"]
+    for log in ("import.log",):
+        path = os.path.join(args.results, log)
+        if os.path.exists(path):
+            out += [line.rstrip() for line in open(path) if line.strip()]
+    if args.build_failed:
+        summary = "build FAILED (see build.log)"
+    else:
+        names = host_names()
+        if args.mode == "--tests":
+            summary = tests_section(args.results, names, out)
+        elif args.mode == "--sanitize":
+            summary = sanitize_section(args.results, names, out)
+        else:
+            bench = os.path.join(args.results, "bench.log")
+            out += [line.rstrip() for line in open(bench)][-60:] if os.path.exists(bench) else ["no bench.log"]
+            summary = "bench: see bench.log and bench/"
+    out.append(f"SUMMARY {args.mode}: {summary}")
+    with open(os.path.join(args.results, "gpu_check.txt"), "w") as f:
+        f.write("\n".join(out) + "\n")
+    print("\n".join(out[-3:]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
