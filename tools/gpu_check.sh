@@ -10,7 +10,8 @@
 # import beyond torch: expecttest, hypothesis, attrs, sortedcontainers, pyyaml,
 # numpy, mpmath; unpacked here into build/pydeps for modules not installed).
 # Each mode builds the extension (incrementally) and fits 10 minutes:
-#   --tests     the whole suite on CUDA tensors (default)
+#   --tests     the whole suite on CUDA tensors, each test file in its own
+#               process (default)
 #   --sanitize  tools/gpu_launch_all.py under compute-sanitizer racecheck,
 #               memcheck (torch's caching allocator off) and synccheck
 #   --bench     benchmarks/bench_ops.py timings on the GPU
@@ -69,14 +70,22 @@ budget=$(( ${GPU_CHECK_SECONDS:-570} - $(elapsed) ))
 
 case "$MODE" in
   --tests)
-    rm -f "$RESULTS/launched_tests.txt"
-    # SIGINT at the deadline: pytest stops, still prints its summary and
-    # writes the JUnit XML, so a run cut short reports what it did.
-    MPS_OPS_LAUNCH_LOG="$RESULTS/launched_tests.txt" timeout -s INT "$(( budget - 20 ))" \
-      python -m pytest test -q -rfEs -p no:cacheprovider --junitxml="$RESULTS/tests.xml" \
-      > "$RESULTS/tests.log" 2>&1
-    echo "gpu_check: pytest exited $? after $(elapsed) s"
-    tail -n 5 "$RESULTS/tests.log"
+    rm -rf "$RESULTS/launched_tests.txt" "$RESULTS/tests" "$RESULTS/test_files.txt"
+    mkdir -p "$RESULTS/tests"
+    # Each test file in its own pytest, four at a time: a crash (the first
+    # run's segmentation faults) ends one file, not the suite. SIGINT at a
+    # file's or the run's deadline: pytest stops and still writes its JUnit
+    # XML, so a run cut short reports what it did. test_files.txt: file, exit
+    # status (139: crashed, 130/124: cut short).
+    export MPS_OPS_LAUNCH_LOG="$RESULTS/launched_tests.txt" RESULTS
+    export PER_FILE="${GPU_CHECK_FILE_SECONDS:-150}"
+    ls test/test_*.py | timeout -s INT "$(( budget - 20 ))" xargs -P 4 -I{} sh -c '
+      name=$(basename {} .py)
+      timeout -s INT "$PER_FILE" python -X faulthandler -m pytest {} -q -rfEs -p no:cacheprovider \
+        --junitxml="$RESULTS/tests/$name.xml" > "$RESULTS/tests/$name.log" 2>&1
+      echo "$name $?" >> "$RESULTS/test_files.txt"'
+    echo "gpu_check: test files done after $(elapsed) s"
+    (cd "$RESULTS/tests" && tar czf ../tests_logs.tgz *.log)
     ;;
   --sanitize)
     sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import glob
 import json
 import os
 import re
@@ -41,35 +42,59 @@ def name_list(names, limit=400) -> str:
 
 
 def tests_section(results: str, names: list[str], out: list[str]) -> str:
-    xml = os.path.join(results, "tests.xml")
-    if not os.path.exists(xml):
-        out.append("tests: no JUnit XML (pytest did not finish; see tests.log)")
-        return "tests: NOT RUN TO THE END"
+    """One JUnit XML per test file (gpu_check.sh runs each in its own process)
+    and test_files.txt's exit statuses: files that crashed or never finished
+    are listed, never counted as passes."""
+    statuses = {}
+    status_file = os.path.join(results, "test_files.txt")
+    if os.path.exists(status_file):
+        for line in open(status_file):
+            name, _, code = line.strip().partition(" ")
+            statuses[name] = int(code) if code.lstrip("-").isdigit() else code
+    xmls = sorted(glob.glob(os.path.join(results, "tests", "*.xml")))
+    if not xmls and not statuses:
+        out.append("tests: no JUnit XML and no test file ran (see the logs)")
+        return "tests: NOT RUN"
     counts = collections.Counter()
     skip_reasons = collections.Counter()
     failed = []
-    for case in ET.parse(xml).getroot().iter("testcase"):
-        name = f"{case.get('classname')}::{case.get('name')}"
-        kinds = [child.tag for child in case]
-        if "failure" in kinds or "error" in kinds:
-            counts["failed"] += 1
-            child = case.find("failure") if case.find("failure") is not None else case.find("error")
-            failed.append(f"{name}: {(child.get('message') or '').splitlines()[0][:200] if child.get('message') else ''}")
-        elif "skipped" in kinds:
-            counts["skipped"] += 1
-            skip_reasons[(case.find("skipped").get("message") or "")[:160]] += 1
-        else:
-            counts["passed"] += 1
-    ran = launched(os.path.join(results, "launched_tests.txt"))
-    out.append(f"tests: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped")
+    for xml in xmls:
+        try:
+            root = ET.parse(xml).getroot()
+        except ET.ParseError:
+            continue
+        for case in root.iter("testcase"):
+            name = f"{case.get('classname')}::{case.get('name')}"
+            kinds = [child.tag for child in case]
+            if "failure" in kinds or "error" in kinds:
+                counts["failed"] += 1
+                child = case.find("failure") if case.find("failure") is not None else case.find("error")
+                message = child.get("message") or ""
+                failed.append(f"{name}: {message.splitlines()[0][:200] if message else ''}")
+            elif "skipped" in kinds:
+                counts["skipped"] += 1
+                skip_reasons[(case.find("skipped").get("message") or "")[:160]] += 1
+            else:
+                counts["passed"] += 1
+    crashed = sorted(n for n, code in statuses.items() if code in (139, -11, 134))
+    cut = sorted(n for n, code in statuses.items() if code in (124, 130, 137))
+    files = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(ROOT, "test", "test_*.py")))
+    not_run = [f for f in files if f not in statuses]
+    out.append(f"tests: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped "
+               f"in {len(statuses)} of {len(files)} test files")
+    out.append(f"  files that crashed ({len(crashed)}): {' '.join(crashed) or '-'}")
+    out.append(f"  files cut short ({len(cut)}): {' '.join(cut) or '-'}")
+    out.append(f"  files never started ({len(not_run)}): {' '.join(not_run) or '-'}")
     for reason, n in skip_reasons.most_common():
         out.append(f"  skipped {n}: {reason}")
     for line in failed[:200]:
         out.append(f"  FAILED {line}")
+    ran = launched(os.path.join(results, "launched_tests.txt"))
     never = [n for n in names if n not in ran]
     out.append(f"host names launched by the suite on the GPU: {len(ran & set(names))}/{len(names)}")
     out.append(f"  never launched ({len(never)}): {name_list(never)}")
-    return (f"tests: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped; "
+    return (f"tests: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped, "
+            f"{len(crashed)} files crashed, {len(cut)} cut short, {len(not_run)} never started; "
             f"{len(ran & set(names))}/{len(names)} host names launched")
 
 
