@@ -174,7 +174,8 @@ def cuda_extension():
                  "`python tools/cuda_build.py` where clang-19 is and bring build/cuda with the tree")
     sources = common_sources() + sorted(glob.glob(os.path.join(CUDA_DIR, "*.cpp")))
     define_macros = [("MPS_OPS_WITH_CUDA", "1")]
-    include_dirs = [os.path.join(ROOT, "csrc"), os.path.join(CUDA_DIR, "include")]
+    # msl_prepass.MSL_INCLUDE: launch_abi.h shares grid3 with the kernels' side.
+    include_dirs = [os.path.join(ROOT, "csrc"), os.path.join(CUDA_DIR, "include"), msl_prepass.MSL_INCLUDE]
     libraries = []
     cuda_home = cpp_extension.CUDA_HOME
     if torch.version.cuda and cuda_home and os.path.exists(

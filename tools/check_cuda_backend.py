@@ -68,6 +68,7 @@ def torch_flags() -> list[str]:
 
 def backend_flags() -> list[str]:
     return ["-I", os.path.join(ROOT, "csrc"), "-I", os.path.join(ROOT, "csrc", "cuda", "include"),
+            "-I", cuda_build.msl_prepass.MSL_INCLUDE,
             "-DMPS_OPS_WITH_CUDA=1",
             "-DTORCH_EXTENSION_NAME=_C", "-DTORCH_API_INCLUDE_EXTENSION_H"]
 

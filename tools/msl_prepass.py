@@ -25,6 +25,7 @@ translate = _module.translate
 write_if_changed = _module.write_if_changed
 KERNEL_INCLUDE = _module.KERNEL_INCLUDE
 EMULATOR_INCLUDES = _module.EMULATOR_INCLUDES
+MSL_INCLUDE = _module.MSL_INCLUDE
 CUDA_INCLUDE_DIRS = _module.CUDA_INCLUDE_DIRS
 
 if __name__ == "__main__":

@@ -28,19 +28,22 @@ Driver load() {
   TORCH_CHECK(library != nullptr, "mps_ops cuda: cannot load libcuda.so.1 (the NVIDIA driver): ",
               dlerror());
   Driver d{};
-  resolve(library, "cuInit", d.cuInit);
-  resolve(library, "cuDeviceGet", d.cuDeviceGet);
-  resolve(library, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain);
-  resolve(library, "cuCtxGetCurrent", d.cuCtxGetCurrent);
-  resolve(library, "cuCtxSetCurrent", d.cuCtxSetCurrent);
-  resolve(library, "cuModuleLoadDataEx", d.cuModuleLoadDataEx);
-  resolve(library, "cuModuleGetFunction", d.cuModuleGetFunction);
-  resolve(library, "cuFuncGetAttribute", d.cuFuncGetAttribute);
-  resolve(library, "cuFuncSetAttribute", d.cuFuncSetAttribute);
-  resolve(library, "cuLaunchKernel", d.cuLaunchKernel);
-  resolve(library, "cuStreamSynchronize", d.cuStreamSynchronize);
-  resolve(library, "cuGetErrorName", d.cuGetErrorName);
-  resolve(library, "cuGetErrorString", d.cuGetErrorString);
+  // Each entry point by its own name: the symbol and the member are one word.
+#define MPS_OPS_CUDA_RESOLVE(NAME) resolve(library, #NAME, d.NAME);
+  MPS_OPS_CUDA_RESOLVE(cuInit)
+  MPS_OPS_CUDA_RESOLVE(cuDeviceGet)
+  MPS_OPS_CUDA_RESOLVE(cuDevicePrimaryCtxRetain)
+  MPS_OPS_CUDA_RESOLVE(cuCtxGetCurrent)
+  MPS_OPS_CUDA_RESOLVE(cuCtxSetCurrent)
+  MPS_OPS_CUDA_RESOLVE(cuModuleLoadDataEx)
+  MPS_OPS_CUDA_RESOLVE(cuModuleGetFunction)
+  MPS_OPS_CUDA_RESOLVE(cuFuncGetAttribute)
+  MPS_OPS_CUDA_RESOLVE(cuFuncSetAttribute)
+  MPS_OPS_CUDA_RESOLVE(cuLaunchKernel)
+  MPS_OPS_CUDA_RESOLVE(cuStreamSynchronize)
+  MPS_OPS_CUDA_RESOLVE(cuGetErrorName)
+  MPS_OPS_CUDA_RESOLVE(cuGetErrorString)
+#undef MPS_OPS_CUDA_RESOLVE
   return d;
 }
 

@@ -12,6 +12,7 @@
 // The shared <metal_stdlib> stand-in, host+device like everything MSL here.
 #pragma clang force_cuda_host_device begin
 #include <mps_ops_msl/metal_stdlib.h>
+#include <mps_ops_msl/builtin_roles.h>
 #pragma clang force_cuda_host_device end
 
 // The prepass writes `MPS_OPS_CUDA_ENTRY void <host name>(const
@@ -30,17 +31,9 @@ namespace mps_ops_cuda {
 
 static_assert(max_threads_per_group == 1024, "MPS_OPS_CUDA_ENTRY's launch bounds");
 
-// Where one thread stands, as the built-in attributes describe it (the
-// emulator's thread_place, filled from the hardware's indices).
-struct thread_place {
-  grid3 in_grid;
-  grid3 in_group;
-  grid3 group_in_grid;
-  grid3 grid_size;
-  grid3 group_size;  // of this (possibly clipped) threadgroup
-  grid3 groups;
-  uint32_t index_in_group;
-};
+// Where one thread stands (the same thread_place as the emulator's, filled
+// from the hardware's indices).
+using ::mps_ops_msl::thread_place;
 
 inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
@@ -97,44 +90,8 @@ struct threadgroup_role {
   }
 };
 
-// Built-ins come in scalar, 2- and 3-vector forms of uint or ushort.
-template <class P>
-struct builtin_value {
-  static P from(grid3 v) { return P(v.x); }
-};
-template <class T>
-struct builtin_value<::mps_ops_emu::vec<T, 2>> {
-  static ::mps_ops_emu::vec<T, 2> from(grid3 v) { return ::mps_ops_emu::vec<T, 2>(T(v.x), T(v.y)); }
-};
-template <class T>
-struct builtin_value<::mps_ops_emu::vec<T, 3>> {
-  static ::mps_ops_emu::vec<T, 3> from(grid3 v) {
-    return ::mps_ops_emu::vec<T, 3>(T(v.x), T(v.y), T(v.z));
-  }
-};
-
-#define MPS_OPS_CUDA_BUILTIN_ROLE(NAME, EXPR)                              \
-  struct NAME##_role {                                                     \
-    template <class P>                                                     \
-    static P get(const dispatch_params&, const thread_place& t) {          \
-      return builtin_value<P>::from(EXPR);                                 \
-    }                                                                      \
-  };
-MPS_OPS_CUDA_BUILTIN_ROLE(thread_position_in_grid, t.in_grid)
-MPS_OPS_CUDA_BUILTIN_ROLE(thread_position_in_threadgroup, t.in_group)
-MPS_OPS_CUDA_BUILTIN_ROLE(threadgroup_position_in_grid, t.group_in_grid)
-MPS_OPS_CUDA_BUILTIN_ROLE(threads_per_grid, t.grid_size)
-MPS_OPS_CUDA_BUILTIN_ROLE(threads_per_threadgroup, t.group_size)
-MPS_OPS_CUDA_BUILTIN_ROLE(threadgroups_per_grid, t.groups)
-MPS_OPS_CUDA_BUILTIN_ROLE(thread_index_in_threadgroup, (grid3{t.index_in_group, 0, 0}))
-MPS_OPS_CUDA_BUILTIN_ROLE(thread_index_in_simdgroup, (grid3{t.index_in_group % simd_width, 0, 0}))
-MPS_OPS_CUDA_BUILTIN_ROLE(simdgroup_index_in_threadgroup, (grid3{t.index_in_group / simd_width, 0, 0}))
-MPS_OPS_CUDA_BUILTIN_ROLE(
-    simdgroups_per_threadgroup,
-    (grid3{(t.group_size.x * t.group_size.y * t.group_size.z + simd_width - 1) / simd_width, 0, 0}))
-MPS_OPS_CUDA_BUILTIN_ROLE(threads_per_simdgroup, (grid3{simd_width, 0, 0}))
-MPS_OPS_CUDA_BUILTIN_ROLE(thread_execution_width, (grid3{simd_width, 0, 0}))
-#undef MPS_OPS_CUDA_BUILTIN_ROLE
+// Built-ins: the shared roles (mps_ops_msl/builtin_roles.h).
+MPS_OPS_MSL_BUILTIN_ROLES(MPS_OPS_MSL_USE_ROLE)
 
 template <class Fn, Fn Kernel, class... Roles>
 struct launcher {

@@ -17,11 +17,11 @@
 
 #include <stdint.h>
 
+#include <mps_ops_msl/thread_place.h>
+
 namespace mps_ops_cuda {
 
-struct grid3 {
-  uint32_t x, y, z;
-};
+using ::mps_ops_msl::grid3;
 
 // [[buffer(N)]] indices run 0..30, as Metal's argument table.
 constexpr int max_buffers = 31;

@@ -8,6 +8,8 @@
 // not active is undefined here, as on Metal; the emulator gives poison.
 #pragma once
 
+#include <mps_ops_msl/simd_ops.h>
+
 namespace metal {
 
 enum class mem_flags : unsigned {
@@ -26,7 +28,7 @@ constexpr mem_flags operator|(mem_flags a, mem_flags b) {
 
 namespace mps_ops_cuda {
 
-constexpr uint32_t simd_width = 32;
+using ::mps_ops_msl::simd_width;
 
 inline uint32_t active_lanes() { return __nvvm_activemask(); }
 inline uint32_t lane_id() { return __nvvm_read_ptx_sreg_laneid(); }
@@ -66,29 +68,13 @@ inline T shuffle(uint32_t mask, const T& value, uint32_t argument) {
   return result;
 }
 
-struct op_sum {
-  template <class T> static T apply(T a, T b) { return a + b; }
-  template <class T> static T identity() { return T(0); }
-};
-struct op_product {
-  template <class T> static T apply(T a, T b) { return a * b; }
-  template <class T> static T identity() { return T(1); }
-};
-struct op_min {
-  template <class T> static T apply(T a, T b) { return metal::min(a, b); }
-};
-struct op_max {
-  template <class T> static T apply(T a, T b) { return metal::max(a, b); }
-};
-struct op_and {
-  template <class T> static T apply(T a, T b) { return a & b; }
-};
-struct op_or {
-  template <class T> static T apply(T a, T b) { return a | b; }
-};
-struct op_xor {
-  template <class T> static T apply(T a, T b) { return a ^ b; }
-};
+using ::mps_ops_msl::op_sum;
+using ::mps_ops_msl::op_product;
+using ::mps_ops_msl::op_min;
+using ::mps_ops_msl::op_max;
+using ::mps_ops_msl::op_and;
+using ::mps_ops_msl::op_or;
+using ::mps_ops_msl::op_xor;
 
 // The first active lane's value, combined with each further active lane's in
 // lane order: the emulator's resolve_reduce.

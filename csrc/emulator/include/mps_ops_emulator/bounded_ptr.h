@@ -24,22 +24,6 @@
 
 namespace mps_ops_emu {
 
-template <class T, class U>
-struct same_type {
-  static constexpr bool value = false;
-};
-template <class T>
-struct same_type<T, T> {
-  static constexpr bool value = true;
-};
-template <class T>
-struct strip_const {
-  using type = T;
-};
-template <class T>
-struct strip_const<const T> {
-  using type = T;
-};
 template <bool B, class T = void>
 struct only_if {};
 template <class T>

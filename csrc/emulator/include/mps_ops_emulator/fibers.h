@@ -14,7 +14,7 @@
 
 namespace mps_ops_emu {
 
-constexpr uint32_t simd_width = 32;
+using ::mps_ops_msl::simd_width;
 
 struct fiber;
 // Completes one collective for the lanes (in lane order) that met at it.

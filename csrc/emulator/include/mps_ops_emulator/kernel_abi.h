@@ -5,11 +5,11 @@
 
 #include <stdint.h>
 
+#include <mps_ops_msl/thread_place.h>
+
 namespace mps_ops_emu {
 
-struct grid3 {
-  uint32_t x, y, z;
-};
+using ::mps_ops_msl::grid3;
 
 // Buffers as Metal binds them: index N of [[buffer(N)]] -> address, or
 // nullptr where nothing is bound.

@@ -4,6 +4,7 @@
 // no kernel signature is written twice.
 #pragma once
 
+#include <mps_ops_msl/builtin_roles.h>
 #include <mps_ops_msl/kernel_signature.h>
 
 #include "kernel_abi.h"
@@ -47,42 +48,8 @@ struct buffer_role {
   }
 };
 
-// Built-ins come in scalar, 2- and 3-vector forms of uint or ushort.
-template <class P>
-struct builtin_value {
-  static P from(grid3 v) { return P(v.x); }
-};
-template <class T>
-struct builtin_value<vec<T, 2>> {
-  static vec<T, 2> from(grid3 v) { return vec<T, 2>(T(v.x), T(v.y)); }
-};
-template <class T>
-struct builtin_value<vec<T, 3>> {
-  static vec<T, 3> from(grid3 v) { return vec<T, 3>(T(v.x), T(v.y), T(v.z)); }
-};
-
-#define MPS_OPS_EMU_BUILTIN_ROLE(NAME, EXPR)                               \
-  struct NAME##_role {                                                     \
-    template <class P>                                                     \
-    static P get(const dispatch_args&, const thread_place& t) {            \
-      return builtin_value<P>::from(EXPR);                                 \
-    }                                                                      \
-  };
-MPS_OPS_EMU_BUILTIN_ROLE(thread_position_in_grid, t.in_grid)
-MPS_OPS_EMU_BUILTIN_ROLE(thread_position_in_threadgroup, t.in_group)
-MPS_OPS_EMU_BUILTIN_ROLE(threadgroup_position_in_grid, t.group_in_grid)
-MPS_OPS_EMU_BUILTIN_ROLE(threads_per_grid, t.grid_size)
-MPS_OPS_EMU_BUILTIN_ROLE(threads_per_threadgroup, t.group_size)
-MPS_OPS_EMU_BUILTIN_ROLE(threadgroups_per_grid, t.groups)
-MPS_OPS_EMU_BUILTIN_ROLE(thread_index_in_threadgroup, (grid3{t.index_in_group, 0, 0}))
-MPS_OPS_EMU_BUILTIN_ROLE(thread_index_in_simdgroup, (grid3{t.index_in_group % simd_width, 0, 0}))
-MPS_OPS_EMU_BUILTIN_ROLE(simdgroup_index_in_threadgroup, (grid3{t.index_in_group / simd_width, 0, 0}))
-MPS_OPS_EMU_BUILTIN_ROLE(
-    simdgroups_per_threadgroup,
-    (grid3{(t.group_size.x * t.group_size.y * t.group_size.z + simd_width - 1) / simd_width, 0, 0}))
-MPS_OPS_EMU_BUILTIN_ROLE(threads_per_simdgroup, (grid3{simd_width, 0, 0}))
-MPS_OPS_EMU_BUILTIN_ROLE(thread_execution_width, (grid3{simd_width, 0, 0}))
-#undef MPS_OPS_EMU_BUILTIN_ROLE
+// Built-ins: the shared roles (mps_ops_msl/builtin_roles.h).
+MPS_OPS_MSL_BUILTIN_ROLES(MPS_OPS_MSL_USE_ROLE)
 
 // [[threadgroup(N)]]: the group's slice of the arena the core sized from
 // setThreadgroupMemoryLength (threadgroup_slices); a pointer is bounded by

@@ -6,6 +6,8 @@
 // all-ones bits for integers, as reading an inactive lane is undefined.
 #pragma once
 
+#include <mps_ops_msl/simd_ops.h>
+
 #include "fibers.h"
 
 namespace metal {
@@ -99,29 +101,13 @@ void resolve_scan(fiber** lanes, uint32_t n) {
   }
 }
 
-struct op_sum {
-  template <class T> static T apply(T a, T b) { return a + b; }
-  template <class T> static T identity() { return T(0); }
-};
-struct op_product {
-  template <class T> static T apply(T a, T b) { return a * b; }
-  template <class T> static T identity() { return T(1); }
-};
-struct op_min {
-  template <class T> static T apply(T a, T b) { return metal::min(a, b); }
-};
-struct op_max {
-  template <class T> static T apply(T a, T b) { return metal::max(a, b); }
-};
-struct op_and {
-  template <class T> static T apply(T a, T b) { return a & b; }
-};
-struct op_or {
-  template <class T> static T apply(T a, T b) { return a | b; }
-};
-struct op_xor {
-  template <class T> static T apply(T a, T b) { return a ^ b; }
-};
+using ::mps_ops_msl::op_sum;
+using ::mps_ops_msl::op_product;
+using ::mps_ops_msl::op_min;
+using ::mps_ops_msl::op_max;
+using ::mps_ops_msl::op_and;
+using ::mps_ops_msl::op_or;
+using ::mps_ops_msl::op_xor;
 
 // Shuffles: each lane reads the operand of a source lane computed from its
 // own lane index and argument; a source outside the collective is poison

@@ -56,18 +56,8 @@ uint64_t declared_threadgroup_bytes() {
   return total;
 }
 
-struct threadgroup_usage {
-  const dispatch_args* args;
-};
-
-inline threadgroup_usage& current_threadgroup_usage() {
-  static thread_local threadgroup_usage usage{nullptr};
-  return usage;
-}
-
 inline void begin_threadgroup(const dispatch_args& args) {
   ++threadgroup_epoch();
-  current_threadgroup_usage() = threadgroup_usage{&args};
   if (args.threadgroup_arena) poison_bytes(args.threadgroup_arena, args.threadgroup_arena_size);
 }
 
@@ -83,11 +73,12 @@ T& threadgroup_storage(const char* name, const memory_range** range) {
   static thread_local uint64_t seen = 0;
   if (seen != threadgroup_epoch()) {
     seen = threadgroup_epoch();
-    threadgroup_usage& usage = current_threadgroup_usage();
-    if (usage.args && usage.args->serial != placed_for) {
-      placed_for = usage.args->serial;
-      unsigned char* guarded = usage.args->threadgroup_storage
-                                   ? usage.args->threadgroup_storage(usage.args->threadgroup_storage_context, sizeof(T))
+    // The running dispatch (set by its launcher, bounded_ptr.h).
+    const dispatch_args* args = active_ranges().args;
+    if (args && args->serial != placed_for) {
+      placed_for = args->serial;
+      unsigned char* guarded = args->threadgroup_storage
+                                   ? args->threadgroup_storage(args->threadgroup_storage_context, sizeof(T))
                                    : nullptr;
       place = guarded ? guarded : storage;
       placed_range = add_range(uintptr_t(place), sizeof(T), threadgroup_array_memory, Id, name);
