@@ -5,14 +5,13 @@
 // the roles; parameter types come from the kernel through decltype.
 #pragma once
 
-#include <mps_ops_msl/kernel_signature.h>
-
 #include "launch_abi.h"
 
 // The shared <metal_stdlib> stand-in, host+device like everything MSL here.
 #pragma clang force_cuda_host_device begin
 #include <mps_ops_msl/metal_stdlib.h>
 #include <mps_ops_msl/builtin_roles.h>
+#include <mps_ops_msl/kernel_signature.h>
 #pragma clang force_cuda_host_device end
 
 // The prepass writes `MPS_OPS_CUDA_ENTRY void <host name>(const
@@ -93,24 +92,6 @@ struct threadgroup_role {
 // Built-ins: the shared roles (mps_ops_msl/builtin_roles.h).
 MPS_OPS_MSL_BUILTIN_ROLES(MPS_OPS_MSL_USE_ROLE)
 
-template <class Fn, Fn Kernel, class... Roles>
-struct launcher {
-  template <unsigned... I>
-  struct with_indices {
-    static void call(const dispatch_params& args, const thread_place& t) {
-      using sig = kernel_signature<Fn>;
-      Kernel(Roles::template get<typename sig::template param<I>>(args, t)...);
-    }
-  };
-};
-
-template <unsigned N, unsigned... I>
-struct make_indices : make_indices<N - 1, N - 1, I...> {};
-template <unsigned... I>
-struct make_indices<0, I...> {
-  template <class Fn, Fn Kernel, class... Roles>
-  using call = typename launcher<Fn, Kernel, Roles...>::template with_indices<I...>;
-};
 
 // The body of every entry point. A thread past its clipped group returns
 // before the kernel, so it takes part in no barrier and no SIMD-group function
@@ -119,7 +100,7 @@ template <class Fn, Fn Kernel, class... Roles>
 inline void run(const dispatch_params& args) {
   static_assert(kernel_signature<Fn>::arity == sizeof...(Roles),
                 "every kernel parameter needs exactly one role");
-  using invoke = typename make_indices<sizeof...(Roles)>::template call<Fn, Kernel, Roles...>;
+  using invoke = ::mps_ops_msl::invoke_kernel<dispatch_params, Fn, Kernel, Roles...>;
   thread_place t;
   if (!place_thread(args, t)) return;
   invoke::call(args, t);

@@ -10,22 +10,6 @@
 
 #include <mps_ops_msl/simd_ops.h>
 
-namespace metal {
-
-enum class mem_flags : unsigned {
-  mem_none = 0,
-  mem_device = 1,
-  mem_threadgroup = 2,
-  mem_texture = 4,
-  mem_threadgroup_imageblock = 8,
-  mem_object_data = 16,
-};
-constexpr mem_flags operator|(mem_flags a, mem_flags b) {
-  return mem_flags(unsigned(a) | unsigned(b));
-}
-
-}  // namespace metal
-
 namespace mps_ops_cuda {
 
 using ::mps_ops_msl::simd_width;

@@ -103,24 +103,6 @@ inline void begin_dispatch_ranges(const dispatch_args& args) {
 inline uint32_t ceil_div(uint32_t a, uint32_t b) { return a / b + (a % b != 0); }
 inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
-template <class Fn, Fn Kernel, class... Roles>
-struct launcher {
-  template <unsigned... I>
-  struct with_indices {
-    static void call(const dispatch_args& args, const thread_place& t) {
-      using sig = kernel_signature<Fn>;
-      Kernel(Roles::template get<typename sig::template param<I>>(args, t)...);
-    }
-  };
-};
-
-template <unsigned N, unsigned... I>
-struct make_indices : make_indices<N - 1, N - 1, I...> {};
-template <unsigned... I>
-struct make_indices<0, I...> {
-  template <class Fn, Fn Kernel, class... Roles>
-  using call = typename launcher<Fn, Kernel, Roles...>::template with_indices<I...>;
-};
 
 // Threadgroups one after another (last to first with reverse_group_order),
 // edge groups clipped to the grid; a fresh, poisoned threadgroup memory for
@@ -154,7 +136,7 @@ template <class Fn, Fn Kernel, class... Roles>
 void launch(const dispatch_args& args) {
   static_assert(kernel_signature<Fn>::arity == sizeof...(Roles),
                 "every kernel parameter needs exactly one role");
-  using invoke = typename make_indices<sizeof...(Roles)>::template call<Fn, Kernel, Roles...>;
+  using invoke = ::mps_ops_msl::invoke_kernel<dispatch_args, Fn, Kernel, Roles...>;
   plain_loop_args() = &args;
   current_group() = nullptr;  // whatever an earlier, faulted dispatch left
   begin_dispatch_ranges(args);
@@ -183,7 +165,7 @@ void launch_collective(const dispatch_args& args) {
   static_assert(kernel_signature<Fn>::arity == sizeof...(Roles),
                 "every kernel parameter needs exactly one role");
   static_assert(sizeof(fiber) <= fiber_record_bytes, "fiber record larger than the host reserves");
-  using invoke = typename make_indices<sizeof...(Roles)>::template call<Fn, Kernel, Roles...>;
+  using invoke = ::mps_ops_msl::invoke_kernel<dispatch_args, Fn, Kernel, Roles...>;
   plain_loop_args() = nullptr;
   begin_dispatch_ranges(args);
   for_each_group(args, [&](const thread_place& t) {

@@ -1,7 +1,10 @@
-// A kernel's parameter types, taken from the kernel itself through decltype:
-// every C++ target's launcher gets each parameter's type here and only its
-// role (an MSL attribute) from the prepass, so no signature is written twice.
+// A kernel's parameter types, taken from the kernel itself through decltype,
+// and the call of the kernel that binds each through its role: every C++
+// target's launcher gets the types here and only the roles (MSL attributes)
+// from the prepass, so no signature is written twice.
 #pragma once
+
+#include "thread_place.h"
 
 namespace mps_ops_msl {
 
@@ -22,5 +25,32 @@ struct kernel_signature<void (*)(Params...)> {
   template <unsigned I>
   using param = typename nth_type<I, Params...>::type;
 };
+
+// One thread's call of the kernel: parameter I of the kernel gets
+// Roles[I]::get<type of parameter I>(args, place), where Args is the target's
+// dispatch arguments (the emulator's dispatch_args, the CUDA target's
+// dispatch_params).
+template <class Args, class Fn, Fn Kernel, class... Roles>
+struct kernel_call {
+  template <unsigned... I>
+  struct with_indices {
+    static void call(const Args& args, const thread_place& t) {
+      using sig = kernel_signature<Fn>;
+      Kernel(Roles::template get<typename sig::template param<I>>(args, t)...);
+    }
+  };
+};
+
+template <unsigned N, unsigned... I>
+struct make_indices : make_indices<N - 1, N - 1, I...> {};
+template <unsigned... I>
+struct make_indices<0, I...> {
+  template <class Args, class Fn, Fn Kernel, class... Roles>
+  using call = typename kernel_call<Args, Fn, Kernel, Roles...>::template with_indices<I...>;
+};
+
+// kernel_call for every parameter of Fn, Roles in parameter order.
+template <class Args, class Fn, Fn Kernel, class... Roles>
+using invoke_kernel = typename make_indices<sizeof...(Roles)>::template call<Args, Fn, Kernel, Roles...>;
 
 }  // namespace mps_ops_msl

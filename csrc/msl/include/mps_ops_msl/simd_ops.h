@@ -1,7 +1,24 @@
-// The combining operations of MSL's SIMD-group reductions and scans
-// (simd_sum, simd_prefix_exclusive_product, ...), the same for every target;
-// each target's metal_simd.h combines lanes with them in lane order.
+// What MSL's barriers and SIMD-group functions mean, the same for every
+// target: the barriers' memory flags, and the combining operations of the
+// reductions and scans (simd_sum, simd_prefix_exclusive_product, ...), which
+// each target's metal_simd.h applies to lanes in lane order.
 #pragma once
+
+namespace metal {
+
+enum class mem_flags : unsigned {
+  mem_none = 0,
+  mem_device = 1,
+  mem_threadgroup = 2,
+  mem_texture = 4,
+  mem_threadgroup_imageblock = 8,
+  mem_object_data = 16,
+};
+constexpr mem_flags operator|(mem_flags a, mem_flags b) {
+  return mem_flags(unsigned(a) | unsigned(b));
+}
+
+}  // namespace metal
 
 namespace mps_ops_msl {
 
