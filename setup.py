@@ -133,7 +133,7 @@ def metal_extension():
         include_dirs=[os.path.join(ROOT, "csrc")],
         define_macros=[("MPS_OPS_WITH_METAL", "1")],
         # PyTorch's MPS code manages Objective-C objects by hand; so do we.
-        extra_compile_args={"cxx": ["-O2", "-fno-objc-arc"]},
+        extra_compile_args={"cxx": ["-O2", "-fno-objc-arc"] + torch_abi_flags()},
         extra_link_args=["-framework", "Metal", "-framework", "Foundation"],
     )
 
@@ -154,6 +154,24 @@ HOST_FLAGS = [
     # MSL attributes ([[buffer(0)]] ...) mean nothing to the C++ compiler.
     "-Wno-unknown-attributes",
 ]
+
+
+def torch_abi_flags():
+    """torch's libstdc++ ABI, stated: torch's extension builder no longer
+    passes it, and a compiler of another default would build std::string
+    and c10::Error in another layout."""
+    import torch
+    return [f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"]
+
+
+# libstdc++ shared, as torch has it: streams, strings and exceptions cross
+# between torch and us. The H100 machine's /opt/gcc/bin/g++ links libstdc++
+# statically; the extension then held its own copy, whose locale facets do
+# not match the streams torch's copy set up, and every error message crashed
+# in std::ostream::_M_insert<long>. Named first, the shared library resolves
+# every libstdc++ symbol, so a static copy adds nothing (by file name: that
+# compiler finds no libstdc++.so link to take for -lstdc++).
+SHARED_LIBSTDCXX = ["-l:libstdc++.so.6"] if sys.platform.startswith("linux") else []
 
 
 def use_clang():
@@ -189,19 +207,16 @@ def cuda_extension():
     else:
         how = "torch's device-generic stream interface"
     print(f"mps_ops: CUDA backend, PTX from {rel(PTX_DIR)}, current stream through {how}")
-    # Host code only, so the compiler torch's own extensions use (g++), not
-    # clang: built with clang-16 on the H100 machine, the extension crashed
-    # in its own instance of std::ostream::_M_insert<long> as soon as a
-    # TORCH_CHECK message streamed a size (every error path); with g++ the
-    # same tests raise and pass. The emulator's FP flags concern kernels,
-    # which are PTX here.
+    # Host code only, so the compiler torch's own extensions use (g++). The
+    # emulator's FP flags concern kernels, which are PTX here.
     return CppExtension(
         name="mps_ops._C",
         sources=[rel(s) for s in sources],
         include_dirs=include_dirs,
         define_macros=define_macros,
         libraries=libraries,
-        extra_compile_args={"cxx": ["-O2", "-g0"]},
+        extra_compile_args={"cxx": ["-O2", "-g0"] + torch_abi_flags()},
+        extra_link_args=SHARED_LIBSTDCXX,
     )
 
 
@@ -224,7 +239,7 @@ def extension():
     define_macros = []
     sources += sorted(glob.glob(os.path.join(ROOT, "csrc", "emulator", "*.cpp")))
     sources += kernel_sources(cxx)
-    flags = HOST_FLAGS
+    flags = HOST_FLAGS + torch_abi_flags()
     return CppExtension(
         name="mps_ops._C",
         sources=[rel(s) for s in sources],
@@ -234,6 +249,7 @@ def extension():
         ],
         define_macros=define_macros,
         extra_compile_args={"cxx": flags},
+        extra_link_args=SHARED_LIBSTDCXX,
     )
 
 

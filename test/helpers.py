@@ -34,15 +34,40 @@ class OnCpu:
         self.tensor = tensor
 
 
-def to_device(tree):
-    target = device()
+def copies(tree, to=None, keep=lambda t: False):
+    """The tree with each tensor (but those `keep` accepts, and OnCpu's,
+    unwrapped) replaced by a twin on device `to` (default its own); views of
+    one storage stay views of one copied storage (an out= aliasing self)."""
+    storages = {}
 
-    def move(t):
+    def copy(t):
         if isinstance(t, OnCpu):
             return t.tensor
-        return t.to(target) if isinstance(t, torch.Tensor) else t
+        if not isinstance(t, torch.Tensor) or keep(t):
+            return t
+        key = (t.untyped_storage().data_ptr(), t.device)
+        if key not in storages:
+            storages[key] = storage_copy(t, to)
+        moved = twin(t.detach(), storage=storages[key])
+        return moved.requires_grad_() if t.requires_grad else moved
 
-    return tree_map(move, tree, is_leaf=lambda t: isinstance(t, OnCpu))
+    return tree_map(copy, tree, is_leaf=lambda t: isinstance(t, OnCpu))
+
+
+def to_device(tree):
+    """Arguments moved to the test device in their layouts (tensors already
+    there are taken as they are; OnCpu values stay on the CPU)."""
+    target = device()
+
+    def retarget(node):
+        # A factory's device= names where its result lives: the test device.
+        if isinstance(node, dict):
+            return {k: target if k == "device" and v is not None else retarget(v) for k, v in node.items()}
+        if isinstance(node, (list, tuple)) and not hasattr(node, "_fields"):
+            return type(node)(retarget(v) for v in node)
+        return node
+
+    return copies(retarget(tree), target, keep=lambda t: t.device.type == torch.device(target).type)
 
 
 def on_cpu(tree):
@@ -51,14 +76,42 @@ def on_cpu(tree):
                     is_leaf=lambda t: isinstance(t, OnCpu))
 
 
+def storage_copy(t, to=None):
+    """A copy of t's whole storage (bytes), on device `to` (default t's)."""
+    raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+    return raw.to(to or t.device, copy=True).untyped_storage()
+
+
+def twin(t, to=None, storage=None):
+    """A copy of t (on device `to`, default t's) in storage of its own, or in
+    `storage` (a storage_copy of t's), with t's sizes, strides and storage
+    offset: what a call may write into without touching t, in t's very
+    layout (a clone or .to() makes a strided or expanded view dense)."""
+    storage = storage if storage is not None else storage_copy(t, to)
+    return torch.empty(0, dtype=t.dtype, device=storage.device).set_(storage, t.storage_offset(), t.size(),
+                                                                      t.stride())
+
+
+def run_on_cpu(fn, *args):
+    """fn on the CPU reference, on twins of the arguments: an in-place or
+    out= call must leave the arguments as they were for our run (on the
+    emulator, our run takes the very same tensors)."""
+    return fn(*copies(args))
+
+
 def to_cpu(tree):
-    return tree_map(lambda t: t.cpu() if isinstance(t, torch.Tensor) else t, tree)
+    """Results back on the CPU in their layout (.cpu() would make a strided
+    result dense, and tests compare strides)."""
+    return tree_map(lambda t: twin(t.detach(), "cpu") if isinstance(t, torch.Tensor) and not t.is_cpu else t,
+                    tree)
 
 
 def run_on_kernels(fn, *args, **kwargs):
-    """fn on our kernels; returns (result on the CPU, dispatches seen)."""
+    """fn on our kernels; returns (result on the CPU, dispatches seen).
+    Tensors fn makes itself (an out=, lengths) are made on the test device,
+    as a user's code on a Mac makes them on "mps"."""
     args, kwargs = to_device((args, kwargs))
-    with mps_ops.profile() as prof, emulate():
+    with torch.device(device()), mps_ops.profile() as prof, emulate():
         result = fn(*args, **kwargs)
     return to_cpu(result), prof.dispatches
 

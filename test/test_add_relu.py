@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import mps_ops
-from helpers import OnCpu, assert_matches, on_cpu, run_on_kernels
+from helpers import OnCpu, assert_matches, run_on_cpu, run_on_kernels
 
 DTYPES = [torch.int8, torch.int16, torch.int32, torch.int64, torch.float32]
 
@@ -19,7 +19,7 @@ def _inputs(dtype, shape=(6, 7)):
 
 
 def _check(fn, *args):
-    expected = fn(*on_cpu(args))
+    expected = run_on_cpu(fn, *args)
     actual, dispatches = run_on_kernels(fn, *args)
     assert_matches(actual, expected, getattr(fn, "__name__", "add_relu"))
     assert dispatches and all(d.kernel.startswith("add_relu_") for d in dispatches)

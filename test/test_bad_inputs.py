@@ -12,7 +12,7 @@ import re
 import pytest
 import torch
 
-from helpers import assert_matches, run_on_kernels
+from helpers import assert_matches, run_on_kernels, to_cpu, to_device
 from mps_ops.testing import emulate
 from mps_ops.samples import DATA, cpu_dtype, samples, written_names
 from sweep import assert_same_outcome, run, to_float64
@@ -148,6 +148,15 @@ CPU_HAS_NO_ANSWER = {
     "_segment_reduce_backward|data: 17 dims (leading 1s)": "raises",
     "_segment_reduce_backward|offsets: unsqueezed": "raises",
     "_segment_reduce_backward|all: 17 dims (leading 1s)": "raises",
+    # The CPU writes past the end of a buffer (glibc's malloc checker aborts;
+    # unchecked, a later allocation crashes, as CI's did): running_mean
+    # shorter than input's channels, a 0-dim state_sum stepped as param's
+    # elements, indices naming elements outside their window, ...
+    "batch_norm_update_stats|input: unsqueezed": "raises",
+    "_fused_adagrad_|state_sums: 0-dim": "raises",
+    "adaptive_max_pool3d_backward.grad_input|self: short last dim": "raises",
+    "adaptive_max_pool3d.out|all: short dim 0": "either",
+    "rrelu_with_noise_|all: doubled dim 0": "either",
     # The CPU returns uninitialized memory (a mean over no samples) or a
     # 1-element result for 0-dim inputs.
     "multilabel_margin_loss_forward|all: empty dim 0": "either",
@@ -307,11 +316,11 @@ def test_take_and_put_on_17_unmergeable_dims():
     torch.manual_seed(2)
     reference = _many_dims()
     torch.manual_seed(2)
-    target = _many_dims()
+    target, target_index, values = to_device((_many_dims(), index, torch.arange(40.0)))
     reference.put_(index, torch.arange(40.0), accumulate=True)
     with emulate():
-        target.put_(index, torch.arange(40.0), accumulate=True)
-    assert_matches(target, reference)
+        target.put_(target_index, values, accumulate=True)
+    assert_matches(to_cpu(target), reference)
 
 
 @pytest.mark.parametrize("fn", [torch.special.ndtri, torch.special.log_ndtr,

@@ -1,5 +1,6 @@
-"""The C ABI, driven from C++ (test/c_abi/c_abi_driver.cpp) against the built
-extension: symbols exported, a kernel run through them, errors as codes."""
+"""The built extension's dynamic linkage, and the C ABI driven from C++
+(test/c_abi/c_abi_driver.cpp) against it: libstdc++ shared with torch,
+symbols exported, a kernel run through them, errors as codes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import sysconfig
 
+import pytest
 import torch
 
 import mps_ops
@@ -28,6 +30,19 @@ def _compiler():
                 if shutil.which(c))
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="libstdc++ is Linux's C++ library")
+def test_extension_shares_torchs_libstdcxx():
+    """A static copy of libstdc++ in the extension (a compiler that links it
+    so) crashes the first error message that streams a number: its locale
+    facets are not those of the streams torch's copy set up."""
+    dynamic = subprocess.run(["readelf", "-d", mps_ops._C.__file__], capture_output=True, text=True,
+                             check=True).stdout
+    assert "[libstdc++.so.6]" in dynamic, dynamic
+    defined = subprocess.run(["nm", "-D", "-C", "--defined-only", mps_ops._C.__file__],
+                             capture_output=True, text=True, check=True).stdout
+    assert "std::ostream::_M_insert" not in defined
+
+
 def test_c_abi_symbols_are_exported():
     out = subprocess.run(["nm", "-D", "--defined-only", mps_ops._C.__file__],
                          capture_output=True, text=True, check=True).stdout
@@ -36,6 +51,8 @@ def test_c_abi_symbols_are_exported():
     assert not missing, missing
 
 
+@pytest.mark.skipif(mps_ops.backend == "cuda", reason="the driver compiles its kernel with compile_shader, "
+                    "which the CUDA backend lacks (it runs only the built-in kernels)")
 def test_c_abi_drives_a_kernel(tmp_path):
     torch_dir = os.path.dirname(torch.__file__)
     ext = mps_ops._C.__file__
@@ -50,6 +67,9 @@ def test_c_abi_drives_a_kernel(tmp_path):
         "-L", libdir, f"-lpython{sys.version_info.major}.{sys.version_info.minor}",
         f"-Wl,-rpath,{os.path.join(torch_dir, 'lib')}", f"-Wl,-rpath,{libdir}",
         f"-Wl,-rpath,{os.path.dirname(ext)}",
+        # DT_RPATH, not RUNPATH: it also finds what the extension itself
+        # needs from torch/lib (libc10_cuda on a CUDA build).
+        "-Wl,--disable-new-dtags",
     ]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, *sys.path]))

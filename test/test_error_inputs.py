@@ -11,33 +11,42 @@ import torch
 from helpers import run_on_kernels
 
 aten = torch.ops.aten
-x2d, x3d = torch.randn(2, 3, 7, 6), torch.randn(2, 3, 5, 7, 6)
+
+
+# Made inside each call, so that run_on_kernels makes them on the test device.
+def x2d():
+    return torch.randn(2, 3, 7, 6)
+
+
+def x3d():
+    return torch.randn(2, 3, 5, 7, 6)
+
 
 ERROR_INPUTS = {
     # fractional pooling: the CPU's shape checks
-    "fractional2d pool too large": lambda: aten.fractional_max_pool2d(x2d, [5, 2], [4, 3], torch.rand(2, 3, 2)),
-    "fractional2d output too large": lambda: aten.fractional_max_pool2d(x2d, [2, 2], [7, 3], torch.rand(2, 3, 2)),
-    "fractional2d one kernel size": lambda: aten.fractional_max_pool2d(x2d, [2], [3, 3], torch.rand(2, 3, 2)),
-    "fractional2d three output sizes": lambda: aten.fractional_max_pool2d(x2d, [2, 2], [3, 3, 3], torch.rand(2, 3, 2)),
-    "fractional2d negative output": lambda: aten.fractional_max_pool2d(x2d, [2, 2], [-1, 3], torch.rand(2, 3, 2)),
-    "fractional2d 2-D input": lambda: aten.fractional_max_pool2d(x2d[0, 0], [2, 2], [3, 3], torch.rand(1, 1, 2)),
-    "fractional2d empty plane": lambda: aten.fractional_max_pool2d(x2d[:, :, :0], [2, 2], [3, 3], torch.rand(2, 3, 2)),
-    "fractional3d pool reaches the end": lambda: aten.fractional_max_pool3d(x3d, [2, 2, 2], [4, 3, 3],
+    "fractional2d pool too large": lambda: aten.fractional_max_pool2d(x2d(), [5, 2], [4, 3], torch.rand(2, 3, 2)),
+    "fractional2d output too large": lambda: aten.fractional_max_pool2d(x2d(), [2, 2], [7, 3], torch.rand(2, 3, 2)),
+    "fractional2d one kernel size": lambda: aten.fractional_max_pool2d(x2d(), [2], [3, 3], torch.rand(2, 3, 2)),
+    "fractional2d three output sizes": lambda: aten.fractional_max_pool2d(x2d(), [2, 2], [3, 3, 3], torch.rand(2, 3, 2)),
+    "fractional2d negative output": lambda: aten.fractional_max_pool2d(x2d(), [2, 2], [-1, 3], torch.rand(2, 3, 2)),
+    "fractional2d 2-D input": lambda: aten.fractional_max_pool2d(x2d()[0, 0], [2, 2], [3, 3], torch.rand(1, 1, 2)),
+    "fractional2d empty plane": lambda: aten.fractional_max_pool2d(x2d()[:, :, :0], [2, 2], [3, 3], torch.rand(2, 3, 2)),
+    "fractional3d pool reaches the end": lambda: aten.fractional_max_pool3d(x3d(), [2, 2, 2], [4, 3, 3],
                                                                              torch.rand(2, 3, 3)),
-    "fractional3d two kernel sizes": lambda: aten.fractional_max_pool3d(x3d, [2, 2], [3, 3, 3], torch.rand(2, 3, 3)),
-    "fractional3d samples of 2": lambda: aten.fractional_max_pool3d(x3d, [2, 2, 2], [3, 3, 3], torch.rand(2, 3, 2)),
+    "fractional3d two kernel sizes": lambda: aten.fractional_max_pool3d(x3d(), [2, 2], [3, 3, 3], torch.rand(2, 3, 3)),
+    "fractional3d samples of 2": lambda: aten.fractional_max_pool3d(x3d(), [2, 2, 2], [3, 3, 3], torch.rand(2, 3, 2)),
     "fractional2d backward output size": lambda: aten.fractional_max_pool2d_backward(
-        torch.randn(2, 3, 3, 3), x2d, [2, 2], [3, 4], torch.zeros(2, 3, 3, 3, dtype=torch.long)),
+        torch.randn(2, 3, 3, 3), x2d(), [2, 2], [3, 4], torch.zeros(2, 3, 3, 3, dtype=torch.long)),
     # adaptive pooling
-    "adaptive avg negative size": lambda: aten._adaptive_avg_pool3d(x3d, [-1, 2, 2]),
-    "adaptive avg two sizes": lambda: aten._adaptive_avg_pool3d(x3d, [2, 2]),
-    "adaptive max negative size": lambda: aten.adaptive_max_pool3d(x3d, [2, -2, 2]),
-    "adaptive max 3-D input": lambda: aten.adaptive_max_pool3d(x3d[0, 0], [2, 2, 2]),
-    "adaptive max empty plane": lambda: aten.adaptive_max_pool3d(x3d[:, :, :, :0], [2, 2, 2]),
+    "adaptive avg negative size": lambda: aten._adaptive_avg_pool3d(x3d(), [-1, 2, 2]),
+    "adaptive avg two sizes": lambda: aten._adaptive_avg_pool3d(x3d(), [2, 2]),
+    "adaptive max negative size": lambda: aten.adaptive_max_pool3d(x3d(), [2, -2, 2]),
+    "adaptive max 3-D input": lambda: aten.adaptive_max_pool3d(x3d()[0, 0], [2, 2, 2]),
+    "adaptive max empty plane": lambda: aten.adaptive_max_pool3d(x3d()[:, :, :, :0], [2, 2, 2]),
     # lanczos
-    "lanczos one output size": lambda: aten._upsample_lanczos2d_aa(x2d, [3], False),
-    "lanczos zero output size": lambda: aten._upsample_lanczos2d_aa(x2d, [0, 3], False),
-    "lanczos 3-D input": lambda: aten._upsample_lanczos2d_aa(x2d[0], [3, 3], False),
+    "lanczos one output size": lambda: aten._upsample_lanczos2d_aa(x2d(), [3], False),
+    "lanczos zero output size": lambda: aten._upsample_lanczos2d_aa(x2d(), [0, 3], False),
+    "lanczos 3-D input": lambda: aten._upsample_lanczos2d_aa(x2d()[0], [3, 3], False),
     "lanczos backward input size": lambda: aten._upsample_lanczos2d_aa_backward(torch.randn(2, 3, 3, 3), [3, 3],
                                                                                 [2, 3, 7], False),
     "lanczos backward grad shape": lambda: aten._upsample_lanczos2d_aa_backward(torch.randn(2, 3, 3, 4), [3, 3],

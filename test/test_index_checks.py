@@ -146,7 +146,7 @@ def test_segment_reduce_decreasing_offsets_raise_like_the_cpu():
         with pytest.raises(RuntimeError):
             torch.segment_reduce(data, "sum", offsets=offsets, unsafe=unsafe)
         with pytest.raises(RuntimeError, match="segment_length >= 0"):
-            run_on_kernels(lambda d: torch.segment_reduce(d, "sum", offsets=offsets, unsafe=unsafe), data)
+            run_on_kernels(lambda d, o: torch.segment_reduce(d, "sum", offsets=o, unsafe=unsafe), data, offsets)
 
 
 @pytest.mark.parametrize("offsets", [[0, 2, 7], [-1, 2, 6], [1, 2, 9]], ids=str)

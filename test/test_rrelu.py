@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from helpers import assert_matches, run_on_kernels, to_device
-from mps_ops.testing import emulate
+from mps_ops.testing import device, emulate
 
 LOWER, UPPER = 0.1, 0.4
 LAYOUTS = {
@@ -71,7 +71,7 @@ def test_a_fixed_seed_reproduces_and_the_generator_advances():
     b1, b2 = draw(3)
     assert torch.equal(a1, b1) and torch.equal(a2, b2)
     assert not torch.equal(a1, a2)
-    generator = torch.Generator().manual_seed(5)
+    generator = torch.Generator(device=device()).manual_seed(5)
     (c, _), _ = run_on_kernels(lambda t, n: (torch.ops.aten.rrelu_with_noise(t, n, LOWER, UPPER, True, generator), n),
                                x, torch.empty(200))
     generator.manual_seed(5)

@@ -57,7 +57,7 @@ def test_reduced_precision_and_nan(dtype):
     data = torch.randn(9, 4).to(dtype)
     data[3, 1] = float("nan")
     for reduce in REDUCTIONS:
-        fn = lambda d: torch.segment_reduce(d, reduce, lengths=torch.tensor([3, 0, 6]))  # noqa: E731
+        fn = lambda d: torch.segment_reduce(d, reduce, lengths=torch.tensor([3, 0, 6], device=d.device))  # noqa: E731
         assert_matches(run_on_kernels(fn, data)[0], fn(data))
 
 
@@ -67,11 +67,11 @@ def test_errors_are_the_cpus():
         with pytest.raises(RuntimeError) as cpu:
             torch.segment_reduce(x, "sum", **kwargs)
         with pytest.raises(RuntimeError, match=str(cpu.value)[:30].replace("(", r"\(").replace(")", r"\)")):
-            run_on_kernels(lambda d: torch.segment_reduce(d, "sum", **kwargs), x)
+            run_on_kernels(lambda d, kw: torch.segment_reduce(d, "sum", **kw), x, kwargs)
     with pytest.raises(RuntimeError, match="reduce argument"):
-        run_on_kernels(lambda d: torch.segment_reduce(d, "foo", lengths=torch.tensor([5])), x)
+        run_on_kernels(lambda d: torch.segment_reduce(d, "foo", lengths=torch.tensor([5], device=d.device)), x)
     # unsafe: the lengths are not checked (the CPU does not check them either).
     expected = torch.segment_reduce(x, "sum", lengths=torch.tensor([2, 2]), unsafe=True)
-    actual, _ = run_on_kernels(lambda d: torch.segment_reduce(d, "sum", lengths=torch.tensor([2, 2]),
+    actual, _ = run_on_kernels(lambda d: torch.segment_reduce(d, "sum", lengths=torch.tensor([2, 2], device=d.device),
                                                                unsafe=True), x)
     assert_matches(actual, expected)

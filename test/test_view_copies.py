@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import assert_matches, run_on_kernels
+from helpers import assert_matches, run_on_cpu, run_on_kernels
 
 INPUTS = {
     "contiguous": lambda: torch.randn(2, 6, 5),
@@ -19,7 +19,7 @@ INPUTS = {
 
 
 def _check(fn, *args):
-    expected = fn(*args)
+    expected = run_on_cpu(fn, *args)
     actual, dispatches = run_on_kernels(fn, *args)
     assert_matches(actual, expected)
     assert dispatches
@@ -54,12 +54,11 @@ def test_channel_shuffle_errors_are_the_cpus():
     assert actual.shape == (0, 6, 3) and not dispatches
 
 
-def _narrow_copy_into(out):
-    def call(x, dim, start, length):
-        returned = torch.narrow_copy(x, dim, start, length, out=out)
-        assert returned is out
-        return out
-    return call
+def _narrow_copy_into(x, out, dim, start, length):
+    """narrow_copy.out into out (moved to the test device with x)."""
+    returned = torch.narrow_copy(x, dim, start, length, out=out)
+    assert returned is out
+    return out
 
 
 @pytest.mark.parametrize("layout", list(INPUTS))
@@ -68,7 +67,7 @@ def test_narrow_copy_out_layouts(layout, dim, start, length):
     x = INPUTS[layout]()
 
     def fn(t):
-        return torch.narrow_copy(t, dim, start, length, out=torch.empty(0, dtype=t.dtype))
+        return torch.narrow_copy(t, dim, start, length, out=torch.empty(0, dtype=t.dtype, device=t.device))
 
     expected = fn(x)
     actual, dispatches = run_on_kernels(fn, x)
@@ -80,7 +79,7 @@ def test_narrow_copy_into_a_non_contiguous_out():
     x = torch.randn(4, 7)
     expected = torch.narrow_copy(x, 1, 2, 3)
     out = torch.zeros(3, 4).t()  # (4, 3), transposed
-    actual, dispatches = run_on_kernels(_narrow_copy_into(out), x, 1, 2, 3)
+    actual, dispatches = run_on_kernels(_narrow_copy_into, x, out, 1, 2, 3)
     assert_matches(actual, expected)
     assert dispatches
 
@@ -92,12 +91,12 @@ def test_narrow_copy_errors_are_the_cpus():
         with pytest.raises(error) as cpu:
             torch.narrow_copy(x, *args, out=torch.empty(0))
         with pytest.raises(error) as ours:
-            run_on_kernels(_narrow_copy_into(torch.empty(0)), x, *args)
+            run_on_kernels(_narrow_copy_into, x, torch.empty(0), *args)
         assert str(cpu.value).split("(")[0] in str(ours.value)
     with pytest.raises(RuntimeError, match="0-dim"):
-        run_on_kernels(_narrow_copy_into(torch.empty(0)), torch.tensor(1.0), 0, 0, 1)
+        run_on_kernels(_narrow_copy_into, torch.tensor(1.0), torch.empty(0), 0, 0, 1)
     with pytest.raises(RuntimeError, match="dtype"):
-        run_on_kernels(_narrow_copy_into(torch.empty(0, dtype=torch.int64)), x, 1, 0, 2)
+        run_on_kernels(_narrow_copy_into, x, torch.empty(0, dtype=torch.int64), 1, 0, 2)
 
 
 # --- logit_ ---------------------------------------------------------------------

@@ -39,12 +39,15 @@ SELECTION_SOURCES = [os.path.join(ROOT, "csrc", "runtime", "backend.cpp"),
                      os.path.join(ROOT, "csrc", "python", "module.cpp")]
 
 # The driver API functions driver_api.h declares, by the name cuda.h gives
-# each (cuda.h maps some to versioned symbols through macros; driver_api.cpp
-# resolves the unversioned names, which is what these macros leave alone).
+# each. cuda.h maps some to versioned symbols through macros: driver_api.cpp
+# resolves the unversioned names of the others, and for these the symbol
+# driver_api.h names (VERSIONED_SYMBOLS: asserted equal to the macro's).
 DRIVER_FUNCTIONS = ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain", "cuCtxGetCurrent",
                     "cuCtxSetCurrent", "cuModuleLoadDataEx", "cuModuleGetFunction",
                     "cuFuncGetAttribute", "cuFuncSetAttribute", "cuLaunchKernel",
-                    "cuStreamSynchronize", "cuGetErrorName", "cuGetErrorString"]
+                    "cuStreamSynchronize", "cuGetErrorName", "cuGetErrorString",
+                    "cuMemcpyHtoDAsync"]
+VERSIONED_SYMBOLS = ["cuMemcpyHtoDAsync"]
 DRIVER_ENUMERATORS = ["CUDA_SUCCESS", "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK",
                       "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES", "CU_FUNC_ATTRIBUTE_NUM_REGS",
                       "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", "CU_JIT_ERROR_LOG_BUFFER",
@@ -74,7 +77,8 @@ def backend_flags() -> list[str]:
 
 
 def abi_check_source() -> str:
-    lines = ['#include <cuda.h>', '#include "cuda/driver_api.h"', '#include <type_traits>',
+    lines = ['#include <cuda.h>', '#include "cuda/driver_api.h"', '#include <string_view>',
+             '#include <type_traits>',
              "namespace ours = mps_ops::cuda_driver;",
              "// Same arity, and each parameter and the result of the same size and kind",
              "// (cuda.h's CUresult and attribute types are enums; ours are ints or enums",
@@ -93,6 +97,10 @@ def abi_check_source() -> str:
     for name in DRIVER_ENUMERATORS:
         lines.append(f"static_assert(int(::{name}) == int(ours::{name}), \"{name}\");")
     lines.append("static_assert(sizeof(::CUdevice) == sizeof(ours::CUdevice), \"CUdevice\");")
+    lines += ["#define MPS_OPS_SPELLED(x) #x", "#define MPS_OPS_SYMBOL(x) MPS_OPS_SPELLED(x)"]
+    for fn in VERSIONED_SYMBOLS:
+        lines.append(f"static_assert(std::string_view(MPS_OPS_SYMBOL({fn})) == ours::{fn}_symbol, "
+                     f"\"{fn}: cuda.h maps it to another symbol\");")
     return "\n".join(lines) + "\n"
 
 

@@ -79,7 +79,9 @@ case "$MODE" in
     # status (139: crashed, 130/124: cut short).
     export MPS_OPS_LAUNCH_LOG="$RESULTS/launched_tests.txt" RESULTS
     export PER_FILE="${GPU_CHECK_FILE_SECONDS:-150}"
-    ls test/test_*.py | timeout -s INT "$(( budget - 20 ))" xargs -P 4 -I{} sh -c '
+    # CXX and CC unset: the machine's CXX (g++) is for the extension; the
+    # device-free tool tests pick their own clang.
+    ls test/test_*.py | timeout -s INT "$(( budget - 20 ))" env -u CXX -u CC xargs -P 4 -I{} sh -c '
       name=$(basename {} .py)
       timeout -s INT "$PER_FILE" python -X faulthandler -m pytest {} -q -rfEs -p no:cacheprovider \
         --junitxml="$RESULTS/tests/$name.xml" > "$RESULTS/tests/$name.log" 2>&1

@@ -237,12 +237,14 @@ class CudaBackend final : public Backend {
 // Inline bytes (setBytes) travel in device memory (launch_abi.h: the entry
 // reads every [[buffer(N)]] through a device address): all of a dispatch's
 // inline slots in one block, copied from pinned host memory on the launch
-// stream, so the copy is asynchronous and ordered before the kernel. Both
-// blocks come from torch's caching allocators, which keep them from reuse
-// until the stream's work on them is done. Returns the device block (kept
-// alive by the caller until the launch is enqueued) and fills addresses.
+// stream by the driver (no aten copy: on Metal, setBytes is no tensor
+// operation either), so the copy is asynchronous and ordered before the
+// kernel. The device block comes from torch's caching allocator, which keeps
+// it from reuse until the stream's work on it is done; the host block is
+// kept by an event on the stream. Returns the device block (kept alive by
+// the caller until the launch is enqueued) and fills addresses.
 at::Tensor stage_inline_bytes(const ArgSlot* args, int count, const c10::Device& device,
-                              void* addresses[]) {
+                              void* stream, void* addresses[]) {
   uint64_t total = 0;
   uint64_t offsets[max_kernel_args] = {};
   for (int i = 0; i < count; ++i) {
@@ -251,9 +253,8 @@ at::Tensor stage_inline_bytes(const ArgSlot* args, int count, const c10::Device&
     total = round_up(total + args[i].bytes, threadgroup_granule);
   }
   if (total == 0) return at::Tensor();
-  at::Tensor host = at::empty({static_cast<int64_t>(total)},
-                              at::TensorOptions().dtype(at::kByte).pinned_memory(true));
-  auto* bytes = static_cast<unsigned char*>(host.mutable_data_ptr());
+  const c10::DataPtr host = cuda::pinned_host_block(total);
+  auto* bytes = static_cast<unsigned char*>(host.get());
   for (int i = 0; i < count; ++i) {
     if (args[i].bound && args[i].inline_data != nullptr) {
       std::memcpy(bytes + offsets[i], args[i].inline_data, args[i].bytes);
@@ -261,8 +262,11 @@ at::Tensor stage_inline_bytes(const ArgSlot* args, int count, const c10::Device&
   }
   at::Tensor on_device = at::empty({static_cast<int64_t>(total)},
                                    at::TensorOptions().dtype(at::kByte).device(device));
-  on_device.copy_(host, /*non_blocking=*/true);
   auto* base = static_cast<unsigned char*>(on_device.mutable_data_ptr());
+  check(driver().cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(base), bytes, total,
+                                   static_cast<CUstream>(stream)),
+        "copying a dispatch's inline bytes to the GPU");
+  cuda::keep_until_stream_done(host, device);
   for (int i = 0; i < count; ++i) {
     if (args[i].bound && args[i].inline_data != nullptr) addresses[i] = base + offsets[i];
   }
@@ -324,15 +328,14 @@ void CudaBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, int 
       params.buffers[i] = static_cast<char*>(const_cast<void*>(args[i].storage)) + args[i].offset;
     }
   }
-  const at::Tensor inline_block = stage_inline_bytes(args, count, device, params.buffers);
-
   auto* stream = static_cast<CUstream>(cuda::current_stream(device));
-  void* kernel_params[] = {&params};
   {
-    // The context must be current on this thread for the launch.
+    // The context must be current on this thread for the copy and the launch.
     std::lock_guard<std::mutex> lock(mutex_);
     device_state(device.index());
   }
+  const at::Tensor inline_block = stage_inline_bytes(args, count, device, stream, params.buffers);
+  void* kernel_params[] = {&params};
   const CUresult launched = driver().cuLaunchKernel(
       function.function, static_cast<unsigned>(grid), 1, 1, block, 1, 1,
       static_cast<unsigned>(dynamic_shared), stream, kernel_params, nullptr);

@@ -41,6 +41,7 @@ Driver load() {
   MPS_OPS_CUDA_RESOLVE(cuFuncSetAttribute)
   MPS_OPS_CUDA_RESOLVE(cuLaunchKernel)
   MPS_OPS_CUDA_RESOLVE(cuStreamSynchronize)
+  resolve(library, cuMemcpyHtoDAsync_symbol, d.cuMemcpyHtoDAsync);
   MPS_OPS_CUDA_RESOLVE(cuGetErrorName)
   MPS_OPS_CUDA_RESOLVE(cuGetErrorString)
 #undef MPS_OPS_CUDA_RESOLVE

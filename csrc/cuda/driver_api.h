@@ -46,7 +46,8 @@ enum CUjit_option : int {
 };
 
 // Signatures as cuda.h declares them (CUDAAPI is empty on Linux). The
-// symbol names are the unversioned ones: none of these has a _v2 in cuda.h.
+// symbol names are the unversioned ones, except cuMemcpyHtoDAsync, which
+// cuda.h maps to its _v2 symbol (the one with a 64-bit CUdeviceptr).
 using cuInit_t = CUresult (*)(unsigned int flags);
 using cuDeviceGet_t = CUresult (*)(CUdevice* device, int ordinal);
 using cuDevicePrimaryCtxRetain_t = CUresult (*)(CUcontext* context, CUdevice device);
@@ -64,6 +65,11 @@ using cuLaunchKernel_t = CUresult (*)(CUfunction function, unsigned int grid_x, 
                                       unsigned int block_z, unsigned int shared_bytes, CUstream stream,
                                       void** params, void** extra);
 using cuStreamSynchronize_t = CUresult (*)(CUstream stream);
+using CUdeviceptr = unsigned long long;
+using cuMemcpyHtoDAsync_t = CUresult (*)(CUdeviceptr destination, const void* source, size_t bytes,
+                                         CUstream stream);
+// The symbol cuda.h's cuMemcpyHtoDAsync macro names.
+constexpr const char* cuMemcpyHtoDAsync_symbol = "cuMemcpyHtoDAsync_v2";
 using cuGetErrorName_t = CUresult (*)(CUresult error, const char** name);
 using cuGetErrorString_t = CUresult (*)(CUresult error, const char** text);
 
@@ -79,6 +85,7 @@ struct Driver {
   cuFuncSetAttribute_t cuFuncSetAttribute;
   cuLaunchKernel_t cuLaunchKernel;
   cuStreamSynchronize_t cuStreamSynchronize;
+  cuMemcpyHtoDAsync_t cuMemcpyHtoDAsync;
   cuGetErrorName_t cuGetErrorName;
   cuGetErrorString_t cuGetErrorString;
 };

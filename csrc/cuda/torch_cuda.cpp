@@ -10,6 +10,7 @@
 //   type-checked on machines without CUDA (tools/check_cuda_backend.py).
 #include "torch_cuda.h"
 
+#include <ATen/core/CachingHostAllocator.h>
 #include <c10/core/Stream.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
@@ -41,6 +42,16 @@ void* current_stream(const c10::Device& device) {
 #else
   return cuda_guard().getStream(device).native_handle();
 #endif
+}
+
+c10::DataPtr pinned_host_block(size_t bytes) {
+  return at::getHostAllocator(c10::DeviceType::CUDA)->allocate(bytes);
+}
+
+void keep_until_stream_done(const c10::DataPtr& block, const c10::Device& device) {
+  const bool recorded = at::getHostAllocator(c10::DeviceType::CUDA)
+                            ->record_event(block.get(), block.get_context(), cuda_guard().getStream(device));
+  TORCH_CHECK(recorded, "mps_ops cuda: torch's host allocator did not take the pinned block's event");
 }
 
 }  // namespace mps_ops::cuda

@@ -1,5 +1,6 @@
 #include "kernel_function.h"
 
+#include "backend.h"
 #include "profile.h"
 
 #include <c10/util/Exception.h>
@@ -57,6 +58,17 @@ KernelFunction& KernelFunction::bind_operand_list(c10::ArrayRef<at::Tensor> tens
 }
 
 void KernelFunction::bind_tensor(const at::TensorBase& tensor) {
+  if (tensor.device().type() != backend().device_type()) {
+    // A 0-dim CPU value beside device tensors (a Python number's tensor, an
+    // optimizer's step or grad scale): no kernel may read host memory, so its
+    // bytes travel inline, as Metal's setBytes.
+    TORCH_CHECK(tensor.is_cpu() && tensor.dim() == 0, "mps_ops: ", backend().kernel_name(kernel_), ": an operand on ",
+                tensor.device(), " with ", tensor.dim(), " dims; the ", backend().name(),
+                " backend's kernels read ", c10::DeviceTypeName(backend().device_type(), true),
+                " tensors (and 0-dim CPU values)");
+    set_bytes(next_slot_, tensor.const_data_ptr(), tensor.element_size());
+    return;
+  }
   bind_span(BufferSpan{tensor, tensor.const_data_ptr(), view_span_bytes(tensor)});
 }
 
