@@ -45,7 +45,8 @@ def copies(tree, to=None, keep=lambda t: False):
             return t.tensor
         if not isinstance(t, torch.Tensor) or keep(t):
             return t
-        key = (t.untyped_storage().data_ptr(), t.device)
+        # (Empty storages all have address 0 and share nothing.)
+        key = (t.untyped_storage().data_ptr(), t.device) if t.untyped_storage().nbytes() else id(t)
         if key not in storages:
             storages[key] = storage_copy(t, to)
         moved = twin(t.detach(), storage=storages[key])

@@ -157,6 +157,12 @@ CPU_HAS_NO_ANSWER = {
     "adaptive_max_pool3d_backward.grad_input|self: short last dim": "raises",
     "adaptive_max_pool3d.out|all: short dim 0": "either",
     "rrelu_with_noise_|all: doubled dim 0": "either",
+    "_fused_adagrad_.tensor_lr|self: dtype torch.float32": "raises",
+    "_fused_adagrad_.tensor_lr|grads: dtype torch.int64": "raises",
+    "_fused_adagrad_.tensor_lr|state_sums: 0-dim": "raises",
+    "_fused_adagrad_.tensor_lr|state_steps: one more tensor": "raises",
+    "_segment_reduce_backward|data: short dim 0": "raises",
+    "fractional_max_pool2d_backward|indices: strided": "either",
     # The CPU returns uninitialized memory (a mean over no samples) or a
     # 1-element result for 0-dim inputs.
     "multilabel_margin_loss_forward|all: empty dim 0": "either",

@@ -50,9 +50,17 @@ def tiled(args: dict, sample) -> dict | None:
 
 
 def to_device(args: dict) -> dict:
+    """Tensors, and tensors in lists (fused Adagrad's), on the test device."""
     target = device()
-    return {k: v.to(target) if isinstance(v, torch.Tensor) else v
-            for k, v in args.items()}
+
+    def move(v):
+        if isinstance(v, torch.Tensor):
+            return v.to(target)
+        if isinstance(v, list):
+            return [move(t) for t in v]
+        return v
+
+    return {k: move(v) for k, v in args.items()}
 
 
 def synchronize() -> None:
