@@ -257,7 +257,7 @@ setup(
     name="mps_ops",
     version="0.1.0",
     description="Native Metal kernels for PyTorch operators the MPS backend lacks",
-    packages=["mps_ops"],
+    packages=["mps_ops", "mps_ops.samples"],
     ext_modules=[extension()],
     cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
     python_requires=">=3.9",

@@ -10,6 +10,10 @@ import torch
 
 from helpers import assert_matches, run_on_kernels
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"embedding_renorm_"}
+
 
 def _renorm(max_norm=1.0, norm_type=2.0):
     def call(weight, indices):

@@ -12,6 +12,10 @@ import mps_ops
 from helpers import assert_matches, to_cpu, to_device
 from mps_ops.testing import device, emulate
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"_fused_adagrad_"}
+
 # torch.optim checks the device before any op runs: fused Adagrad takes MPS
 # (and CPU: the emulator) but refuses CUDA tensors, so the optimizer tests
 # cannot reach our kernels on the CUDA backend; the op itself is called

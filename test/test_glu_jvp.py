@@ -10,6 +10,10 @@ import torch.nn.functional as F
 
 from helpers import assert_matches, run_on_kernels
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"glu_jvp", "glu_backward_jvp"}
+
 LAYOUTS = {
     "contiguous": lambda shape: torch.randn(shape),
     "transposed": lambda shape: torch.randn(shape[::-1]).permute(*reversed(range(len(shape)))),

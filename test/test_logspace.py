@@ -14,6 +14,10 @@ import torch
 from helpers import assert_matches, run_on_kernels, to_device
 from mps_ops.testing import device, emulate
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"logspace"}
+
 
 def _logspace_on_kernels(*args, **kwargs):
     """torch.logspace on our kernels, made on the test device (a factory has

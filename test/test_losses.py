@@ -13,6 +13,12 @@ import mps_ops
 from helpers import assert_matches, run_on_kernels, to_cpu, to_device
 from mps_ops.testing import emulate
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {
+    "multi_margin_loss", "multilabel_margin_loss_forward", "multilabel_margin_loss_backward",
+}
+
 
 def _case(kind):
     torch.manual_seed(0)

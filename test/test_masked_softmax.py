@@ -10,6 +10,10 @@ import torch
 
 from helpers import assert_matches, run_on_kernels
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"_masked_softmax", "_masked_softmax_backward"}
+
 B, H, L = 2, 3, 5
 
 

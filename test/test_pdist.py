@@ -12,6 +12,10 @@ import mps_ops
 from helpers import assert_matches, run_on_kernels, to_cpu, to_device
 from mps_ops.testing import emulate
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"_pdist_forward", "_pdist_backward"}
+
 P_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, float("inf")]
 
 

@@ -15,6 +15,12 @@ import mps_ops
 from helpers import assert_matches, run_on_kernels, to_cpu, to_device
 from mps_ops.testing import emulate
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {
+    "_adaptive_avg_pool3d", "adaptive_max_pool3d", "fractional_max_pool2d", "fractional_max_pool3d",
+}
+
 INPUTS = {
     "5d": lambda: torch.randn(2, 3, 5, 7, 6),
     "4d": lambda: torch.randn(3, 5, 7, 6),

@@ -14,6 +14,10 @@ from hypothesis import given, settings, strategies as st
 from helpers import assert_matches, run_on_kernels, to_device
 from mps_ops.testing import emulate
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"put_"}
+
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
           torch.int8, torch.uint8, torch.bool]
 

@@ -10,6 +10,10 @@ import torch
 
 from helpers import assert_matches, run_on_kernels
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"max", "min", "_aminmax", "var", "std", "batch_norm_update_stats", "mode"}
+
 LAYOUTS = {
     "contiguous": lambda: torch.randn(7, 45),
     "transposed": lambda: torch.randn(45, 7).t(),

@@ -13,6 +13,10 @@ import torch
 from helpers import assert_matches, run_on_kernels, to_device
 from mps_ops.testing import device, emulate
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"rrelu_with_noise"}
+
 LOWER, UPPER = 0.1, 0.4
 LAYOUTS = {
     "contiguous": lambda: torch.randn(30, 17),

@@ -12,6 +12,10 @@ import mps_ops
 from helpers import assert_matches, run_on_kernels, to_cpu, to_device
 from mps_ops.testing import emulate
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"segment_reduce", "_segment_reduce_backward"}
+
 REDUCTIONS = ["sum", "mean", "max", "min", "prod"]
 
 

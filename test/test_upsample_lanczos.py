@@ -13,6 +13,10 @@ import torch
 from helpers import assert_matches, run_on_kernels, to_device
 from mps_ops.testing import emulate
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"_upsample_lanczos2d_aa"}
+
 # The operator is new in torch 2.12; on older releases the registry skips it.
 pytestmark = pytest.mark.skipif(not hasattr(torch.ops.aten, "_upsample_lanczos2d_aa"),
                                 reason="this torch has no _upsample_lanczos2d_aa (new in 2.12)")

@@ -9,6 +9,10 @@ import torch
 
 from helpers import assert_matches, run_on_cpu, run_on_kernels
 
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"channel_shuffle", "narrow_copy", "logit_"}
+
 INPUTS = {
     "contiguous": lambda: torch.randn(2, 6, 5),
     "transposed": lambda: torch.randn(5, 6, 2).transpose(0, 2),

@@ -208,7 +208,7 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
         seen.add(item["name"])
         if "domain" in item and "shape" not in item:
             raise RegistryError(f"{where}: only a shaped entry has a sample domain (an op with its own "
-                                "stubs has its samples in mps_ops/samples.py)")
+                                "stubs has its samples in mps_ops/samples/<file>.py)")
         for field in DEFAULTABLE_FIELDS:
             if field in item and item[field] == defaults.get(field):
                 raise RegistryError(f"{where}: {field} repeats the default; leave it out")

@@ -4,7 +4,7 @@ it also runs on the emulator, to keep it working where no GPU is).
 
     python tools/gpu_launch_all.py [--deadline SECONDS] [--report FILE.json]
 
-Per registry overload (mps_ops/samples.py): the sample in every dtype of the
+Per registry overload (mps_ops/samples/): the sample in every dtype of the
 op that the sample builds, once as it is and once tiled (every tensor
 argument, when all are data of one shape, repeated to at least 8192
 elements), so that element-wise kernels run at least two full threadgroups:

@@ -1,0 +1,237 @@
+"""One small valid call per registry overload, at the aten level, with each
+tensor argument's role: the one sample table. The demo runs one call per op;
+the sweeps (test_outputs.py, test_bad_inputs.py, test_edge_values.py,
+test_index_checks.py, test_backward_layouts.py) change these calls and
+compare what our kernels do with what the CPU does.
+
+Also the element-wise ops' operand makers (ELEMENTWISE below: shape ->
+tensor inside the op's domain), from which test_layouts.py, test_work.py and
+the benchmarks build their layouts and sizes.
+
+A shaped op (registry `shape:`, its stubs shared) has both derived from its
+registry record: its calls from its overloads' schemas, its inputs from its
+`domain:`. Only ops with stubs of their own are written out: in samples/<file>.py,
+one module per stub file (below).
+
+A sample builds fresh tensors on every call (seeded), so the CPU and our
+kernels each get their own copy of in-place arguments."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+from .. import _registry
+
+# Roles of tensor arguments. Edge values go into DATA arguments only; the
+# others carry meaning a NaN would not keep (indices, masks, samples).
+DATA = "data"  # floating-point values the op computes with
+INDEX = "index"  # indices, offsets, lengths, targets
+SAMPLES = "samples"  # fractional pooling's random samples in [0, 1)
+MASK = "mask"  # boolean masks
+SCALAR = "scalar"  # one-element hyperparameter tensors (steps, lr, ...)
+
+
+@dataclass(frozen=True)
+class Sample:
+    overload: str  # the registry's spelling, e.g. "take.out"
+    build: Callable  # dtype -> {argument name: value}, a valid call
+    roles: dict = field(default_factory=dict)  # argument name -> role (default DATA)
+    dtypes: tuple = ()  # dtypes to build with; default the registry's float dtypes
+    # The call's result is not pinned down by its inputs (rrelu in training):
+    # compare only its shape and dtype.
+    random: bool = False
+
+    @property
+    def op(self):
+        name, _, overload = self.overload.partition(".")
+        return getattr(getattr(torch.ops.aten, name), overload or "default")
+
+    def out_names(self) -> set:
+        return {a.name for a in self.op._schema.arguments if a.is_out}
+
+    def role(self, name: str) -> str:
+        return self.roles.get(name, DATA)
+
+    def call(self, dtype, seed: int = 0) -> dict:
+        torch.manual_seed(seed)
+        return self.build(dtype)
+
+
+def empty(dtype=torch.float32):
+    """An out= argument: empty, resized by the op."""
+    return torch.empty(0, dtype=dtype)
+
+
+SAMPLES_BY_OVERLOAD: dict = {}
+
+
+def _add(*samples):
+    for s in samples:
+        assert s.overload not in SAMPLES_BY_OVERLOAD, s.overload
+        SAMPLES_BY_OVERLOAD[s.overload] = s
+
+
+# --- shaped ops: samples from the registry --------------------------------
+
+
+def range_maker(r: _registry.Range) -> Callable:
+    """shape -> a float32 CPU tensor drawn from the range."""
+    if r.integers:
+        return lambda shape: torch.randint(int(r.lo), int(r.hi) + 1, shape).float()
+    return lambda shape: torch.rand(shape) * (r.hi - r.lo) + r.lo
+
+
+def _tensor_inputs(name: str) -> list:
+    """The tensor arguments of an op's functional overload, in schema order."""
+    schema = getattr(torch.ops.aten, name).default._schema
+    return [a.name for a in schema.arguments if not a.is_out and isinstance(a.type, torch.TensorType)]
+
+
+def shaped_makers(record) -> dict:
+    """argument name -> maker, for each tensor input of a shaped op."""
+    ranges = dict(record.domain)
+    makers = {}
+    for argument in _tensor_inputs(record.name.split("::", 1)[1]):
+        r = ranges.get(argument, ranges.get("*"))
+        if r is None:
+            raise KeyError(f"{record.name}: its registry domain gives no range for {argument!r}")
+        makers[argument] = range_maker(r)
+    return makers
+
+
+SAMPLE_SHAPE = (3, 4)
+
+
+def shaped_samples(record) -> list:
+    """One sample per overload of a shaped op: every input drawn from its
+    domain, out= (where the overload has one) empty."""
+    makers = shaped_makers(record)
+
+    def inputs(dt):
+        return {argument: make(SAMPLE_SHAPE).to(dt) for argument, make in makers.items()}
+
+    out = []
+    for overload in record.overloads:
+        if overload.endswith(".out"):
+            out.append(Sample(overload, lambda dt: dict(inputs(dt), out=empty(dt))))
+        else:
+            out.append(Sample(overload, inputs))
+    return out
+
+
+for _record in _registry.ops():
+    if _record.shape:
+        _add(*shaped_samples(_record))
+
+
+# --- element-wise operands ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """An element-wise op as the layout, work and benchmark tables use it."""
+
+    fn: Callable  # the functional call; takes out= too
+    makers: tuple  # one per tensor input: shape -> float32 CPU tensor inside the op's domain
+    inplace: Callable = None  # the in-place call, if the op has one
+
+
+# --- the ops with stubs of their own: one module per stub file ---------------
+#
+# samples/<file>.py holds the samples of the ops whose stub is
+# csrc/operations/<file>.mm (OVERLOAD_SAMPLES: one small valid call per
+# overload, calls needing hand-chosen indices, masks and sizes) and, for an
+# element-wise one, its operand makers (ELEMENTWISE). Adding an op with a stub
+# of its own adds its module; no shared table changes.
+
+ELEMENTWISE_WITH_STUBS: dict = {}
+for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+    _samples_of_file = importlib.import_module(f"{__name__}.{_module}")
+    _add(*_samples_of_file.OVERLOAD_SAMPLES)
+    ELEMENTWISE_WITH_STUBS.update(getattr(_samples_of_file, "ELEMENTWISE", {}))
+
+
+def elementwise_ops() -> dict:
+    """op name -> Elementwise for every element-wise registry op, in registry
+    order: the shaped ones from their records, the others from
+    ELEMENTWISE_WITH_STUBS."""
+    out = {}
+    for record in _registry.ops():
+        name = record.name.split("::", 1)[1]
+        if record.shape:
+            out[name] = Elementwise(getattr(torch.ops.aten, name), tuple(shaped_makers(record).values()))
+        elif name in ELEMENTWISE_WITH_STUBS:
+            out[name] = ELEMENTWISE_WITH_STUBS[name]
+    return out
+
+
+def float_dtypes(record) -> list:
+    return [d for d in record.dtypes if d.is_floating_point]
+
+
+def records_by_overload() -> dict:
+    return {o: r for r in _registry.ops() for o in r.overloads if r.active}
+
+
+def samples() -> list:
+    """(sample, record) for every active registry overload."""
+    by_overload = records_by_overload()
+    return [(SAMPLES_BY_OVERLOAD[o], r) for o, r in by_overload.items()]
+
+
+def sample_dtypes(sample, record) -> list:
+    """The dtypes a sample runs with: its own, else the op's float dtypes, else
+    its first dtype (integer-only ops)."""
+    if sample.dtypes:
+        return list(sample.dtypes)
+    floats = float_dtypes(record)
+    return floats or [record.dtypes[0]]
+
+
+def cpu_dtype(sample, record):
+    """The first of the sample's dtypes the CPU computes the sample in (so a
+    comparison with the CPU compares something); float32 where none."""
+    for dtype in sample_dtypes(sample, record):
+        try:
+            sample.op(**sample.call(dtype))
+            return dtype
+        except (RuntimeError, NotImplementedError):
+            continue
+    return torch.float32
+
+
+def written_names(sample) -> set:
+    """Arguments the op writes (in place or out=)."""
+    return {a.name for a in sample.op._schema.arguments if a.alias_info is not None and a.alias_info.is_write}
+
+
+@dataclass
+class Call:
+    """One call of a registry overload on CPU tensors: its arguments by
+    schema name, the outputs it writes (out=, grad_input=, indices=) and the
+    inputs it writes in place (self, noise, optimizer state)."""
+
+    sample: Sample
+    kwargs: dict
+    outputs: list
+    inplace: list
+
+    def run(self, kwargs=None):
+        return self.sample.op(**(self.kwargs if kwargs is None else kwargs))
+
+
+def call_for(overload: str, dtype=None) -> Call:
+    """A fresh call of `overload` in `dtype` (default: the first of its
+    dtypes the CPU computes)."""
+    sample = SAMPLES_BY_OVERLOAD[overload]
+    if dtype is None:
+        dtype = cpu_dtype(sample, records_by_overload()[overload])
+    written = written_names(sample)
+    arguments = sample.op._schema.arguments
+    return Call(sample, sample.call(dtype), [a.name for a in arguments if a.name in written and a.is_out],
+                [a.name for a in arguments if a.name in written and not a.is_out])

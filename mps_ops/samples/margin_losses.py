@@ -1,0 +1,41 @@
+"""Samples of the ops whose stub is csrc/operations/margin_losses.mm."""
+
+from __future__ import annotations
+
+import torch
+
+from . import empty, INDEX, MASK, Sample
+
+
+def _multi_margin(dt):
+    return dict(self=torch.randn(4, 5).to(dt), target=torch.tensor([0, 4, 2, 1]), p=1, margin=1.0,
+                weight=torch.rand(5).to(dt), reduction=1)
+
+
+def _multilabel(dt):
+    return dict(self=torch.randn(3, 5).to(dt),
+                target=torch.tensor([[3, 0, -1, 1, 2], [4, 4, 1, -1, 0], [-1, 0, 0, 0, 0]]), reduction=1)
+
+
+def _multilabel_backward(dt):
+    args = dict(_multilabel(dt), reduction=0)
+    _, is_target = torch.ops.aten.multilabel_margin_loss_forward(args["self"].float(), args["target"], 0)
+    return dict(grad_output=torch.randn(3).to(dt), is_target=is_target.to(dt), **args)
+
+
+OVERLOAD_SAMPLES = [
+    Sample("multi_margin_loss", _multi_margin, {"target": INDEX}),
+    Sample("multi_margin_loss.out", lambda dt: dict(_multi_margin(dt), out=empty(dt)), {"target": INDEX}),
+    # Backward samples without reduction: one gradient per sample.
+    Sample("multi_margin_loss_backward",
+           lambda dt: dict(_multi_margin(dt), reduction=0, grad_output=torch.randn(4).to(dt)), {"target": INDEX}),
+    Sample("multi_margin_loss_backward.grad_input",
+           lambda dt: dict(_multi_margin(dt), reduction=0, grad_output=torch.randn(4).to(dt), grad_input=empty(dt)),
+           {"target": INDEX}),
+    Sample("multilabel_margin_loss_forward", _multilabel, {"target": INDEX}),
+    Sample("multilabel_margin_loss_forward.output",
+           lambda dt: dict(_multilabel(dt), output=empty(dt), is_target=empty(dt)), {"target": INDEX}),
+    Sample("multilabel_margin_loss_backward", _multilabel_backward, {"target": INDEX, "is_target": MASK}),
+    Sample("multilabel_margin_loss_backward.grad_input",
+           lambda dt: dict(_multilabel_backward(dt), grad_input=empty(dt)), {"target": INDEX, "is_target": MASK}),
+]

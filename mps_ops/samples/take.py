@@ -1,0 +1,23 @@
+"""Samples of the ops whose stub is csrc/operations/take.mm."""
+
+from __future__ import annotations
+
+import torch
+
+from . import empty, INDEX, Sample
+
+
+def _take(dt):
+    return dict(self=torch.randn(3, 4).to(dt), index=torch.tensor([[0, -1, 5], [11, 3, -12]]))
+
+
+def _put(dt):
+    return dict(self=torch.randn(3, 4).to(dt), index=torch.tensor([0, -1, 5, 5]),
+                source=torch.randn(4).to(dt), accumulate=True)
+
+
+OVERLOAD_SAMPLES = [
+    Sample("take", _take, {"index": INDEX}),
+    Sample("take.out", lambda dt: dict(_take(dt), out=empty(dt)), {"index": INDEX}),
+    Sample("put_", _put, {"index": INDEX}),
+]

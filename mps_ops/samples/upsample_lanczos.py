@@ -1,0 +1,25 @@
+"""Samples of the ops whose stub is csrc/operations/upsample_lanczos.mm."""
+
+from __future__ import annotations
+
+import torch
+
+from . import empty, Sample
+
+
+def _lanczos(dt):
+    return dict(self=torch.randn(1, 2, 5, 6).to(dt), output_size=[3, 8], align_corners=False)
+
+
+def _lanczos_backward(dt):
+    return dict(grad_output=torch.randn(1, 2, 3, 8).to(dt), output_size=[3, 8], input_size=[1, 2, 5, 6],
+                align_corners=False)
+
+
+OVERLOAD_SAMPLES = [
+    Sample("_upsample_lanczos2d_aa", _lanczos),
+    Sample("_upsample_lanczos2d_aa.out", lambda dt: dict(_lanczos(dt), out=empty(dt))),
+    Sample("_upsample_lanczos2d_aa_backward", _lanczos_backward),
+    Sample("_upsample_lanczos2d_aa_backward.grad_input",
+           lambda dt: dict(_lanczos_backward(dt), grad_input=empty(dt))),
+]

@@ -1,0 +1,14 @@
+"""Samples of the ops whose stub is csrc/operations/view_copies.mm."""
+
+from __future__ import annotations
+
+import torch
+
+from . import empty, Sample
+
+
+OVERLOAD_SAMPLES = [
+    Sample("channel_shuffle", lambda dt: dict(self=torch.randn(2, 4, 3).to(dt), groups=2)),
+    Sample("narrow_copy.out", lambda dt: dict(self=torch.randn(3, 5).to(dt), dim=1, start=1, length=3,
+                                              out=empty(dt))),
+]
