@@ -19,9 +19,9 @@ import torch
 
 import mps_ops
 from mps_ops import samples
-from mps_ops.testing import device, emulate
+from mps_ops.testing import emulate
 
-from helpers import assert_at_least_as_accurate, assert_matches
+from helpers import assert_at_least_as_accurate, assert_matches, to_device
 
 OTHER_DTYPES = (torch.int64, torch.float16, torch.bool)
 
@@ -151,19 +151,6 @@ def _cases(overload: str, name: str) -> dict:
 CASES = [(o, n, c) for o, n in _written_overloads() for c in _cases(o, n)]
 
 
-def _to_device(kwargs: dict) -> dict:
-    target = device()
-
-    def move(v):
-        if isinstance(v, torch.Tensor):
-            return v.to(target)
-        if isinstance(v, list):
-            return [move(x) for x in v]
-        return v
-
-    return {k: move(v) for k, v in kwargs.items()}
-
-
 def _outcome(overload: str, kwargs: dict, ours: bool):
     """(exception type or None, result, kwargs after the call, warnings)."""
     with warnings.catch_warnings(record=True) as caught:
@@ -197,7 +184,7 @@ def _is_overlap(case: str) -> bool:
 def test_written_argument(overload, name, case):
     change = _cases(overload, name)[case]
     our_call = _call(overload)
-    our_kwargs = _to_device(our_call.kwargs)
+    our_kwargs = to_device(our_call.kwargs)
     change(our_kwargs)
     our_error, our_message, our_result, our_kwargs = _outcome(overload, our_kwargs, ours=True)
     where = f"{overload} {name} {case}"
