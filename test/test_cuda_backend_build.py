@@ -47,3 +47,38 @@ def test_gpu_check_report_counts_junit_crashes_and_launches(tmp_path):
     assert any(line == "  files that crashed (1): test_put" for line in report)
     assert any("skipped 1: emulator-only behaviour" in line for line in report)
     assert any(line.startswith("  FAILED t::b") for line in report)
+
+
+def test_launcher_reaches_every_kernel_and_the_comparison_sees_an_ulp(tmp_path):
+    """gpu_check.sh --sanitize and --compare launch every host name through
+    tools/gpu_launch_all.py (here on the emulator, the same code path); two
+    recordings of one backend compare identical, and one result moved by an
+    ulp is reported with its distance."""
+    import json
+
+    import torch
+
+    import mps_ops
+
+    report, record = tmp_path / "launch.json", tmp_path / "calls.pt"
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gpu_launch_all.py"),
+                           "--report", str(report), "--record", str(record)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    launched = json.loads(report.read_text())
+    assert launched["never_launched"] == []
+    assert set(launched["launched"]) == set(mps_ops._C.kernel_names())
+    # Whole-tensor reductions are one threadgroup by design; everything else
+    # ran at least two full ones.
+    assert {n.split("_reduce_")[0] for n in launched["under_two_full_groups"]} <= {"max", "min", "sum"}
+
+    recording = torch.load(record)
+    label = next(k for k, v in recording["calls"].items()
+                 if v["results"] and v["results"][0].dtype == torch.float32 and v["results"][0].numel())
+    moved = recording["calls"][label]["results"][0].reshape(-1)
+    moved[0] = torch.nextafter(moved[0], torch.tensor(float("inf")))
+    torch.save(recording, tmp_path / "moved.pt")
+    compare = [sys.executable, os.path.join(ROOT, "tools", "gpu_compare.py")]
+    same = subprocess.run(compare + [str(record), str(record)], capture_output=True, text=True)
+    assert same.returncode == 0 and ", 0 differ (0 ops)" in same.stdout, same.stdout + same.stderr
+    differ = subprocess.run(compare + [str(record), str(tmp_path / "moved.pt")], capture_output=True, text=True)
+    assert ", 1 differ (1 ops)" in differ.stdout and "up to 1 ulps" in differ.stdout, differ.stdout

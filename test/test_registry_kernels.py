@@ -1,7 +1,8 @@
 """The registry's dtypes against the kernels: every dtype an entry lists has
 each of the entry's `kernels` instantiated for it (host name
-`<kernel>_<variant>_<out>_<Metal type of the dtype>`), and each kernel an entry
-names is one its stub file asks for. Read from the kernel sources (the table
+`<kernel>_<variant>_<out>_<Metal type of the dtype>`), every instantiated
+kernel is reached by some entry's dtype, and each kernel an entry names is
+one its stub file asks for. Read from the kernel sources (the table
 tools/macos_build.py embeds), so it holds on any platform, before any build.
 """
 
@@ -68,6 +69,41 @@ def test_named_kernels_are_the_stub_files(entry):
     with open(os.path.join(ROOT, "csrc", "operations", f"{entry.file}.mm")) as f:
         stub = f.read()
     assert [k for k in entry.kernels if f'"{k}"' not in stub] == []
+
+
+def stub_kernels(entry) -> set:
+    """The kernel ops an entry's stub file looks up (`KernelCache name("op")`)."""
+    if entry.shape:
+        return set()
+    with open(os.path.join(ROOT, "csrc", "operations", f"{entry.file}.mm")) as f:
+        return set(re.findall(r'KernelCache\s+\w+\("(\w+)"\)', f.read()))
+
+
+def unreachable_kernels(entries, input_types) -> list[str]:
+    """Kernels no registry dtype reaches: an op no entry names, or an input
+    type none of the entries naming the op lists. Such a kernel is never run,
+    so never tested, on any backend."""
+    reached = defaultdict(set)
+    for entry in entries:
+        # The kernels the entry names, and any other its stub file looks up
+        # (upsample_lanczos_backward: float32 only, where the op also takes uint8).
+        for kernel in set(entry.kernels) | stub_kernels(entry):
+            reached[kernel].update(codegen.METAL_TYPE[d] for d in entry.dtypes)
+    return sorted(f"{op} for {metal}" for op, types in input_types.items() for metal in types
+                  if metal not in reached.get(op, ()))
+
+
+def test_every_kernel_is_reached_by_a_registry_dtype(input_types):
+    assert unreachable_kernels(ENTRIES, input_types) == []
+
+
+def test_an_unreachable_kernel_is_caught(input_types):
+    """The check fails for a kernel whose dtype the entry leaves out."""
+    import dataclasses
+
+    narrowed = [dataclasses.replace(e, dtypes=tuple(d for d in e.dtypes if d != "int16"))
+                if e.name == "heaviside" else e for e in ENTRIES]
+    assert unreachable_kernels(narrowed, input_types) == ["heaviside for short"]
 
 
 def test_a_dtype_without_a_kernel_is_caught(input_types):

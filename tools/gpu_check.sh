@@ -3,7 +3,7 @@
 # stand-in for an Apple GPU under real parallelism (docs/design.md, "The CUDA
 # backend"). For the borrowed GPU machine: no network, no pip, no clang-19.
 #
-#   bash tools/gpu_check.sh RESULTS_DIR [--tests|--sanitize|--bench]
+#   bash tools/gpu_check.sh RESULTS_DIR [--tests|--sanitize|--compare|--bench]
 #
 # Needs, carried with the tree: build/cuda (the PTX: `python tools/cuda_build.py`
 # where clang-19 is) and build/wheels (pure or cp312 wheels of what the tests
@@ -12,15 +12,23 @@
 # Each mode builds the extension (incrementally) and fits 10 minutes:
 #   --tests     the whole suite on CUDA tensors, each test file in its own
 #               process (default)
-#   --sanitize  tools/gpu_launch_all.py under compute-sanitizer racecheck,
-#               memcheck (torch's caching allocator off) and synccheck
+#   --sanitize [TOOL ...]
+#               tools/gpu_launch_all.py under compute-sanitizer racecheck,
+#               memcheck (torch's caching allocator off) and synccheck, or
+#               the TOOLs named (one run each, when three do not fit)
+#   --compare   tools/gpu_launch_all.py's calls on the GPU, again with the
+#               threadgroups in reverse order, and on the emulator (built in
+#               a copy of the tree); tools/gpu_compare.py compares the results
 #   --bench     benchmarks/bench_ops.py timings on the GPU
 # Writes RESULTS_DIR/gpu_check.txt (what ran, passed, failed, skipped, host
 # names launched and never launched; a one-line summary last) beside the logs.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-RESULTS="${1:?usage: bash tools/gpu_check.sh RESULTS_DIR [--tests|--sanitize|--bench]}"
+RESULTS="${1:?usage: bash tools/gpu_check.sh RESULTS_DIR [--tests|--sanitize|--compare|--bench]}"
 MODE="${2:---tests}"
+shift $(( $# < 2 ? $# : 2 ))
+TOOLS=("$@")
+[ ${#TOOLS[@]} -eq 0 ] && TOOLS=(racecheck memcheck synccheck)
 mkdir -p "$RESULTS"
 RESULTS="$(cd "$RESULTS" && pwd)"
 cd "$ROOT"
@@ -28,7 +36,7 @@ start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
 
 case "$MODE" in
-  --tests|--sanitize|--bench) ;;
+  --tests|--sanitize|--compare|--bench) ;;
   *) echo "gpu_check: unknown mode $MODE" >&2; exit 2 ;;
 esac
 if [ ! -f build/cuda/kernels.txt ]; then
@@ -91,8 +99,8 @@ case "$MODE" in
     ;;
   --sanitize)
     sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
-    per_tool=$(( (budget - 15) / 3 ))
-    for tool in racecheck memcheck synccheck; do
+    per_tool=$(( (budget - 15) / ${#TOOLS[@]} ))
+    for tool in "${TOOLS[@]}"; do
       rm -f "$RESULTS/launched_$tool.txt"
       extra=()
       [ "$tool" = memcheck ] && extra=(env PYTORCH_NO_CUDA_MEMORY_CACHING=1)
@@ -103,6 +111,30 @@ case "$MODE" in
         --report "$RESULTS/launch_$tool.json" > "$RESULTS/${tool}_stdout.log" 2>&1
       echo "gpu_check: $tool exited $? after $(elapsed) s"
     done
+    ;;
+  --compare)
+    launch() { timeout "$(( budget / 4 ))" python tools/gpu_launch_all.py "$@"; }
+    launch --record "$RESULTS/gpu.pt" --report "$RESULTS/launch_gpu.json" > "$RESULTS/launch_gpu.log" 2>&1
+    echo "gpu_check: GPU launches exited $? after $(elapsed) s"
+    MPS_OPS_CUDA_REVERSE_GROUPS=1 launch --reverse-groups --record "$RESULTS/gpu_reversed.pt" \
+      > "$RESULTS/launch_gpu_reversed.log" 2>&1
+    echo "gpu_check: reversed GPU launches exited $? after $(elapsed) s"
+    # The emulator's results for the same calls: the extension built for the
+    # emulator in a copy of the tree (one backend per build), with clang
+    # (CXX unset: the machine's g++ is for the CUDA build).
+    emu="${TMPDIR:-/tmp}/mps_ops_emulator"
+    rm -rf "$emu" && mkdir -p "$emu"
+    tar --exclude=./build --exclude='./mps_ops/_C*.so' -cf - . | tar -xf - -C "$emu"
+    (cd "$emu" && env -u CXX -u CC MPS_OPS_BACKEND=emulator MAX_JOBS="${MAX_JOBS:-16}" \
+       python setup.py build_ext --inplace > "$RESULTS/emulator_build.log" 2>&1 \
+     && PYTHONPATH="$emu:$ROOT/build/pydeps" timeout "$(( budget / 3 ))" python tools/gpu_launch_all.py \
+       --record "$RESULTS/emulator.pt" > "$RESULTS/launch_emulator.log" 2>&1)
+    echo "gpu_check: emulator build and launches exited $? after $(elapsed) s"
+    python tools/gpu_compare.py "$RESULTS/emulator.pt" "$RESULTS/gpu.pt" \
+      --report "$RESULTS/compare_emulator.json" > "$RESULTS/compare_emulator.txt" 2>&1
+    python tools/gpu_compare.py "$RESULTS/gpu.pt" "$RESULTS/gpu_reversed.pt" \
+      --report "$RESULTS/compare_reversed.json" > "$RESULTS/compare_reversed.txt" 2>&1
+    rm -f "$RESULTS"/*.pt  # tens of MB each; the comparisons keep what differs
     ;;
   --bench)
     timeout "$(( budget - 10 ))" python benchmarks/bench_ops.py --out "$RESULTS/bench" \

@@ -4,7 +4,7 @@ name per first launch), the sanitizers' logs and gpu_launch_all's reports.
 Host names are those of build/cuda/kernels.txt. The last line is a one-line
 summary.
 
-    python tools/gpu_check_report.py RESULTS_DIR --mode=--tests|--sanitize|--bench
+    python tools/gpu_check_report.py RESULTS_DIR --mode=--tests|--sanitize|--compare|--bench
 """
 
 from __future__ import annotations
@@ -113,6 +113,8 @@ def sanitizer_errors(log: str, tool: str) -> str:
 def sanitize_section(results: str, names: list[str], out: list[str]) -> str:
     parts = []
     for tool in TOOLS:
+        if not os.path.exists(os.path.join(results, f"{tool}.log")):
+            continue  # not asked for in this run
         ran = launched(os.path.join(results, f"launched_{tool}.txt"))
         errors = sanitizer_errors(os.path.join(results, f"{tool}.log"), tool)
         report_path = os.path.join(results, f"launch_{tool}.json")
@@ -130,6 +132,26 @@ def sanitize_section(results: str, names: list[str], out: list[str]) -> str:
             out.append(f"  not reached: {line}")
         parts.append(f"{tool} {errors}, {len(ran & set(names))}/{len(names)} launched")
     return "sanitize: " + "; ".join(parts)
+
+
+def compare_section(results: str, names: list[str], out: list[str]) -> str:
+    """tools/gpu_compare.py's summaries: the GPU against the emulator, and
+    the GPU against itself with the threadgroups reversed."""
+    parts = []
+    report_path = os.path.join(results, "launch_gpu.json")
+    report = json.load(open(report_path)) if os.path.exists(report_path) else {}
+    ran = set(report.get("launched", {}))
+    out.append(f"host names launched for the comparison: {len(ran & set(names))}/{len(names)}, "
+               f"{report.get('calls', '?')} calls, {len(report.get('failures', []))} raised")
+    for line in report.get("failures", [])[:100]:
+        out.append(f"  raised: {line}")
+    for name, what in (("compare_emulator", "GPU vs emulator"), ("compare_reversed", "GPU vs GPU reversed")):
+        path = os.path.join(results, f"{name}.txt")
+        lines = [line.rstrip() for line in open(path)] if os.path.exists(path) else [f"{what}: not run"]
+        out.append(f"{what}:")
+        out += lines
+        parts.append(f"{what}: {lines[-1].partition(': ')[2] if lines else '?'}")
+    return "compare: " + "; ".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             summary = tests_section(args.results, names, out)
         elif args.mode == "--sanitize":
             summary = sanitize_section(args.results, names, out)
+        elif args.mode == "--compare":
+            summary = compare_section(args.results, names, out)
         else:
             bench = os.path.join(args.results, "bench.log")
             out += [line.rstrip() for line in open(bench)][-60:] if os.path.exists(bench) else ["no bench.log"]

@@ -91,6 +91,15 @@ const char* launch_log() {
   return path;
 }
 
+// MPS_OPS_CUDA_REVERSE_GROUPS=1: threadgroups in reverse order (launch_abi.h).
+bool reverse_groups() {
+  static const bool on = [] {
+    const char* v = std::getenv("MPS_OPS_CUDA_REVERSE_GROUPS");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
 bool sync_after_launch() {
   static const bool on = [] {
     const char* v = std::getenv("MPS_OPS_CUDA_SYNC");
@@ -322,6 +331,7 @@ void CudaBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, int 
   params.group = {group.x, group.y, group.z};
   params.groups = {static_cast<uint32_t>(groups_x), static_cast<uint32_t>(groups_y),
                    static_cast<uint32_t>(groups_z)};
+  params.reverse_group_order = reverse_groups() ? 1u : 0u;
 
   for (int i = 0; i < count; ++i) {
     if (args[i].bound && args[i].inline_data == nullptr) {

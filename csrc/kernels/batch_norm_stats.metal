@@ -118,13 +118,16 @@ kernel void batch_norm_update_stats(
   }
 }
 
-// Without running statistics: mean and biased variance only.
-#define REGISTER_BATCH_NORM_STATS(PARAM, IN)                                                  \
-  REGISTER_REDUCE_TWO_OP(batch_norm_stats, PARAM, IN)                                         \
+// Without running statistics: mean and biased variance only, in the input's
+// dtype (float statistics of a half or bfloat input come only with float
+// running statistics: batch_norm_stats.mm).
+MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_TWO_OP_SAME_TYPE, batch_norm_stats)
+
+#define REGISTER_BATCH_NORM_UPDATE_STATS(PARAM, IN)                                           \
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(batch_norm_update_stats, reduce, PARAM, IN),          \
                       batch_norm_update_stats, PARAM, IN)
-REGISTER_BATCH_NORM_STATS(float, float)
-REGISTER_BATCH_NORM_STATS(half, half)
-REGISTER_BATCH_NORM_STATS(bfloat, bfloat)
-REGISTER_BATCH_NORM_STATS(float, half)
-REGISTER_BATCH_NORM_STATS(float, bfloat)
+REGISTER_BATCH_NORM_UPDATE_STATS(half, half)
+REGISTER_BATCH_NORM_UPDATE_STATS(bfloat, bfloat)
+REGISTER_BATCH_NORM_UPDATE_STATS(float, float)
+REGISTER_BATCH_NORM_UPDATE_STATS(float, half)
+REGISTER_BATCH_NORM_UPDATE_STATS(float, bfloat)

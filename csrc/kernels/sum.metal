@@ -1,5 +1,4 @@
-// Scaled sums over slices (the mean and sum reductions of the losses),
-// accumulated in float for half and bfloat.
+// Scaled sums over slices: the mean and sum reductions of the margin losses.
 #include <metal_stdlib>
 #include <mps_ops/reduction.h>
 
@@ -17,4 +16,5 @@ struct sum_reducer {
   static state finish(state s, constant params& p) { return s * p.scale; }
 };
 
-MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_ONE_OP_SAME_TYPE, sum)
+// float32 only: the margin losses, its one user, are float32-only.
+REGISTER_REDUCE_ONE_OP_SAME_TYPE(sum, float)

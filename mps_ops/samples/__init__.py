@@ -45,6 +45,11 @@ class Sample:
     # The call's result is not pinned down by its inputs (rrelu in training):
     # compare only its shape and dtype.
     random: bool = False
+    # dtype -> a valid call (or a list of calls) big enough to run every
+    # kernel it reaches in at least two full threadgroups, for the GPU
+    # sanitizers (tools/gpu_launch_all.py), where tiling the sample along its
+    # first dim does not.
+    large: Callable = None
 
     @property
     def op(self):

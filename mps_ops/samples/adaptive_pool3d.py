@@ -11,6 +11,22 @@ def _pool3d(dt):
     return torch.randn(2, 3, 5, 4, 6).to(dt)
 
 
+# The large calls (Sample.large): (4, 8, 12, 10, 14) pooled to (6, 5, 7), 6720
+# outputs and 53760 inputs, the gathers' threads.
+_LARGE_IN, _LARGE_OUT = (4, 8, 12, 10, 14), [6, 5, 7]
+
+
+def _large_forward(dt):
+    return dict(self=torch.randn(_LARGE_IN).to(dt), output_size=_LARGE_OUT)
+
+
+def _large_backward(dt, with_indices=False):
+    args = dict(grad_output=torch.randn(*_LARGE_IN[:2], *_LARGE_OUT).to(dt), self=torch.randn(_LARGE_IN).to(dt))
+    if with_indices:
+        _, args["indices"] = torch.ops.aten.adaptive_max_pool3d(args["self"].float(), _LARGE_OUT)
+    return args
+
+
 def _adaptive_max_indices():
     # adaptive_max_pool3d's indices of a (2, 3, 5, 4, 6) input pooled to (2, 2, 3).
     _, indices = torch.ops.aten.adaptive_max_pool3d(torch.randn(2, 3, 5, 4, 6), [2, 2, 3])
@@ -18,19 +34,23 @@ def _adaptive_max_indices():
 
 
 OVERLOAD_SAMPLES = [
-    Sample("_adaptive_avg_pool3d", lambda dt: dict(self=_pool3d(dt), output_size=[2, 2, 3])),
+    Sample("_adaptive_avg_pool3d", lambda dt: dict(self=_pool3d(dt), output_size=[2, 2, 3]),
+           large=_large_forward),
     Sample("adaptive_avg_pool3d.out", lambda dt: dict(self=_pool3d(dt), output_size=[2, 2, 3], out=empty(dt))),
     Sample("_adaptive_avg_pool3d_backward",
-           lambda dt: dict(grad_output=torch.randn(2, 3, 2, 2, 3).to(dt), self=_pool3d(dt))),
+           lambda dt: dict(grad_output=torch.randn(2, 3, 2, 2, 3).to(dt), self=_pool3d(dt)),
+           large=_large_backward),
     Sample("adaptive_avg_pool3d_backward.grad_input",
            lambda dt: dict(grad_output=torch.randn(2, 3, 2, 2, 3).to(dt), self=_pool3d(dt),
                            grad_input=empty(dt))),
-    Sample("adaptive_max_pool3d", lambda dt: dict(self=_pool3d(dt), output_size=[2, 2, 3])),
+    Sample("adaptive_max_pool3d", lambda dt: dict(self=_pool3d(dt), output_size=[2, 2, 3]),
+           large=_large_forward),
     Sample("adaptive_max_pool3d.out", lambda dt: dict(self=_pool3d(dt), output_size=[2, 2, 3], out=empty(dt),
                                                       indices=empty(torch.long))),
     Sample("adaptive_max_pool3d_backward",
            lambda dt: dict(grad_output=torch.randn(2, 3, 2, 2, 3).to(dt), self=_pool3d(dt),
-                           indices=_adaptive_max_indices()), {"indices": INDEX}),
+                           indices=_adaptive_max_indices()), {"indices": INDEX},
+           large=lambda dt: _large_backward(dt, with_indices=True)),
     Sample("adaptive_max_pool3d_backward.grad_input",
            lambda dt: dict(grad_output=torch.randn(2, 3, 2, 2, 3).to(dt), self=_pool3d(dt),
                            indices=_adaptive_max_indices(), grad_input=empty(dt)), {"indices": INDEX}),

@@ -12,5 +12,7 @@ def _logspace(dt):
 
 
 OVERLOAD_SAMPLES = [
-    Sample("logspace.out", _logspace),
+    # large (Sample.large): 10000 steps from 1 to 100, which every dtype holds.
+    Sample("logspace.out", _logspace,
+           large=lambda dt: dict(start=0.0, end=2.0, steps=10000, base=10.0, out=empty(dt))),
 ]

@@ -12,6 +12,24 @@ def _multi_margin(dt):
                 weight=torch.rand(5).to(dt), reduction=1)
 
 
+def _large_multi_margin(dt):
+    """512 rows of 10 classes (Sample.large): the mean over them is one full
+    threadgroup of the sum kernel."""
+    return dict(self=torch.randn(512, 10).to(dt), target=torch.randint(0, 10, (512,)), p=1, margin=1.0,
+                weight=torch.rand(10).to(dt), reduction=1)
+
+
+def _large_multilabel_backward(dt):
+    """64 rows of 40 classes, each row's labels ended by -1 at a random place
+    (Sample.large)."""
+    target = torch.randint(0, 40, (64, 40))
+    target[torch.arange(64), torch.randint(0, 40, (64,))] = -1
+    self = torch.randn(64, 40).to(dt)
+    _, is_target = torch.ops.aten.multilabel_margin_loss_forward(self.float(), target, 0)
+    return dict(grad_output=torch.randn(64).to(dt), self=self, target=target, reduction=0,
+                is_target=is_target.to(dt))
+
+
 def _multilabel(dt):
     return dict(self=torch.randn(3, 5).to(dt),
                 target=torch.tensor([[3, 0, -1, 1, 2], [4, 4, 1, -1, 0], [-1, 0, 0, 0, 0]]), reduction=1)
@@ -24,7 +42,7 @@ def _multilabel_backward(dt):
 
 
 OVERLOAD_SAMPLES = [
-    Sample("multi_margin_loss", _multi_margin, {"target": INDEX}),
+    Sample("multi_margin_loss", _multi_margin, {"target": INDEX}, large=_large_multi_margin),
     Sample("multi_margin_loss.out", lambda dt: dict(_multi_margin(dt), out=empty(dt)), {"target": INDEX}),
     # Backward samples without reduction: one gradient per sample.
     Sample("multi_margin_loss_backward",
@@ -35,7 +53,8 @@ OVERLOAD_SAMPLES = [
     Sample("multilabel_margin_loss_forward", _multilabel, {"target": INDEX}),
     Sample("multilabel_margin_loss_forward.output",
            lambda dt: dict(_multilabel(dt), output=empty(dt), is_target=empty(dt)), {"target": INDEX}),
-    Sample("multilabel_margin_loss_backward", _multilabel_backward, {"target": INDEX, "is_target": MASK}),
+    Sample("multilabel_margin_loss_backward", _multilabel_backward, {"target": INDEX, "is_target": MASK},
+           large=_large_multilabel_backward),
     Sample("multilabel_margin_loss_backward.grad_input",
            lambda dt: dict(_multilabel_backward(dt), grad_input=empty(dt)), {"target": INDEX, "is_target": MASK}),
 ]

@@ -17,7 +17,11 @@ def _put(dt):
 
 
 OVERLOAD_SAMPLES = [
-    Sample("take", _take, {"index": INDEX}),
+    # large (Sample.large): 10000 indices, negative ones too, into 64 x 128 values.
+    Sample("take", _take, {"index": INDEX},
+           large=lambda dt: dict(self=torch.randn(64, 128).to(dt), index=torch.randint(-8192, 8192, (100, 100)))),
     Sample("take.out", lambda dt: dict(_take(dt), out=empty(dt)), {"index": INDEX}),
-    Sample("put_", _put, {"index": INDEX}),
+    Sample("put_", _put, {"index": INDEX},
+           large=lambda dt: dict(self=torch.randn(64, 128).to(dt), index=torch.randint(-8192, 8192, (10000,)),
+                                 source=torch.randn(10000).to(dt), accumulate=True)),
 ]

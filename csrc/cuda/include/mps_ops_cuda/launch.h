@@ -40,7 +40,9 @@ inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 // linear index is laid out over the clipped sizes (x fastest), as the
 // emulator numbers the threads of an edge group.
 inline bool place_thread(const dispatch_params& args, thread_place& t) {
-  const uint32_t block = __nvvm_read_ptx_sreg_ctaid_x();
+  const uint32_t launched = __nvvm_read_ptx_sreg_ctaid_x();
+  const uint32_t block =
+      args.reverse_group_order ? __nvvm_read_ptx_sreg_nctaid_x() - 1 - launched : launched;
   const uint32_t index = __nvvm_read_ptx_sreg_tid_x();
   t.grid_size = args.threads;
   t.groups = args.groups;

@@ -38,6 +38,11 @@ struct dispatch_params {
   grid3 threads;  // the whole grid, in threads
   grid3 group;    // threads per threadgroup (unclipped)
   grid3 groups;   // ceil(threads / group) per axis
+  // Nonzero: block b runs threadgroup gridDim.x - 1 - b, so the GPU starts
+  // the groups last to first (MPS_OPS_CUDA_REVERSE_GROUPS=1, as the
+  // emulator's reverse_group_order): results that change expose an
+  // assumption about the order groups run in.
+  uint32_t reverse_group_order;
 };
 
 }  // namespace mps_ops_cuda

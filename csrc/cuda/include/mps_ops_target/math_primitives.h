@@ -5,6 +5,10 @@
 #pragma once
 
 #define MPS_OPS_FLOAT_MATH(NAME) __nv_##NAME##f
+// sqrt.rn.f32, correctly rounded as the emulator's: libdevice's __nv_sqrtf is
+// sqrt.approx unless __CUDA_PREC_SQRT is reflected on, which clang does not
+// do (the H100 comparison with the emulator found std and pdist an ulp off).
+#define MPS_OPS_FLOAT_SQRT __nvvm_sqrt_rn_f
 
 #define MPS_OPS_CUDA_LIBDEVICE_1(NAME) extern "C" __attribute__((__device__)) float __nv_##NAME(float);
 #define MPS_OPS_CUDA_LIBDEVICE_2(NAME) \
@@ -14,7 +18,6 @@ MPS_OPS_CUDA_LIBDEVICE_1(exp2f)
 MPS_OPS_CUDA_LIBDEVICE_1(logf)
 MPS_OPS_CUDA_LIBDEVICE_1(log2f)
 MPS_OPS_CUDA_LIBDEVICE_1(log10f)
-MPS_OPS_CUDA_LIBDEVICE_1(sqrtf)
 MPS_OPS_CUDA_LIBDEVICE_1(sinf)
 MPS_OPS_CUDA_LIBDEVICE_1(cosf)
 MPS_OPS_CUDA_LIBDEVICE_1(tanf)

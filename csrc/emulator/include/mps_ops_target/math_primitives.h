@@ -4,3 +4,4 @@
 #pragma once
 
 #define MPS_OPS_FLOAT_MATH(NAME) __builtin_##NAME##f
+#define MPS_OPS_FLOAT_SQRT __builtin_sqrtf  // correctly rounded (IEEE 754)

@@ -2,7 +2,7 @@
 // target: float calls the target's float function for each name
 // (MPS_OPS_FLOAT_MATH from <mps_ops_target/math_primitives.h>: the compiler's
 // builtins on the CPU, libdevice on an NVIDIA GPU, whose backend cannot lower
-// the builtins); half and bfloat compute in float and round once, which is at
+// the builtins; sqrt correctly rounded on both, MPS_OPS_FLOAT_SQRT); half and bfloat compute in float and round once, which is at
 // least as accurate as an Apple GPU's precise math (docs/emulator.md lists the
 // known differences). The same functions answer as metal::precise:: and
 // metal::fast::. Targets differ only by their float functions' ulps.
@@ -23,7 +23,7 @@ MPS_OPS_UNARY_MATH(exp2, MPS_OPS_FLOAT_MATH(exp2))
 MPS_OPS_UNARY_MATH(log, MPS_OPS_FLOAT_MATH(log))
 MPS_OPS_UNARY_MATH(log2, MPS_OPS_FLOAT_MATH(log2))
 MPS_OPS_UNARY_MATH(log10, MPS_OPS_FLOAT_MATH(log10))
-MPS_OPS_UNARY_MATH(sqrt, MPS_OPS_FLOAT_MATH(sqrt))
+MPS_OPS_UNARY_MATH(sqrt, MPS_OPS_FLOAT_SQRT)
 MPS_OPS_UNARY_MATH(sin, MPS_OPS_FLOAT_MATH(sin))
 MPS_OPS_UNARY_MATH(cos, MPS_OPS_FLOAT_MATH(cos))
 MPS_OPS_UNARY_MATH(tan, MPS_OPS_FLOAT_MATH(tan))
@@ -45,7 +45,7 @@ MPS_OPS_UNARY_MATH(fabs, MPS_OPS_FLOAT_MATH(fabs))
 #undef MPS_OPS_UNARY_MATH
 
 inline float exp10(float x) { return MPS_OPS_FLOAT_MATH(pow)(10.0f, x); }
-inline float rsqrt(float x) { return 1.0f / MPS_OPS_FLOAT_MATH(sqrt)(x); }
+inline float rsqrt(float x) { return 1.0f / MPS_OPS_FLOAT_SQRT(x); }
 inline half rsqrt(half x) { return half(rsqrt(float(x))); }
 inline float fract(float x) { return MPS_OPS_FLOAT_MATH(fmin)(x - MPS_OPS_FLOAT_MATH(floor)(x), 0x1.fffffep-1f); }
 inline float sinpi(float x) { return MPS_OPS_FLOAT_MATH(sin)(x * 3.14159265358979323846f); }
