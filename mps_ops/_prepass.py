@@ -25,6 +25,7 @@ before the extension exists.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
 import subprocess
@@ -51,6 +52,16 @@ CUDA_INCLUDE_DIRS = (MSL_INCLUDE, CUDA_INCLUDE)
 # What generate() writes: C++ for the CPU emulator, or CUDA C++ (clang,
 # device code) for an NVIDIA GPU.
 TARGETS = ("emulator", "cuda")
+# compile_shader sources the CUDA backend can run: the GPU machine has no
+# clang-19, so tools/cuda_build.py compiles these ahead, each under its
+# shader_key, into <PTX directory>/shaders/ (the tests' kernels).
+PREBUILT_SHADERS = os.path.join(ROOT, "test", "kernels")
+
+
+def shader_key(source: str) -> str:
+    """The name a compile_shader source is built ahead under for the CUDA
+    backend: a hash of its text, so an edited source is never run stale."""
+    return hashlib.sha256(source.encode()).hexdigest()[:32]
 
 BUILTIN_ROLES = {
     "thread_position_in_grid",

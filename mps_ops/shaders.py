@@ -76,6 +76,11 @@ def compile_shader(source: str) -> ShaderLibrary:
         from . import _shader_build
 
         handle = _C.library_load(_shader_build.build(source))
+    elif backend == "cuda":
+        from . import _prepass
+
+        # Built ahead by tools/cuda_build.py (test/kernels/): found by key.
+        handle = _C.library_load(_prepass.shader_key(source))
     else:
         handle = _C.library_load(source)
     library = _libraries[source] = ShaderLibrary(handle)

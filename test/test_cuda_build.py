@@ -268,3 +268,18 @@ def test_missing_clang_names_bootstrap(monkeypatch):
     monkeypatch.setenv("CUDA_CLANG", "clang++-does-not-exist")
     with pytest.raises(cuda_build.ToolError, match="tools/bootstrap.sh"):
         cuda_build.find_clang()
+
+
+def test_compile_shader_sources_are_built_ahead_under_their_key(cuda_tools, tmp_path):
+    """compile_shader on the CUDA backend finds a test kernel source by the
+    hash of its text: shaders/<key>.ptx and its list, every kernel of the
+    source an entry, the PTX named relative to the PTX directory."""
+    clang, toolkit = cuda_tools
+    results = cuda_build.build_shaders(str(tmp_path), clang, toolkit, 1)
+    assert results and all(r.ok for r in results), [r.error for r in results]
+    for result in results:
+        with open(result.metal) as f:
+            key = msl_prepass.shader_key(f.read())
+        listed = [line.split() for line in open(tmp_path / "shaders" / f"{key}.txt")]
+        assert sorted(entry[0] for entry in listed) == sorted(result.entries) and listed
+        assert {entry[1] for entry in listed} == {f"shaders/{key}.ptx"}

@@ -1,12 +1,13 @@
-"""The emulator's compute model, one small MSL kernel per feature, each
-checked against a numpy/torch reference. Runs through compile_shader, on
-CPU tensors (the emulator backend)."""
+"""What only the emulator does, one small MSL kernel per feature: its
+compile_shader (the MSL checks, errors with the line), checked mode, poison,
+barrier misuse raised, reverse group order, its limits. Runs through
+compile_shader, on CPU tensors. Metal's compute model itself, which every
+backend runs, is test_compute_model.py's."""
 
 from __future__ import annotations
 
 import contextlib
 
-import numpy as np
 import pytest
 import torch
 
@@ -19,215 +20,6 @@ HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
 
 def compile(body: str):
     return mps_ops.compile_shader(HEADER + body)
-
-
-def test_builtins_on_a_2d_grid_with_partial_groups():
-    lib = compile("""
-kernel void where(device uint* out [[buffer(0)]],
-                  constant uint& width [[buffer(1)]],
-                  uint2 pos [[thread_position_in_grid]],
-                  uint2 tid [[thread_position_in_threadgroup]],
-                  uint2 gid [[threadgroup_position_in_grid]],
-                  uint2 tpg [[threads_per_threadgroup]],
-                  uint index [[thread_index_in_threadgroup]]) {
-  device uint* o = out + 5 * (pos.y * width + pos.x);
-  o[0] = tid.x; o[1] = tid.y; o[2] = gid.x * 100 + gid.y; o[3] = tpg.x * 100 + tpg.y; o[4] = index;
-}
-""")
-    w, h, gx, gy = 7, 5, 4, 2
-    out = torch.zeros(h, w, 5, dtype=torch.int32)
-    lib.where(out, w, threads=[w, h], group_size=[gx, gy])
-    y, x = np.mgrid[0:h, 0:w]
-    tpg_x = np.minimum(gx, w - (x // gx) * gx)
-    tpg_y = np.minimum(gy, h - (y // gy) * gy)
-    expected = np.stack([x % gx, y % gy, (x // gx) * 100 + y // gy, tpg_x * 100 + tpg_y,
-                         (x % gx) + tpg_x * (y % gy)], axis=-1)
-    np.testing.assert_array_equal(out.numpy(), expected)
-
-
-def test_3d_grid_covers_every_thread_once():
-    lib = compile("""
-kernel void count(device atomic_uint* hits [[buffer(0)]],
-                  uint3 pos [[thread_position_in_grid]], uint3 grid [[threads_per_grid]]) {
-  atomic_fetch_add_explicit(&hits[(pos.z * grid.y + pos.y) * grid.x + pos.x], 1u, memory_order_relaxed);
-}
-""")
-    hits = torch.zeros(3 * 5 * 6, dtype=torch.int32)
-    lib.count(hits, threads=[6, 5, 3], group_size=[4, 2, 2])
-    assert bool((hits == 1).all())
-
-
-def test_threadgroup_array_and_barrier_reverse_within_groups():
-    lib = compile("""
-kernel void reverse(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
-                    uint i [[thread_position_in_grid]], uint t [[thread_index_in_threadgroup]],
-                    uint n [[threads_per_threadgroup]]) {
-  threadgroup float tile[64];
-  tile[t] = in[i];
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  out[i] = tile[n - 1 - t];
-}
-""")
-    x = torch.arange(100, dtype=torch.float32)
-    out = torch.empty_like(x)
-    lib.reverse(x, out, group_size=64)
-    expected = torch.cat([x[:64].flip(0), x[64:].flip(0)])
-    assert torch.equal(out, expected)
-
-
-def test_reduction_across_simdgroups_with_threadgroup_parameter():
-    lib = compile("""
-kernel void group_sum(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
-                      threadgroup float* partial [[threadgroup(0)]],
-                      uint i [[thread_position_in_grid]], uint g [[threadgroup_position_in_grid]],
-                      uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                      uint n_sg [[simdgroups_per_threadgroup]]) {
-  float s = simd_sum(in[i]);
-  if (lane == 0) partial[sg] = s;
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  if (sg == 0) {
-    float v = lane < n_sg ? partial[lane] : 0.0f;
-    v = simd_sum(v);
-    if (lane == 0) out[g] = v;
-  }
-}
-""")
-    x = torch.randn(1000)
-    out = torch.zeros(4)
-    lib.group_sum(x, out, group_size=256, threadgroup_memory=[8 * 4])
-    expected = torch.stack([c.double().sum() for c in x.split(256)]).float()
-    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-4)
-    with pytest.raises(RuntimeError, match=r"threadgroup\(0\).*no memory length"):
-        lib.group_sum(x, out, group_size=256)
-
-
-def test_divergent_simd_collectives_are_separate():
-    lib = compile("""
-kernel void split(device const int* in [[buffer(0)]], device int* out [[buffer(1)]],
-                  uint i [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
-  if (lane < 10) {
-    out[i] = simd_sum(in[i]);
-  } else {
-    out[i] = simd_sum(in[i]) + 1000;
-  }
-}
-""")
-    x = torch.arange(64, dtype=torch.int32)
-    out = torch.empty_like(x)
-    lib.split(x, out, group_size=64)
-    for base in (0, 32):
-        low = x[base : base + 10].sum().item()
-        high = x[base + 10 : base + 32].sum().item() + 1000
-        assert out[base : base + 10].tolist() == [low] * 10
-        assert out[base + 10 : base + 32].tolist() == [high] * 22
-
-
-def test_scans_and_reductions_over_a_simdgroup():
-    lib = compile("""
-kernel void scans(device const int* in [[buffer(0)]], device int* out [[buffer(1)]],
-                  uint i [[thread_position_in_grid]]) {
-  int x = in[i];
-  device int* o = out + 8 * i;
-  o[0] = simd_prefix_inclusive_sum(x);
-  o[1] = simd_prefix_exclusive_sum(x);
-  o[2] = simd_prefix_exclusive_product(x % 3 + 1);
-  o[3] = simd_min(x);
-  o[4] = simd_max(x);
-  o[5] = simd_and(x | 1);
-  o[6] = simd_or(x);
-  o[7] = simd_xor(x);
-}
-""")
-    x = torch.randint(0, 50, (64,), dtype=torch.int32)
-    out = torch.empty(64, 8, dtype=torch.int32)
-    lib.scans(x, out, group_size=64)
-    for lane_block in (slice(0, 32), slice(32, 64)):
-        v = x[lane_block].numpy().astype(np.int64)
-        o = out[lane_block].numpy()
-        np.testing.assert_array_equal(o[:, 0], np.cumsum(v))
-        np.testing.assert_array_equal(o[:, 1], np.cumsum(v) - v)
-        p = v % 3 + 1
-        np.testing.assert_array_equal(o[:, 2], (np.cumprod(p) // p).astype(np.int32))
-        assert (o[:, 3] == v.min()).all() and (o[:, 4] == v.max()).all()
-        assert (o[:, 5] == np.bitwise_and.reduce(v | 1)).all()
-        assert (o[:, 6] == np.bitwise_or.reduce(v)).all()
-        assert (o[:, 7] == np.bitwise_xor.reduce(v)).all()
-
-
-def test_shuffles_broadcast_and_votes():
-    lib = compile("""
-kernel void shuffles(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
-                     uint i [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
-  float x = in[i];
-  device float* o = out + 10 * i;
-  o[0] = simd_shuffle(x, (lane + 5) % 32);
-  o[1] = simd_shuffle_down(x, 3u);
-  o[2] = simd_shuffle_up(x, 2u);
-  o[3] = simd_shuffle_xor(x, 1u);
-  o[4] = simd_shuffle_rotate_down(x, 4u);
-  o[5] = simd_broadcast(x, 7u);
-  o[6] = simd_broadcast_first(x);
-  o[7] = simd_shuffle_and_fill_down(x, -x, 2u);
-  o[8] = float(simd_any(x > 30.0f)) + 2.0f * float(simd_all(x >= 0.0f)) + 4.0f * float(simd_is_first());
-  o[9] = float(uint64_t(simd_ballot(lane % 2 == 0)) == 0x55555555ul);
-}
-""".replace("uint64_t", "ulong"))
-    x = torch.arange(32, dtype=torch.float32)
-    out = torch.empty(32, 10)
-    lib.shuffles(x, out, group_size=32)
-    lanes = np.arange(32)
-    o = out.numpy()
-    np.testing.assert_array_equal(o[:, 0], (lanes + 5) % 32)
-    np.testing.assert_array_equal(o[:29, 1], lanes[:29] + 3)
-    assert np.isnan(o[29:, 1]).all(), "reading a lane outside the simdgroup is poison"
-    np.testing.assert_array_equal(o[2:, 2], lanes[2:] - 2)
-    np.testing.assert_array_equal(o[:, 3], lanes ^ 1)
-    np.testing.assert_array_equal(o[:, 4], (lanes + 4) % 32)
-    assert (o[:, 5] == 7).all() and (o[:, 6] == 0).all()
-    np.testing.assert_array_equal(o[:30, 7], lanes[:30] + 2)
-    np.testing.assert_array_equal(o[30:, 7], -(lanes[30:] - 30))
-    np.testing.assert_array_equal(o[:, 8], [1 + 2 + 4] + [1 + 2] * 31)
-    assert (o[:, 9] == 1).all()
-
-
-def test_atomics_under_contention_device_and_threadgroup():
-    lib = compile("""
-kernel void histogram(device const uint* in [[buffer(0)]], device atomic_uint* bins [[buffer(1)]],
-                      device atomic_int* group_max [[buffer(2)]],
-                      uint i [[thread_position_in_grid]], uint t [[thread_index_in_threadgroup]]) {
-  threadgroup atomic_int local_max;
-  if (t == 0) atomic_store_explicit(&local_max, 0, memory_order_relaxed);
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  atomic_fetch_add_explicit(&bins[in[i] % 16], 1u, memory_order_relaxed);
-  atomic_fetch_max_explicit(&local_max, int(in[i]), memory_order_relaxed);
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  if (t == 0) atomic_fetch_max_explicit(group_max, atomic_load_explicit(&local_max, memory_order_relaxed),
-                                        memory_order_relaxed);
-}
-""")
-    x = torch.randint(0, 1000, (5000,), dtype=torch.int32)
-    bins = torch.zeros(16, dtype=torch.int32)
-    top = torch.zeros(1, dtype=torch.int32)
-    lib.histogram(x, bins, top, group_size=128)
-    np.testing.assert_array_equal(bins.numpy(), np.bincount(x.numpy() % 16, minlength=16))
-    assert top.item() == x.max().item()
-
-
-def test_half_and_bfloat_round_like_the_gpu():
-    lib = compile("""
-kernel void mix(device const float* in [[buffer(0)]], device half* h [[buffer(1)]],
-                device bfloat* b [[buffer(2)]], uint i [[thread_position_in_grid]]) {
-  h[i] = half(in[i]) * half(3.0f) + half(0.1f);
-  b[i] = bfloat(in[i]) * bfloat(3.0f) + bfloat(0.1f);
-}
-""")
-    x = torch.randn(257)
-    h = torch.empty(257, dtype=torch.half)
-    b = torch.empty(257, dtype=torch.bfloat16)
-    lib.mix(x, h, b)
-    assert torch.equal(h, x.half() * torch.tensor(3.0, dtype=torch.half) + torch.tensor(0.1, dtype=torch.half))
-    bf = torch.bfloat16
-    assert torch.equal(b, x.to(bf) * torch.tensor(3.0, dtype=bf) + torch.tensor(0.1, dtype=bf))
 
 
 def test_compile_errors_raise_syntax_error_with_the_line():
@@ -442,20 +234,6 @@ kernel void vectors(device const float4* in [[buffer(0)]], device float* out [[b
 
 
 # Regressions found in review.
-
-def test_divergent_collectives_on_one_line_stay_separate():
-    lib = compile("""
-kernel void one_line(device const int* in [[buffer(0)]], device int* out [[buffer(1)]],
-                     uint i [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
-  out[i] = lane < 10 ? simd_sum(in[i]) : simd_max(in[i]);
-}
-""")
-    x = torch.arange(32, dtype=torch.int32)
-    out = torch.empty_like(x)
-    lib.one_line(x, out, group_size=32)
-    assert out[:10].tolist() == [45] * 10
-    assert out[10:].tolist() == [31] * 22
-
 
 def test_divergent_barriers_on_one_line_raise():
     lib = compile("""

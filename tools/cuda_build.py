@@ -11,6 +11,10 @@ entry point of it. DIR/kernels.txt lists `host_name file.ptx buffers threadgroup
 per entry: the last two are the slot masks (hex; bit N: the kernel declares
 [[buffer(N)]] / [[threadgroup(N)]]) the CUDA backend requires set at dispatch,
 as the emulator's registrars and Metal's embedded table carry them.
+Then the compile_shader sources of test/kernels/ (the tests' own kernels),
+each into DIR/shaders/<key>.ptx with its list <key>.txt, key a hash of the
+source (mps_ops/_prepass.py shader_key): the GPU machine cannot compile at
+run time, so compile_shader on the CUDA backend runs these and only these.
 Prints each file with its entry points and exits non-zero on any failure.
 
 clang rather than nvcc: the prepass output is MSL-flavoured C++ that relies on
@@ -134,10 +138,11 @@ def _run(command: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True)
 
 
-def build_file(metal: str, out_dir: str, clang: str, toolkit: str) -> FileResult:
-    """One .metal file to <stem>.cu, <stem>.ptx, checked by ptxas."""
+def build_file(metal: str, out_dir: str, clang: str, toolkit: str, stem: str | None = None) -> FileResult:
+    """One .metal file to <stem>.cu, <stem>.ptx (stem: the file's, unless
+    given), checked by ptxas."""
     start = time.monotonic()
-    stem = os.path.splitext(os.path.basename(metal))[0]
+    stem = stem or os.path.splitext(os.path.basename(metal))[0]
     cu = os.path.join(out_dir, f"{stem}.cu")
     result = FileResult(metal, os.path.join(out_dir, f"{stem}.ptx"))
     origin = os.path.relpath(metal, ROOT)
@@ -169,19 +174,43 @@ def build_file(metal: str, out_dir: str, clang: str, toolkit: str) -> FileResult
 
 
 def build(files: list[str], out_dir: str, clang: str, toolkit: str,
-          jobs: int = MAX_JOBS) -> list[FileResult]:
+          jobs: int = MAX_JOBS, stems: list[str] | None = None) -> list[FileResult]:
     os.makedirs(out_dir, exist_ok=True)
     jobs = max(1, min(jobs, MAX_JOBS))
+    stems = stems or [None] * len(files)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(lambda f: build_file(f, out_dir, clang, toolkit), files))
+        return list(pool.map(lambda f, s: build_file(f, out_dir, clang, toolkit, s), files, stems))
 
 
-def write_kernel_list(results: list[FileResult], out_dir: str) -> str:
-    path = os.path.join(out_dir, "kernels.txt")
-    lines = sorted(f"{name} {os.path.basename(r.ptx)} {r.slots[name][0]:#x} {r.slots[name][1]:#x}"
+def write_kernel_list(results: list[FileResult], out_dir: str, name: str = "kernels.txt",
+                      prefix: str = "") -> str:
+    """The list the CUDA backend reads: `host_name file.ptx buffers
+    threadgroups`, the PTX named relative to the PTX directory (prefix: the
+    subdirectory of a prebuilt shader's)."""
+    path = os.path.join(out_dir, name)
+    lines = sorted(f"{name} {prefix}{os.path.basename(r.ptx)} {r.slots[name][0]:#x} {r.slots[name][1]:#x}"
                    for r in results for name in r.entries if name in r.slots)
     msl_prepass.write_if_changed(path, "".join(line + "\n" for line in lines))
     return path
+
+
+SHADER_SUBDIR = "shaders"
+
+
+def build_shaders(out_dir: str, clang: str, toolkit: str, jobs: int) -> list[FileResult]:
+    """The compile_shader sources of test/kernels/, each to
+    shaders/<shader_key>.ptx with its kernel list <shader_key>.txt, which
+    compile_shader on the CUDA backend looks up by the source's key."""
+    sources = sorted(glob.glob(os.path.join(msl_prepass.PREBUILT_SHADERS, "*.metal")))
+    keys = []
+    for path in sources:
+        with open(path) as f:
+            keys.append(msl_prepass.shader_key(f.read()))
+    shader_dir = os.path.join(out_dir, SHADER_SUBDIR)
+    results = build(sources, shader_dir, clang, toolkit, jobs, keys)
+    for result, key in zip(results, keys):
+        write_kernel_list([result], shader_dir, f"{key}.txt", f"{SHADER_SUBDIR}/")
+    return results
 
 
 def report(results: list[FileResult], seconds: float) -> bool:
@@ -231,7 +260,13 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     results = build(files, os.path.abspath(args.out), clang, toolkit, args.jobs)
     write_kernel_list(results, os.path.abspath(args.out))
-    return 0 if report(results, time.monotonic() - start) else 1
+    built = report(results, time.monotonic() - start)
+    if args.files:
+        return 0 if built else 1
+    start = time.monotonic()
+    shaders = build_shaders(os.path.abspath(args.out), clang, toolkit, args.jobs)
+    print("cuda_build: compile_shader sources built ahead (test/kernels/):")
+    return 0 if report(shaders, time.monotonic() - start) and built else 1
 
 
 if __name__ == "__main__":

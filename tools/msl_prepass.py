@@ -27,6 +27,8 @@ KERNEL_INCLUDE = _module.KERNEL_INCLUDE
 EMULATOR_INCLUDES = _module.EMULATOR_INCLUDES
 MSL_INCLUDE = _module.MSL_INCLUDE
 CUDA_INCLUDE_DIRS = _module.CUDA_INCLUDE_DIRS
+PREBUILT_SHADERS = _module.PREBUILT_SHADERS
+shader_key = _module.shader_key
 
 if __name__ == "__main__":
     sys.exit(_module.main())

@@ -133,17 +133,38 @@ class CudaBackend final : public Backend {
   void dispatch(const KernelHandle* kernel, const ArgSlot* args, int count,
                 const uint32_t* threadgroup_lengths, Dim3 threads, Dim3 group) override;
 
-  // compile_shader needs clang >= 19 and the prepass at run time, which the
-  // GPU machine does not have; the built-in kernels are what this backend is for.
-  void* load_library(const std::string&) override {
-    TORCH_CHECK_NOT_IMPLEMENTED(false, "mps_ops: compile_shader is not available on the cuda "
-                                       "backend (it runs only the built-in kernels)");
+  // compile_shader would need clang >= 19 and the prepass at run time, which
+  // the GPU machine does not have: a library is a source tools/cuda_build.py
+  // compiled ahead (test/kernels/), found by its key (mps_ops/_prepass.py
+  // shader_key, which compile_shader passes here) in <PTX dir>/shaders/.
+  void* load_library(const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    load_table();
+    auto found = libraries_.find(key);
+    if (found != libraries_.end()) return found->second.get();
+    const std::string list = dir_ + "/shaders/" + key + ".txt";
+    TORCH_CHECK_NOT_IMPLEMENTED(std::ifstream(list).good(),
+                                "mps_ops: compile_shader on the cuda backend runs only sources "
+                                "tools/cuda_build.py compiled ahead (the .metal files of test/kernels/); "
+                                "this source (key ", key, ") is not one of them, or build/cuda is stale");
+    auto library = std::make_unique<Library>();
+    for (auto& e : cuda::read_kernel_list_file(list)) {
+      auto handle = std::make_unique<KernelHandle>();
+      handle->file = file_index(e.ptx_file);
+      handle->entry = std::move(e);
+      library->kernels[handle->entry.host_name] = std::move(handle);
+    }
+    return (libraries_[key] = std::move(library)).get();
   }
-  std::vector<std::string> library_kernel_names(void*) override {
-    TORCH_CHECK_NOT_IMPLEMENTED(false, "mps_ops: the cuda backend has no run-time libraries");
+  std::vector<std::string> library_kernel_names(void* library) override {
+    std::vector<std::string> out;
+    for (const auto& kv : static_cast<Library*>(library)->kernels) out.push_back(kv.first);
+    return out;
   }
-  KernelHandle* find_library_kernel(void*, const std::string&) override {
-    TORCH_CHECK_NOT_IMPLEMENTED(false, "mps_ops: the cuda backend has no run-time libraries");
+  KernelHandle* find_library_kernel(void* library, const std::string& name) override {
+    auto& kernels = static_cast<Library*>(library)->kernels;
+    auto it = kernels.find(name);
+    return it == kernels.end() ? nullptr : it->second.get();
   }
   void* load_metallib(const void*, size_t) override {
     TORCH_CHECK_NOT_IMPLEMENTED(false, "mps_ops: a .metallib holds compiled Apple GPU code, which "
@@ -167,19 +188,30 @@ class CudaBackend final : public Backend {
     std::vector<CUmodule> modules;  // per PTX file, null until loaded
   };
 
+  // A compile_shader library: the kernels of one prebuilt source.
+  struct Library {
+    std::map<std::string, std::unique_ptr<KernelHandle>> kernels;
+  };
+
   // kernels.txt, read once. Caller holds mutex_.
   void load_table() const {
     if (!kernels_.empty()) return;
     dir_ = cuda::ptx_directory();
-    std::map<std::string, size_t> file_index;
     for (auto& e : cuda::read_kernel_list(dir_)) {
-      auto inserted = file_index.emplace(e.ptx_file, files_.size());
-      if (inserted.second) files_.push_back(e.ptx_file);
       auto handle = std::make_unique<KernelHandle>();
-      handle->file = inserted.first->second;
+      handle->file = file_index(e.ptx_file);
       handle->entry = std::move(e);
       kernels_[handle->entry.host_name] = std::move(handle);
     }
+  }
+
+  // The index of a PTX file (relative to dir_) in files_, added if new.
+  // Caller holds mutex_.
+  size_t file_index(const std::string& ptx_file) const {
+    auto found = std::find(files_.begin(), files_.end(), ptx_file);
+    if (found != files_.end()) return static_cast<size_t>(found - files_.begin());
+    files_.push_back(ptx_file);
+    return files_.size() - 1;
   }
 
   // The device's primary context (the one torch's runtime API uses), made
@@ -200,6 +232,8 @@ class CudaBackend final : public Backend {
   }
 
   CUmodule module(Device& state, size_t file) const {
+    // A library loaded after the device was set up adds PTX files.
+    if (state.modules.size() < files_.size()) state.modules.resize(files_.size(), nullptr);
     if (state.modules[file] != nullptr) return state.modules[file];
     const std::string path = dir_ + "/" + files_[file];
     const std::string ptx = read_file(path);  // NUL-terminated by c_str(), as the JIT wants
@@ -240,6 +274,7 @@ class CudaBackend final : public Backend {
   mutable std::string dir_;
   mutable std::vector<std::string> files_;
   mutable std::map<std::string, std::unique_ptr<KernelHandle>> kernels_;
+  mutable std::map<std::string, std::unique_ptr<Library>> libraries_;
   mutable std::map<int, Device> devices_;
 };
 

@@ -28,10 +28,15 @@ std::string ptx_directory() {
 
 std::vector<KernelListEntry> read_kernel_list(const std::string& dir) {
   const std::string path = dir + "/kernels.txt";
-  std::ifstream in(path);
-  TORCH_CHECK(in.good(), "mps_ops cuda: cannot open ", path,
+  TORCH_CHECK(std::ifstream(path).good(), "mps_ops cuda: cannot open ", path,
               ": build the PTX with `python tools/cuda_build.py` (clang-19) and bring build/cuda "
               "with the tree, or set MPS_OPS_PTX_DIR");
+  return read_kernel_list_file(path);
+}
+
+std::vector<KernelListEntry> read_kernel_list_file(const std::string& path) {
+  std::ifstream in(path);
+  TORCH_CHECK(in.good(), "mps_ops cuda: cannot open ", path);
   std::vector<KernelListEntry> entries;
   std::string line;
   int number = 0;

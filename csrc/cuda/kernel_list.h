@@ -25,4 +25,8 @@ std::string ptx_directory();
 // it is missing or malformed.
 std::vector<KernelListEntry> read_kernel_list(const std::string& dir);
 
+// A kernel list file in that format (a prebuilt compile_shader source's,
+// shaders/<key>.txt, whose PTX files are named relative to the PTX directory).
+std::vector<KernelListEntry> read_kernel_list_file(const std::string& path);
+
 }  // namespace mps_ops::cuda
