@@ -6,7 +6,8 @@
 
 Timings (Mac only). For each op, layout (dense, transposed, strided ``[:, ::2]``,
 scalar-broadcast), dtype (float32 / float16 / bfloat16, where the op supports
-it) and size (1e3 to 1e7 elements): our kernel on ``mps`` tensors against
+it; an integer-only op: its operand makers' dtype, mps_ops.samples)
+and size (1e3 to 1e7 elements): our kernel on ``mps`` tensors against
 the stock path in the same run. The stock path of a ``fill`` op (torch has no
 MPS kernel) is the CPU-fallback round trip a user gets today with
 PYTORCH_ENABLE_MPS_FALLBACK=1: inputs ``.cpu()``, the CPU op, the results

@@ -21,6 +21,7 @@ class OpSpec:
     kind: str = "elementwise"
     inplace: object = None  # the in-place method, if the op has one
     inputs: object = None  # (layout, rows, cols, dtype) -> CPU tensors, replacing makers
+    dtype: torch.dtype = torch.float32  # the work table's dtype (integer-only ops: an integer one)
 
 
 def _take_inputs(layout: str, rows: int, cols: int, dtype) -> list:
@@ -193,12 +194,12 @@ WITH_OWN_INPUTS = {
 
 
 def _at(make):
-    """A samples maker (shape -> float32 tensor) at any dtype."""
+    """A samples maker (shape -> tensor) at any dtype."""
     return lambda shape, dtype: make(shape).to(dtype)
 
 
 def elementwise_specs() -> dict:
-    return {name: OpSpec(e.fn, tuple(_at(m) for m in e.makers), inplace=e.inplace)
+    return {name: OpSpec(e.fn, tuple(_at(m) for m in e.makers), inplace=e.inplace, dtype=e.dtype)
             for name, e in elementwise_ops().items()}
 
 

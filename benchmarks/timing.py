@@ -105,8 +105,9 @@ def time_all(opts) -> tuple:
     for name, record in registry_ops().items():
         if (opts.ops and name not in opts.ops) or name not in OPS:
             continue
-        dtypes = [d for d in TIMING_DTYPES
-                  if d in record.dtypes and (not opts.dtypes or d in opts.dtypes)]
+        # An op without a floating dtype (gcd) is timed in its operand makers' dtype.
+        dtypes = [d for d in TIMING_DTYPES if d in record.dtypes] or [OPS[name].dtype]
+        dtypes = [d for d in dtypes if not opts.dtypes or d in opts.dtypes]
         for layout in opts.layouts:
             for dtype in dtypes:
                 for n in opts.sizes:

@@ -96,7 +96,7 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
                 table.append(row)
                 continue
             torch.manual_seed(0)
-            inputs = to_device(layout_inputs(spec, layout, rows, cols, torch.float32), target)
+            inputs = to_device(layout_inputs(spec, layout, rows, cols, spec.dtype), target)
             fn, args, kwargs = _call_form(spec, form, inputs, target)
             _, work = measure_work(fn, *args, **kwargs)
             ok = len(work.dispatches) == 1 and work.ratio <= WORK_LIMIT and not work.copies
@@ -162,7 +162,8 @@ gather (take): binds all of self and reads index.numel() elements of it, so "to 
 
 
 def print_work(table: list) -> int:
-    print(f"work figures ({mps_ops.backend} backend), float32, result shape 24x37:")
+    print(f"work figures ({mps_ops.backend} backend), float32 (an op without float32: its "
+          "operand makers' dtype), result shape 24x37:")
     print(format_work(table))
     print()
     print(WORK_LEGEND)

@@ -17,7 +17,7 @@ struct OpRecord {
   const char* dtypes;  // comma-separated torch dtype names
   const char* opinfo;  // comma-separated OpInfo names
   const char* forms;   // comma-separated OpInfo call forms that reach our kernels
-  const char* shape;   // a standard shape (unary_float, binary_float) or ""
+  const char* shape;   // a standard shape (SHAPES in tools/codegen.py) or ""
   // A shaped op's sample domain as a Python literal:
   // ((argument or "*" for every input, (lo, hi, integers)), ...); "()" if none.
   const char* domain;

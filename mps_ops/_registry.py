@@ -35,8 +35,8 @@ class OpRecord:
     dtypes: tuple  # torch.dtype objects
     policy: str  # "fill" or "override"
     active: bool  # registered for MPS in this process
-    # A standard element-wise shape ("unary_float", "binary_float") whose
-    # shared stubs serve the op, or "" (the op has stubs of its own).
+    # A standard element-wise shape (SHAPES in tools/codegen.py: "unary_float",
+    # ...) whose shared stubs serve the op, or "" (the op has stubs of its own).
     shape: str = ""
     # A shaped op's sample domain: ((argument name or "*" for every input, Range), ...).
     domain: tuple = ()

@@ -131,7 +131,7 @@ def test_strided_input_is_one_dispatch_and_binds_its_span(name):
     _, work = measure_work(ELEMENTWISE[name][0], *args)
     assert len(work.dispatches) == 1 and work.dispatches[0].variant == "strided"
     assert work.copies == ()
-    span = ((ROWS - 1) * 2 * COLS + (COLS - 1) * 2 + 1) * 4
+    span = ((ROWS - 1) * 2 * COLS + (COLS - 1) * 2 + 1) * args[0].element_size()
     first_input = work.dispatches[0].operands - len(args)  # operands: outputs, then inputs
     assert work.dispatches[0].buffers[first_input] == span
 

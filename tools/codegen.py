@@ -66,6 +66,8 @@ FORMS = ("functional", "out", "inplace")
 SHAPES = {
     "unary_float": {"functional": "unary_float_stub", "out": "unary_float_out_stub"},
     "binary_float": {"functional": "binary_float_stub", "out": "binary_float_out_stub"},
+    "binary_same": {"functional": "binary_same_stub", "out": "binary_same_out_stub",
+                    "inplace": "binary_same_inplace_stub"},
 }
 SHAPE_STUBS_HEADER = os.path.join(ROOT, "csrc", "runtime", "elementwise_stubs.h")
 
@@ -156,9 +158,10 @@ def _range(spec, where: str) -> Range:
 
 
 def expand_domain(spec, where: str) -> tuple:
-    """domain: `[lo, hi]` (every input) or a mapping from the op's argument
-    names to ranges; -> ((argument or "*", Range), ...), "*" for every input."""
-    if isinstance(spec, dict):
+    """domain: a range (`[lo, hi]` or `{integers: [lo, hi]}`) for every input,
+    or a mapping from the op's argument names to ranges;
+    -> ((argument or "*", Range), ...), "*" for every input."""
+    if isinstance(spec, dict) and set(spec) != {"integers"}:
         return tuple((str(arg), _range(r, f"{where}: domain of {arg}")) for arg, r in spec.items())
     return (("*", _range(spec, f"{where}: domain")),)
 

@@ -41,6 +41,8 @@ c10::ScalarType same_dtype(c10::ScalarType common);
 // both are char arrays the generated registration defines.
 //   unary_float   integer inputs compute in float (torch.special.ndtri ...)
 //   binary_float  the same with two operands (special polynomials)
+//   binary_same   two operands, the result in their common (promoted) dtype;
+//                 functional, out= and in-place (gcd, lcm)
 template <const char* Op, const char* Kernel>
 at::Tensor unary_float_stub(const at::Tensor& self) {
   static KernelCache kernels(Kernel);
@@ -61,6 +63,22 @@ template <const char* Op, const char* Kernel>
 at::Tensor& binary_float_out_stub(const at::Tensor& lhs, const at::Tensor& rhs, at::Tensor& out) {
   static KernelCache kernels(Kernel);
   return binary_out(kernels, Op, float_result_type, lhs, rhs, out);
+}
+
+template <const char* Op, const char* Kernel>
+at::Tensor binary_same_stub(const at::Tensor& lhs, const at::Tensor& rhs) {
+  static KernelCache kernels(Kernel);
+  return binary(kernels, Op, same_dtype, lhs, rhs);
+}
+template <const char* Op, const char* Kernel>
+at::Tensor& binary_same_out_stub(const at::Tensor& lhs, const at::Tensor& rhs, at::Tensor& out) {
+  static KernelCache kernels(Kernel);
+  return binary_out(kernels, Op, same_dtype, lhs, rhs, out);
+}
+template <const char* Op, const char* Kernel>
+at::Tensor& binary_same_inplace_stub(at::Tensor& self, const at::Tensor& other) {
+  static KernelCache kernels(Kernel);
+  return binary_inplace(kernels, Op, same_dtype, self, other);
 }
 
 }  // namespace mps_ops

@@ -84,11 +84,17 @@ def _add(*samples):
 # --- shaped ops: samples from the registry --------------------------------
 
 
-def range_maker(r: _registry.Range) -> Callable:
-    """shape -> a float32 CPU tensor drawn from the range."""
+def maker_dtype(record) -> torch.dtype:
+    """The dtype of a shaped op's operand makers: float32, or for an op
+    without it (gcd: integers only) torch's default integer dtype, int64."""
+    return torch.float32 if torch.float32 in record.dtypes else torch.int64
+
+
+def range_maker(r: _registry.Range, dtype: torch.dtype) -> Callable:
+    """shape -> a CPU tensor of dtype drawn from the range."""
     if r.integers:
-        return lambda shape: torch.randint(int(r.lo), int(r.hi) + 1, shape).float()
-    return lambda shape: torch.rand(shape) * (r.hi - r.lo) + r.lo
+        return lambda shape: torch.randint(int(r.lo), int(r.hi) + 1, shape).to(dtype)
+    return lambda shape: (torch.rand(shape) * (r.hi - r.lo) + r.lo).to(dtype)
 
 
 def _tensor_inputs(name: str) -> list:
@@ -105,7 +111,7 @@ def shaped_makers(record) -> dict:
         r = ranges.get(argument, ranges.get("*"))
         if r is None:
             raise KeyError(f"{record.name}: its registry domain gives no range for {argument!r}")
-        makers[argument] = range_maker(r)
+        makers[argument] = range_maker(r, maker_dtype(record))
     return makers
 
 
@@ -142,8 +148,9 @@ class Elementwise:
     """An element-wise op as the layout, work and benchmark tables use it."""
 
     fn: Callable  # the functional call; takes out= too
-    makers: tuple  # one per tensor input: shape -> float32 CPU tensor inside the op's domain
+    makers: tuple  # one per tensor input: shape -> CPU tensor of dtype inside the op's domain
     inplace: Callable = None  # the in-place call, if the op has one
+    dtype: torch.dtype = torch.float32  # what the makers make
 
 
 # --- the ops with stubs of their own: one module per stub file ---------------
@@ -169,7 +176,9 @@ def elementwise_ops() -> dict:
     for record in _registry.ops():
         name = record.name.split("::", 1)[1]
         if record.shape:
-            out[name] = Elementwise(getattr(torch.ops.aten, name), tuple(shaped_makers(record).values()))
+            inplace = [getattr(torch.ops.aten, o) for o in record.overloads if o == f"{name}_"]
+            out[name] = Elementwise(getattr(torch.ops.aten, name), tuple(shaped_makers(record).values()),
+                                    inplace=inplace[0] if inplace else None, dtype=maker_dtype(record))
         elif name in ELEMENTWISE_WITH_STUBS:
             out[name] = ELEMENTWISE_WITH_STUBS[name]
     return out
