@@ -204,9 +204,14 @@ def test_error_inputs_raise_what_cpu_raises(record, opinfo):
     n = 0
     for error_input in opinfo.error_inputs("cpu"):
         sample = error_input.sample_input
+        kwargs = sample.kwargs
+        if "functional" not in record.forms:
+            # Only the out= form is ours (narrow_copy): off the CPU, the
+            # functional call runs torch's own composite, not our stub.
+            kwargs = dict(kwargs, out=torch.empty(0, dtype=sample.input.dtype))
         with pytest.raises(Exception) as cpu_error:
-            opinfo(sample.input, *sample.args, **sample.kwargs)
-        inputs = to_device((sample.input, sample.args, sample.kwargs))
+            opinfo(sample.input, *sample.args, **kwargs)
+        inputs = to_device((sample.input, sample.args, kwargs))
         with pytest.raises(Exception) as our_error, emulate():
             opinfo(inputs[0], *inputs[1], **inputs[2])
         assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)

@@ -1,13 +1,15 @@
 // Laguerre L_n(x) and Legendre P_n(x) by their three-term recurrences, in the
 // CPU reference's order of operations so float results agree closely. n is
-// read as a float and truncated, as the CPU does; NaN n counts as negative
-// (the CPU's conversion of NaN to int64 gives INT64_MIN).
+// read as a float and truncated, as the CPU does; NaN n, and n beyond the
+// long range (inf included), count as negative: the CPU's conversion to int64
+// gives INT64_MIN there on x86. The conversion itself is undefined out of
+// range, and a GPU saturates it: +inf became a loop of 2**63 steps on the H100.
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
 using namespace metal;
 
 inline long polynomial_degree(float n) {
-  return isnan(n) ? -1 : long(n);
+  return (isnan(n) || fabs(n) >= 9.223372036854775808e18f) ? -1 : long(n);
 }
 
 struct laguerre_polynomial_l_functor {
