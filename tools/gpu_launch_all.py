@@ -124,11 +124,10 @@ def variants(sample, dtype, built: dict) -> list:
     else:
         big = tiled(built, sample)
         bigs = [to_device(big)] if big is not None else []
-    for n, big in enumerate(bigs):
+    for n, big in enumerate(bigs or [out[0][1]]):  # without a large call, the sample's variants
         suffix = f" {n}" if len(bigs) > 1 else ""
-        out.append((f"large{suffix}", big))
-    for n, big in enumerate(bigs or [out[0][1]]):
-        suffix = f" {n}" if len(bigs) > 1 else ""
+        if bigs:
+            out.append((f"large{suffix}", big))
         spread = strided(big, sample)
         if spread is not None:
             out.append((f"strided{suffix}", spread))

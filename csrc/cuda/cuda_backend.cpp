@@ -91,20 +91,20 @@ const char* launch_log() {
   return path;
 }
 
+// A switch read from the environment: on when NAME=1.
+bool switched_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+
 // MPS_OPS_CUDA_REVERSE_GROUPS=1: threadgroups in reverse order (launch_abi.h).
 bool reverse_groups() {
-  static const bool on = [] {
-    const char* v = std::getenv("MPS_OPS_CUDA_REVERSE_GROUPS");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
+  static const bool on = switched_on("MPS_OPS_CUDA_REVERSE_GROUPS");
   return on;
 }
 
 bool sync_after_launch() {
-  static const bool on = [] {
-    const char* v = std::getenv("MPS_OPS_CUDA_SYNC");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
+  static const bool on = switched_on("MPS_OPS_CUDA_SYNC");
   return on;
 }
 

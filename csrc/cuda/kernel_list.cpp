@@ -27,16 +27,14 @@ std::string ptx_directory() {
 }
 
 std::vector<KernelListEntry> read_kernel_list(const std::string& dir) {
-  const std::string path = dir + "/kernels.txt";
-  TORCH_CHECK(std::ifstream(path).good(), "mps_ops cuda: cannot open ", path,
-              ": build the PTX with `python tools/cuda_build.py` (clang-19) and bring build/cuda "
-              "with the tree, or set MPS_OPS_PTX_DIR");
-  return read_kernel_list_file(path);
+  return read_kernel_list_file(dir + "/kernels.txt",
+                               ": build the PTX with `python tools/cuda_build.py` (clang-19) and bring "
+                               "build/cuda with the tree, or set MPS_OPS_PTX_DIR");
 }
 
-std::vector<KernelListEntry> read_kernel_list_file(const std::string& path) {
+std::vector<KernelListEntry> read_kernel_list_file(const std::string& path, const char* if_missing) {
   std::ifstream in(path);
-  TORCH_CHECK(in.good(), "mps_ops cuda: cannot open ", path);
+  TORCH_CHECK(in.good(), "mps_ops cuda: cannot open ", path, if_missing);
   std::vector<KernelListEntry> entries;
   std::string line;
   int number = 0;

@@ -27,6 +27,7 @@ std::vector<KernelListEntry> read_kernel_list(const std::string& dir);
 
 // A kernel list file in that format (a prebuilt compile_shader source's,
 // shaders/<key>.txt, whose PTX files are named relative to the PTX directory).
-std::vector<KernelListEntry> read_kernel_list_file(const std::string& path);
+// if_missing: what the error says after the path when the file is missing.
+std::vector<KernelListEntry> read_kernel_list_file(const std::string& path, const char* if_missing = "");
 
 }  // namespace mps_ops::cuda

@@ -19,26 +19,23 @@ def _large_multi_margin(dt):
                 weight=torch.rand(10).to(dt), reduction=1)
 
 
-def _large_multilabel_backward(dt):
-    """64 rows of 40 classes, each row's labels ended by -1 at a random place
-    (Sample.large)."""
-    target = torch.randint(0, 40, (64, 40))
-    target[torch.arange(64), torch.randint(0, 40, (64,))] = -1
-    self = torch.randn(64, 40).to(dt)
-    _, is_target = torch.ops.aten.multilabel_margin_loss_forward(self.float(), target, 0)
-    return dict(grad_output=torch.randn(64).to(dt), self=self, target=target, reduction=0,
-                is_target=is_target.to(dt))
-
-
 def _multilabel(dt):
     return dict(self=torch.randn(3, 5).to(dt),
                 target=torch.tensor([[3, 0, -1, 1, 2], [4, 4, 1, -1, 0], [-1, 0, 0, 0, 0]]), reduction=1)
 
 
-def _multilabel_backward(dt):
-    args = dict(_multilabel(dt), reduction=0)
+def _large_multilabel(dt):
+    """64 rows of 40 classes, each row's labels ended by -1 at a random place
+    (Sample.large)."""
+    target = torch.randint(0, 40, (64, 40))
+    target[torch.arange(64), torch.randint(0, 40, (64,))] = -1
+    return dict(self=torch.randn(64, 40).to(dt), target=target, reduction=1)
+
+
+def _multilabel_backward(dt, inputs=_multilabel):
+    args = dict(inputs(dt), reduction=0)
     _, is_target = torch.ops.aten.multilabel_margin_loss_forward(args["self"].float(), args["target"], 0)
-    return dict(grad_output=torch.randn(3).to(dt), is_target=is_target.to(dt), **args)
+    return dict(grad_output=torch.randn(args["self"].shape[0]).to(dt), is_target=is_target.to(dt), **args)
 
 
 OVERLOAD_SAMPLES = [
@@ -54,7 +51,7 @@ OVERLOAD_SAMPLES = [
     Sample("multilabel_margin_loss_forward.output",
            lambda dt: dict(_multilabel(dt), output=empty(dt), is_target=empty(dt)), {"target": INDEX}),
     Sample("multilabel_margin_loss_backward", _multilabel_backward, {"target": INDEX, "is_target": MASK},
-           large=_large_multilabel_backward),
+           large=lambda dt: _multilabel_backward(dt, _large_multilabel)),
     Sample("multilabel_margin_loss_backward.grad_input",
            lambda dt: dict(_multilabel_backward(dt), grad_input=empty(dt)), {"target": INDEX, "is_target": MASK}),
 ]

@@ -518,17 +518,9 @@ using namespace ::metal;
 }
 
 // ---- synchronization and SIMD-group functions ------------------------------
-enum class mem_flags : unsigned {
-  mem_none = 0,
-  mem_device = 1,
-  mem_threadgroup = 2,
-  mem_texture = 4,
-  mem_threadgroup_imageblock = 8,
-  mem_object_data = 16,
-};
-constexpr mem_flags operator|(mem_flags a, mem_flags b) {
-  return mem_flags(unsigned(a) | unsigned(b));
-}
+}  // namespace metal: the flags' header (shared with the C++ targets) opens it itself
+#include "../../csrc/msl/include/mps_ops_msl/mem_flags.h"
+namespace metal {
 void threadgroup_barrier(mem_flags flags);
 void simdgroup_barrier(mem_flags flags);
 

@@ -4,21 +4,7 @@
 // each target's metal_simd.h applies to lanes in lane order.
 #pragma once
 
-namespace metal {
-
-enum class mem_flags : unsigned {
-  mem_none = 0,
-  mem_device = 1,
-  mem_threadgroup = 2,
-  mem_texture = 4,
-  mem_threadgroup_imageblock = 8,
-  mem_object_data = 16,
-};
-constexpr mem_flags operator|(mem_flags a, mem_flags b) {
-  return mem_flags(unsigned(a) | unsigned(b));
-}
-
-}  // namespace metal
+#include "mem_flags.h"
 
 namespace mps_ops_msl {
 
