@@ -82,6 +82,9 @@ class _Emulate(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func.namespace == "mps_ops_compat":  # only our kernels: nothing to check
+            args, kwargs = _tensor_arguments(func, args, kwargs)
+            return func.redispatch(_MPS_KEYS, *args, **kwargs)
         if func.namespace == "aten":
             if overload_name(func) in self._active:
                 args, kwargs = _tensor_arguments(func, args, kwargs)
