@@ -152,10 +152,22 @@ def measure(case, cycles_per_second: float, copy: float) -> dict:
     row["bytes"] = moved
     row["dispatches"] = len(prof.dispatches)
     row["ours_gbps"] = round(moved / gpu_seconds(ours, cycles_per_second) / 1e9, 1)
+    baseline = case.baseline or case.call
+    if case.baseline:
+        row["torch_call"] = "torch's kernels for the same job (gpu_cases.BASELINES)"
+    theirs = inputs
     try:
-        expected = case.call(*inputs)
+        try:
+            expected = baseline(*theirs)
+        except RuntimeError:
+            if not any(t.device.type == "cpu" for t in inputs):
+                raise
+            # Some CUDA kernels refuse a CPU scalar operand (gcd): the same
+            # job with the 0-dim operand on the GPU.
+            theirs = [t.cuda() for t in inputs]
+            expected = baseline(*theirs)
         torch.cuda.synchronize()
-        row["torch_gbps"] = round(moved / gpu_seconds(lambda: case.call(*inputs), cycles_per_second) / 1e9, 1)
+        row["torch_gbps"] = round(moved / gpu_seconds(lambda: baseline(*theirs), cycles_per_second) / 1e9, 1)
     except (RuntimeError, NotImplementedError) as e:  # torch's CUDA kernel lacks the dtype
         row.update(torch_gbps=None, ratio=None, bound="no-baseline",
                    error=f"torch: {str(e).splitlines()[0][:160]}")

@@ -45,10 +45,28 @@ class Case:
     call: Callable  # (*inputs) -> result
     high_arithmetic: bool = False
     random: bool = False  # results not pinned by the inputs: not compared
+    # torch's way to do the same job where `call` has no CUDA kernel
+    # (BASELINES); None: `call` itself.
+    baseline: Callable = None
 
     def make(self) -> list:
         """The inputs, on the GPU."""
         return _on_gpu(self.maker)()
+
+
+def _narrow_into_out(x):
+    out = torch.empty(0, dtype=x.dtype, device=x.device)
+    return out.resize_(x.shape[0], x.size(1) // 2, *x.shape[2:]).copy_(x.narrow(1, 0, x.size(1) // 2))
+
+
+# Ops whose aten call has no CUDA kernel in torch (or wants an argument only
+# CUDA checks): torch's CUDA kernels doing the same job.
+BASELINES = {
+    "_add_relu": lambda a, b: torch.relu_(torch.add(a, b)),  # two kernels: torch has no fused one
+    "narrow_copy": _narrow_into_out,
+    # CUDA requires a mask type; 2: a mask of the input's shape.
+    "_masked_softmax": lambda x: torch.ops.aten._masked_softmax(x, x > 1.0, -1, 2),
+}
 
 
 def _elements(dtype, factor: int = 1) -> int:
@@ -94,7 +112,7 @@ def elementwise_cases(records) -> list:
                 cases.append(Case(f"elementwise {layout}", name, (rows, cols), dtype,
                                   lambda s=spec, l=layout, d=dtype, r=rows, c=cols: layout_inputs(s, l, r, c, d),
                                   fn, high_arithmetic=name in HIGH_ARITHMETIC,
-                                  random=name == "rrelu_with_noise"))
+                                  random=name == "rrelu_with_noise", baseline=BASELINES.get(name)))
     return cases
 
 
@@ -187,7 +205,8 @@ def own_input_cases(records) -> list:
                 family = "pdist"
             make = lambda s=spec, r=rows, c=cols, d=dtype: layout_inputs(s, "dense", r, c, d)  # noqa: E731
             cases.append(Case(family, name, (rows, cols), dtype, make, spec.fn,
-                              high_arithmetic=name in HIGH_ARITHMETIC, random=name == "rrelu_with_noise"))
+                              high_arithmetic=name in HIGH_ARITHMETIC, random=name == "rrelu_with_noise",
+                              baseline=BASELINES.get(name)))
     return cases
 
 
