@@ -94,12 +94,6 @@ def copy_gbps(cycles_per_second: float) -> float:
     return 2 * src.numel() * src.element_size() / seconds / 1e9
 
 
-def _tensors(tree) -> list:
-    from torch.utils._pytree import tree_leaves
-
-    return [t for t in tree_leaves(tree) if isinstance(t, torch.Tensor)]
-
-
 def _max_relative_error(result, truth) -> float:
     result, truth = result.double().cpu(), truth.double().cpu()
     finite = torch.isfinite(truth) & torch.isfinite(result)
@@ -118,19 +112,16 @@ def accuracy(case, inputs) -> dict:
     with emulate():
         ours = case.call(*[t.clone() for t in small])
     theirs = case.call(*[t.clone() for t in small])
-    first = lambda r: _tensors(r)[0]  # noqa: E731
+    from mps_ops.profiling import tensors_in
+
+    first = lambda r: tensors_in(r)[0]  # noqa: E731
     return {"ours_max_rel_error": _max_relative_error(first(ours), first(truth)),
             "torch_max_rel_error": _max_relative_error(first(theirs), first(truth))}
 
 
-def _bytes(inputs, result) -> int:
-    from mps_ops.profiling import bytes_to_move
-
-    return bytes_to_move(inputs, _tensors(result))
-
-
 def measure(case, cycles_per_second: float, copy: float) -> dict:
     import mps_ops
+    from mps_ops.profiling import bytes_to_move, tensors_in
     from mps_ops.testing import emulate
 
     inputs = case.make()
@@ -148,7 +139,7 @@ def measure(case, cycles_per_second: float, copy: float) -> dict:
     if not prof.dispatches:
         row.update(error="ours ran no kernel of ours", bound="none")
         return row
-    moved = _bytes(inputs, result)
+    moved = bytes_to_move(inputs, tensors_in(result))
     row["bytes"] = moved
     row["dispatches"] = len(prof.dispatches)
     row["ours_gbps"] = round(moved / gpu_seconds(ours, cycles_per_second) / 1e9, 1)
@@ -175,7 +166,7 @@ def measure(case, cycles_per_second: float, copy: float) -> dict:
     if not case.random and not inplace:  # in place: the inputs have moved on
         row["same_result"] = all(
             a.shape == b.shape and torch.allclose(a.double(), b.double(), rtol=1e-2, atol=1e-2, equal_nan=True)
-            for a, b in zip(_tensors(result), _tensors(expected)))
+            for a, b in zip(tensors_in(result), tensors_in(expected)))
     row.update(classify(row["ours_gbps"], row["torch_gbps"], copy, case.high_arithmetic))
     if row["bound"] == "compute" and case.family.startswith("elementwise") and case.dtype == torch.float32:
         row.update(accuracy(case, inputs))

@@ -78,12 +78,14 @@ def compat_overloads() -> frozenset:
     return _COMPAT_OVERLOADS
 
 
-def op_overload(overload: str):
-    """The OpOverload of a registry overload ("take.out"): aten's, else, where
-    the running torch lacks the operator, mps_ops_compat's."""
+def op_overload(overload: str, namespace: str | None = None):
+    """The OpOverload of a registry overload ("take.out") in `namespace`; by
+    default aten's, else, where the running torch lacks the operator,
+    mps_ops_compat's."""
     name, _, overload_name = overload.partition(".")
-    namespace = torch.ops.aten if _exists(overload) else torch.ops.mps_ops_compat
-    return getattr(getattr(namespace, name), overload_name or "default")
+    if namespace is None:
+        namespace = "aten" if _exists(overload) else "mps_ops_compat"
+    return getattr(getattr(getattr(torch.ops, namespace), name), overload_name or "default")
 
 
 def _activate(policy: str) -> None:

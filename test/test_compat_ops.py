@@ -16,13 +16,11 @@ COMPAT = sorted(_registry.compat_overloads())
 
 
 def _compat_op(overload):
-    name, _, overload_name = overload.partition(".")
-    return getattr(getattr(torch.ops.mps_ops_compat, name), overload_name or "default")
+    return _registry.op_overload(overload, "mps_ops_compat")
 
 
 def _aten_op(overload):
-    name, _, overload_name = overload.partition(".")
-    return getattr(getattr(torch.ops.aten, name), overload_name or "default")
+    return _registry.op_overload(overload, "aten")
 
 
 def test_the_registry_names_some():

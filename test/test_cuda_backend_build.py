@@ -79,10 +79,10 @@ def test_launcher_reaches_every_kernel_and_the_comparison_sees_an_ulp(tmp_path):
     from mps_ops.samples import SAMPLES_BY_OVERLOAD
     from mps_ops.testing import emulate
 
-    from mps_ops.testing import device
+    from helpers import to_device
 
     std = SAMPLES_BY_OVERLOAD["std.correction_out"]
-    call = {k: v.to(device()) if isinstance(v, torch.Tensor) else v for k, v in std.call(torch.float32).items()}
+    call = to_device(std.call(torch.float32))
     with emulate():
         fresh = std.op(**call).cpu()
     assert torch.equal(recording["calls"]["std.correction_out torch.float32 sample"]["results"][0], fresh)

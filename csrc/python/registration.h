@@ -60,28 +60,25 @@ inline void activate(const std::vector<std::string>& names) {
 // the MPS dispatch key, and returns their names: there the tests and the GPU
 // launcher reach its kernels on any release. Once per process, like activate.
 inline std::vector<std::string> register_compat() {
-  static std::mutex mutex;
-  static std::vector<std::string> registered;
-  static bool done = false;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (done) {
-    return registered;
-  }
-  auto* definitions = new torch::Library(torch::Library::FRAGMENT, "mps_ops_compat", std::nullopt, __FILE__,
-                                         __LINE__);
-  auto* kernels = new torch::Library(torch::Library::IMPL, "mps_ops_compat", c10::DispatchKey::MPS, __FILE__,
-                                     __LINE__);
-  for (int i = 0; i < generated::op_record_count; ++i) {
-    const auto& r = generated::op_records[i];
-    for (int j = 0; j < r.overload_count; ++j) {
-      if (*r.overloads[j].schema) {
-        definitions->def(r.overloads[j].schema);
-        r.overloads[j].impl(*kernels);
-        registered.emplace_back(r.overloads[j].name);
+  // A function-local static: C++ runs its initialiser once, thread-safely.
+  static const std::vector<std::string> registered = [] {
+    std::vector<std::string> names;
+    auto* definitions = new torch::Library(torch::Library::FRAGMENT, "mps_ops_compat", std::nullopt, __FILE__,
+                                           __LINE__);
+    auto* kernels = new torch::Library(torch::Library::IMPL, "mps_ops_compat", c10::DispatchKey::MPS, __FILE__,
+                                       __LINE__);
+    for (int i = 0; i < generated::op_record_count; ++i) {
+      const auto& r = generated::op_records[i];
+      for (int j = 0; j < r.overload_count; ++j) {
+        if (*r.overloads[j].schema) {
+          definitions->def(r.overloads[j].schema);
+          r.overloads[j].impl(*kernels);
+          names.emplace_back(r.overloads[j].name);
+        }
       }
     }
-  }
-  done = true;
+    return names;
+  }();
   return registered;
 }
 
