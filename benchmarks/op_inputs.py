@@ -93,6 +93,13 @@ def _loss_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     return [scores, labels]
 
 
+def _one_class_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """Scores and one class per row (multi_margin): only what the op reads,
+    so that bytes to move count no unread label columns."""
+    scores, labels = _loss_inputs(layout, rows, cols, dtype)
+    return [scores, labels[:, 0].contiguous()]
+
+
 def _multilabel_backward(x, y):
     loss, is_target = torch.ops.aten.multilabel_margin_loss_forward(x, y, 1)
     return torch.ops.aten.multilabel_margin_loss_backward(torch.ones((), device=x.device), x, y, 1,
@@ -142,8 +149,8 @@ WITH_OWN_INPUTS = {
     "_pdist_backward": OpSpec(lambda x: torch.ops.aten._pdist_backward(
         torch.ones(x.size(0) * (x.size(0) - 1) // 2, device=x.device), x.contiguous(), 2.0,
         torch.pdist(x)), (), kind="reduction", inputs=_reduction_inputs),
-    "multi_margin_loss": OpSpec(lambda x, y: torch.nn.functional.multi_margin_loss(x, y[:, 0]), (),
-                                kind="loss", inputs=_loss_inputs),
+    "multi_margin_loss": OpSpec(torch.nn.functional.multi_margin_loss, (), kind="loss",
+                                inputs=_one_class_inputs),
     "multilabel_margin_loss_forward": OpSpec(torch.nn.functional.multilabel_margin_loss, (),
                                              kind="loss", inputs=_loss_inputs),
     "multilabel_margin_loss_backward": OpSpec(_multilabel_backward, (), kind="loss",

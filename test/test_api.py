@@ -64,9 +64,10 @@ def test_profile_records_each_dispatch():
         torch.special.ndtri(x)
     (d,) = prof.dispatches
     assert d.kernel == "ndtri_dense_float_float"
-    assert d.threads == (10, 1, 1)
+    assert d.threads == (3, 1, 1)  # four float elements per thread
     assert d.group_size[0] >= 1
-    assert d.buffers == (40, 40, 4)  # out, in, the (empty) params every element-wise kernel takes
+    # out, in, the element count, the (empty) params every element-wise kernel takes
+    assert d.buffers == (40, 40, 4, 4)
     assert d.operand_slots == 2
 
 

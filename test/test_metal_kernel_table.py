@@ -57,13 +57,13 @@ def test_every_host_name_maps_to_the_one_file_that_defines_it(table, preprocesse
 
 
 @pytest.mark.parametrize("host_name, file, buffers", [
-    # unary_dense: out, in, params (no_params for ndtri)
-    ("ndtri_dense_float_float", "special_unary.metal", 0b111),
+    # unary_dense: out, in, n, params (no_params for ndtri)
+    ("ndtri_dense_float_float", "special_unary.metal", 0b1111),
     # unary_strided: out, in, sizes, strides, ndim, params
     ("ndtri_strided_float_float", "special_unary.metal", 0b111111),
-    # binary_dense: out, lhs, rhs, params
-    ("add_relu_dense_float_float", "add_relu.metal", 0b1111),
-    ("add_relu_dense_lhs_scalar_float_float", "add_relu.metal", 0b1111),
+    # binary_dense: out, lhs, rhs, n, params
+    ("add_relu_dense_float_float", "add_relu.metal", 0b11111),
+    ("add_relu_dense_lhs_scalar_float_float", "add_relu.metal", 0b11111),
     # binary_strided: out, lhs, rhs, sizes, strides, ndim, params
     ("add_relu_strided_float_float", "add_relu.metal", 0b1111111),
     ("fused_adagrad_dense_float_float", "fused_adagrad.metal", 0xFF),

@@ -11,7 +11,7 @@ sample builds:
   sample   the sample as it is;
   large    the sample's `large` call, else the sample tiled (every input,
            when all are data of one shape, repeated along its first dim to
-           at least 8192 elements), so that kernels run at least two full
+           at least TILED_ELEMENTS), so that kernels run at least two full
            threadgroups: a launch of one partial group proves nothing about
            races between groups;
   strided  the large call with every input a view whose last dim has
@@ -44,7 +44,9 @@ import mps_ops
 from mps_ops import samples as sample_table
 from mps_ops.testing import device, emulate
 
-TILED_ELEMENTS = 8192
+# Two full groups of 1024 threads at 8 elements per thread (element-wise
+# kernels on 1- and 2-byte types, shape_limits.h), twice over.
+TILED_ELEMENTS = 32768
 
 
 def inputs(args: dict, sample) -> dict:

@@ -44,6 +44,8 @@ void bind_value(const at::TensorIteratorBase& iter, int arg, c10::ScalarType as,
   }
 }
 
+uint32_t ceil_div(uint32_t n, uint32_t d) { return n / d + (n % d != 0); }
+
 size_t operand_span_bytes(const at::TensorIteratorBase& iter, int arg) {
   size_t last = 0;
   const auto strides = iter.strides(arg);
@@ -131,13 +133,15 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
   }
   kernel.mark_operands();
   const uint32_t numel = static_cast<uint32_t>(iter.numel());
+  const uint32_t per_thread = elements_per_thread(c10::elementSize(in_dtype));
   if (variant != Variant::strided) {
-    kernel.bind(with_params);
-    kernel.dispatch(Dim3{numel, 1, 1});
+    kernel.bind(numel, with_params);
+    kernel.dispatch(Dim3{ceil_div(numel, per_thread), 1, 1});
     return;
   }
   // Dims of size 1 are left out; an iteration without others is one
-  // element: shape [1], every stride 0.
+  // element: shape [1], every stride 0. A 32-bit indexable piece has every
+  // size and byte offset below 2**31, so the tables are 32-bit.
   std::vector<int> kept;
   for (int d = 0; d < iter.ndim(); ++d) {
     if (iter.shape()[d] > 1) {
@@ -145,19 +149,19 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
     }
   }
   const int ndim = std::max<int>(1, static_cast<int>(kept.size()));
-  int64_t sizes[max_ndim];
-  int64_t strides[max_ndim * 4];
+  uint32_t sizes[max_ndim];
+  int32_t strides[max_ndim * 4];
   TORCH_INTERNAL_ASSERT(n_ops <= 4, kernels.op(), ": too many operands");
   for (int d = 0; d < ndim; ++d) {
-    sizes[d] = kept.empty() ? 1 : iter.shape()[kept[d]];
+    sizes[d] = kept.empty() ? 1 : static_cast<uint32_t>(iter.shape()[kept[d]]);
     for (int arg = 0; arg < n_ops; ++arg) {
-      strides[arg * ndim + d] = kept.empty() ? 0 : iter.strides(arg)[kept[d]];
+      strides[arg * ndim + d] = kept.empty() ? 0 : static_cast<int32_t>(iter.strides(arg)[kept[d]]);
     }
   }
-  kernel.bind(c10::ArrayRef<int64_t>(sizes, ndim), c10::ArrayRef<int64_t>(strides, ndim * n_ops),
+  kernel.bind(c10::ArrayRef<uint32_t>(sizes, ndim), c10::ArrayRef<int32_t>(strides, ndim * n_ops),
               static_cast<uint32_t>(ndim), with_params);
-  const uint32_t inner = static_cast<uint32_t>(sizes[0]);
-  kernel.dispatch(Dim3{inner, numel / inner, 1});
+  const uint32_t inner = sizes[0];
+  kernel.dispatch(Dim3{ceil_div(inner, per_thread), numel / inner, 1});
 }
 
 }  // namespace mps_ops

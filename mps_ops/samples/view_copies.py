@@ -10,8 +10,8 @@ from . import empty, Sample
 OVERLOAD_SAMPLES = [
     Sample("channel_shuffle", lambda dt: dict(self=torch.randn(2, 4, 3).to(dt), groups=2)),
     # large (Sample.large): a narrowing along dim 0 is one dense run (the copy's
-    # dense kernel), 15000 values.
+    # dense kernel), 50000 values: two full groups at 8 per thread and more.
     Sample("narrow_copy.out", lambda dt: dict(self=torch.randn(3, 5).to(dt), dim=1, start=1, length=3,
                                               out=empty(dt)),
-           large=lambda dt: dict(self=torch.randn(400, 50).to(dt), dim=0, start=10, length=300, out=empty(dt))),
+           large=lambda dt: dict(self=torch.randn(1200, 50).to(dt), dim=0, start=10, length=1000, out=empty(dt))),
 ]

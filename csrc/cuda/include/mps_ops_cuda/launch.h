@@ -46,8 +46,17 @@ inline bool place_thread(const dispatch_params& args, thread_place& t) {
   const uint32_t index = __nvvm_read_ptx_sreg_tid_x();
   t.grid_size = args.threads;
   t.groups = args.groups;
-  t.group_in_grid = grid3{block % args.groups.x, (block / args.groups.x) % args.groups.y,
-                          block / args.groups.x / args.groups.y};
+  // A row or column of threadgroups (most dispatches) needs no division:
+  // these run for every thread, and a 32-bit division is a dozen
+  // instructions, as much as a memory-bound kernel spends on an element.
+  if (args.groups.y == 1 && args.groups.z == 1) {
+    t.group_in_grid = grid3{block, 0, 0};
+  } else if (args.groups.x == 1 && args.groups.z == 1) {
+    t.group_in_grid = grid3{0, block, 0};
+  } else {
+    t.group_in_grid = grid3{block % args.groups.x, (block / args.groups.x) % args.groups.y,
+                            block / args.groups.x / args.groups.y};
+  }
   const grid3 origin{t.group_in_grid.x * args.group.x, t.group_in_grid.y * args.group.y,
                      t.group_in_grid.z * args.group.z};
   t.group_size = grid3{min_u32(args.group.x, args.threads.x - origin.x),
@@ -55,8 +64,12 @@ inline bool place_thread(const dispatch_params& args, thread_place& t) {
                        min_u32(args.group.z, args.threads.z - origin.z)};
   if (index >= t.group_size.x * t.group_size.y * t.group_size.z) return false;
   t.index_in_group = index;
-  t.in_group = grid3{index % t.group_size.x, (index / t.group_size.x) % t.group_size.y,
-                     index / t.group_size.x / t.group_size.y};
+  if (args.group.y == 1 && args.group.z == 1) {
+    t.in_group = grid3{index, 0, 0};
+  } else {
+    t.in_group = grid3{index % t.group_size.x, (index / t.group_size.x) % t.group_size.y,
+                       index / t.group_size.x / t.group_size.y};
+  }
   t.in_grid = grid3{origin.x + t.in_group.x, origin.y + t.in_group.y, origin.z + t.in_group.z};
   return true;
 }

@@ -5,14 +5,17 @@
 // time), or for two outputs, `F()(a, out0, out1)` writing both. A functor
 // with parameters beyond its operands (add_relu's alpha, logit's eps)
 // declares `using params = <struct in params.h>;` and a constructor from
-// `constant params&`; every kernel takes a params argument after its
-// operands (and after sizes/strides/ndim for strided), no_params for the
-// others, so one template serves both. Each REGISTER_*_OP instantiates, for
-// one (output dtype, input dtype) pair, the variants the host chooses from
-// (csrc/runtime/elementwise.cpp):
-//   dense              every operand contiguous in one order: 1-D grid
+// `constant params&`; every kernel takes a params argument last (after its
+// operands and the element count, or sizes/strides/ndim for strided),
+// no_params for the others, so one template serves both. Each REGISTER_*_OP
+// instantiates, for one (output dtype, input dtype) pair, the variants the
+// host chooses from (csrc/runtime/elementwise.cpp), each thread taking
+// several elements (per_thread below):
+//   dense              every operand contiguous in one order: 1-D grid over
+//                      the element count n
 //   strided            any layout: 2-D grid, x = innermost dim, y = the rest;
-//                      strides in bytes; a scalar operand is a 0-stride buffer
+//                      32-bit sizes and byte strides; a scalar operand is a
+//                      0-stride buffer
 //   dense_lhs_scalar,  (binary only) one operand is a single value bound with
 //   dense_rhs_scalar   setBytes, the other dense
 #pragma once
@@ -20,6 +23,7 @@
 
 #include <mps_ops/instantiate.h>
 #include <mps_ops/no_params.h>
+#include <mps_ops/shape_limits.h>
 #include <mps_ops/types.h>
 
 namespace mps_ops {
@@ -40,35 +44,51 @@ struct params_of<F, typename void_if_type<typename F::params>::type> {
 template <typename F>
 using params_t = typename params_of<F>::type;
 
-// Byte offsets of NOPS operands for a 2-D strided grid position. strides is
-// laid out [operand][dim]; dims after the first are decomposed from pos.y.
+// Byte offsets of NOPS operands at the start of row `row` of a strided grid
+// (x = the innermost dim, y = the rest). strides is laid out [operand][dim].
+// 32-bit throughout: the host dispatches 32-bit indexable pieces only (every
+// byte offset below 2**31), and a GPU divides 32-bit integers in a few
+// instructions but 64-bit ones in software. The outermost dim's coordinate is
+// what is left of the row, so 2-D iterations divide nothing.
 template <uint NOPS>
-inline void strided_offsets(
-    uint2 pos,
-    constant long* sizes,
-    constant long* strides,
+inline void row_offsets(
+    uint row,
+    constant uint* sizes,
+    constant int* strides,
     uint ndim,
-    thread long* offsets) {
+    thread int* offsets) {
   for (uint op = 0; op < NOPS; ++op) {
-    offsets[op] = long(pos.x) * strides[op * ndim];
+    offsets[op] = 0;
   }
-  long rest = long(pos.y);
   for (uint d = 1; d < ndim; ++d) {
-    const long coord = rest % sizes[d];
-    rest /= sizes[d];
+    const uint coord = d + 1 < ndim ? row % sizes[d] : row;
+    row /= sizes[d];
     for (uint op = 0; op < NOPS; ++op) {
-      offsets[op] += coord * strides[op * ndim + d];
+      offsets[op] += int(coord) * strides[op * ndim + d];
     }
   }
 }
 
+// Several elements per thread: thread t of a grid of T takes elements t,
+// t + T, ..., up to elements_per_thread of them (shape_limits.h), and loads
+// them all before computing any. Each load of a SIMD group still reads
+// neighbouring elements, several loads are in flight per thread where one
+// would leave the memory system waiting, and a thread's set-up (its place,
+// the functor's parameters, a strided row's offsets) is paid once for them
+// all: on an Apple GPU as on any other. The grid is ceil(n / elements per
+// thread) threads; any other size still covers every element once.
 template <typename T>
-inline device T& element_at(device char* base, long offset) {
+constexpr uint per_thread() {
+  return elements_per_thread(sizeof(T));
+}
+
+template <typename T>
+inline device T& element_at(device char* base, int offset) {
   return *reinterpret_cast<device T*>(base + offset);
 }
 
 template <typename T>
-inline T element_at(constant char* base, long offset) {
+inline T element_at(constant char* base, int offset) {
   return *reinterpret_cast<constant T*>(base + offset);
 }
 
@@ -100,25 +120,40 @@ template <typename F, typename Out, typename In, typename P>
 kernel void unary_dense(
     device Out* out [[buffer(0)]],
     constant In* in [[buffer(1)]],
-    constant P& params [[buffer(2)]],
-    uint index [[thread_position_in_grid]]) {
+    constant uint& n [[buffer(2)]],
+    constant P& params [[buffer(3)]],
+    uint first [[thread_position_in_grid]],
+    uint step [[threads_per_grid]]) {
   const F f = make_functor<F>(params);
-  out[index] = functor_result<Out>(f(in[index]));
+  In a[per_thread<In>()];
+  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
+    a[k] = in[i];
+  }
+  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
+    out[i] = functor_result<Out>(f(a[k]));
+  }
 }
 
 template <typename F, typename Out, typename In, typename P>
 kernel void unary_strided(
     device char* out [[buffer(0)]],
     constant char* in [[buffer(1)]],
-    constant long* sizes [[buffer(2)]],
-    constant long* strides [[buffer(3)]],
+    constant uint* sizes [[buffer(2)]],
+    constant int* strides [[buffer(3)]],
     constant uint& ndim [[buffer(4)]],
     constant P& params [[buffer(5)]],
-    uint2 pos [[thread_position_in_grid]]) {
-  long offsets[2];
-  strided_offsets<2>(pos, sizes, strides, ndim, offsets);
+    uint2 pos [[thread_position_in_grid]],
+    uint2 grid [[threads_per_grid]]) {
+  int offsets[2];
+  row_offsets<2>(pos.y, sizes, strides, ndim, offsets);
   const F f = make_functor<F>(params);
-  element_at<Out>(out, offsets[0]) = functor_result<Out>(f(element_at<In>(in, offsets[1])));
+  In a[per_thread<In>()];
+  for (uint k = 0, x = pos.x; k < per_thread<In>() && x < sizes[0]; ++k, x += grid.x) {
+    a[k] = element_at<In>(in, offsets[1] + int(x) * strides[ndim]);
+  }
+  for (uint k = 0, x = pos.x; k < per_thread<In>() && x < sizes[0]; ++k, x += grid.x) {
+    element_at<Out>(out, offsets[0] + int(x) * strides[0]) = functor_result<Out>(f(a[k]));
+  }
 }
 
 template <typename F, typename Out, typename In, typename P>
@@ -126,10 +161,19 @@ kernel void binary_dense(
     device Out* out [[buffer(0)]],
     constant In* lhs [[buffer(1)]],
     constant In* rhs [[buffer(2)]],
-    constant P& params [[buffer(3)]],
-    uint index [[thread_position_in_grid]]) {
+    constant uint& n [[buffer(3)]],
+    constant P& params [[buffer(4)]],
+    uint first [[thread_position_in_grid]],
+    uint step [[threads_per_grid]]) {
   const F f = make_functor<F>(params);
-  out[index] = functor_result<Out>(f(lhs[index], rhs[index]));
+  In a[per_thread<In>()], b[per_thread<In>()];
+  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
+    a[k] = lhs[i];
+    b[k] = rhs[i];
+  }
+  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
+    out[i] = functor_result<Out>(f(a[k], b[k]));
+  }
 }
 
 template <typename F, typename Out, typename In, typename P>
@@ -137,10 +181,19 @@ kernel void binary_dense_lhs_scalar(
     device Out* out [[buffer(0)]],
     constant In& lhs [[buffer(1)]],
     constant In* rhs [[buffer(2)]],
-    constant P& params [[buffer(3)]],
-    uint index [[thread_position_in_grid]]) {
+    constant uint& n [[buffer(3)]],
+    constant P& params [[buffer(4)]],
+    uint first [[thread_position_in_grid]],
+    uint step [[threads_per_grid]]) {
   const F f = make_functor<F>(params);
-  out[index] = functor_result<Out>(f(lhs, rhs[index]));
+  const In a = lhs;
+  In b[per_thread<In>()];
+  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
+    b[k] = rhs[i];
+  }
+  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
+    out[i] = functor_result<Out>(f(a, b[k]));
+  }
 }
 
 template <typename F, typename Out, typename In, typename P>
@@ -148,10 +201,19 @@ kernel void binary_dense_rhs_scalar(
     device Out* out [[buffer(0)]],
     constant In* lhs [[buffer(1)]],
     constant In& rhs [[buffer(2)]],
-    constant P& params [[buffer(3)]],
-    uint index [[thread_position_in_grid]]) {
+    constant uint& n [[buffer(3)]],
+    constant P& params [[buffer(4)]],
+    uint first [[thread_position_in_grid]],
+    uint step [[threads_per_grid]]) {
   const F f = make_functor<F>(params);
-  out[index] = functor_result<Out>(f(lhs[index], rhs));
+  const In b = rhs;
+  In a[per_thread<In>()];
+  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
+    a[k] = lhs[i];
+  }
+  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
+    out[i] = functor_result<Out>(f(a[k], b));
+  }
 }
 
 template <typename F, typename Out, typename In, typename P>
@@ -159,16 +221,23 @@ kernel void binary_strided(
     device char* out [[buffer(0)]],
     constant char* lhs [[buffer(1)]],
     constant char* rhs [[buffer(2)]],
-    constant long* sizes [[buffer(3)]],
-    constant long* strides [[buffer(4)]],
+    constant uint* sizes [[buffer(3)]],
+    constant int* strides [[buffer(4)]],
     constant uint& ndim [[buffer(5)]],
     constant P& params [[buffer(6)]],
-    uint2 pos [[thread_position_in_grid]]) {
-  long offsets[3];
-  strided_offsets<3>(pos, sizes, strides, ndim, offsets);
+    uint2 pos [[thread_position_in_grid]],
+    uint2 grid [[threads_per_grid]]) {
+  int offsets[3];
+  row_offsets<3>(pos.y, sizes, strides, ndim, offsets);
   const F f = make_functor<F>(params);
-  element_at<Out>(out, offsets[0]) = functor_result<Out>(
-      f(element_at<In>(lhs, offsets[1]), element_at<In>(rhs, offsets[2])));
+  In a[per_thread<In>()], b[per_thread<In>()];
+  for (uint k = 0, x = pos.x; k < per_thread<In>() && x < sizes[0]; ++k, x += grid.x) {
+    a[k] = element_at<In>(lhs, offsets[1] + int(x) * strides[ndim]);
+    b[k] = element_at<In>(rhs, offsets[2] + int(x) * strides[2 * ndim]);
+  }
+  for (uint k = 0, x = pos.x; k < per_thread<In>() && x < sizes[0]; ++k, x += grid.x) {
+    element_at<Out>(out, offsets[0] + int(x) * strides[0]) = functor_result<Out>(f(a[k], b[k]));
+  }
 }
 
 // Two outputs of possibly different types from one input (frexp).
@@ -177,10 +246,18 @@ kernel void unary_two_outputs_dense(
     device Out0* out0 [[buffer(0)]],
     device Out1* out1 [[buffer(1)]],
     constant In* in [[buffer(2)]],
-    constant P& params [[buffer(3)]],
-    uint index [[thread_position_in_grid]]) {
+    constant uint& n [[buffer(3)]],
+    constant P& params [[buffer(4)]],
+    uint first [[thread_position_in_grid]],
+    uint step [[threads_per_grid]]) {
   const F f = make_functor<F>(params);
-  f(in[index], out0[index], out1[index]);
+  In a[per_thread<In>()];
+  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
+    a[k] = in[i];
+  }
+  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
+    f(a[k], out0[i], out1[i]);
+  }
 }
 
 template <typename F, typename Out0, typename Out1, typename In, typename P>
@@ -188,17 +265,23 @@ kernel void unary_two_outputs_strided(
     device char* out0 [[buffer(0)]],
     device char* out1 [[buffer(1)]],
     constant char* in [[buffer(2)]],
-    constant long* sizes [[buffer(3)]],
-    constant long* strides [[buffer(4)]],
+    constant uint* sizes [[buffer(3)]],
+    constant int* strides [[buffer(4)]],
     constant uint& ndim [[buffer(5)]],
     constant P& params [[buffer(6)]],
-    uint2 pos [[thread_position_in_grid]]) {
-  long offsets[3];
-  strided_offsets<3>(pos, sizes, strides, ndim, offsets);
+    uint2 pos [[thread_position_in_grid]],
+    uint2 grid [[threads_per_grid]]) {
+  int offsets[3];
+  row_offsets<3>(pos.y, sizes, strides, ndim, offsets);
   const F f = make_functor<F>(params);
-  f(element_at<In>(in, offsets[2]),
-      element_at<Out0>(out0, offsets[0]),
-      element_at<Out1>(out1, offsets[1]));
+  In a[per_thread<In>()];
+  for (uint k = 0, x = pos.x; k < per_thread<In>() && x < sizes[0]; ++k, x += grid.x) {
+    a[k] = element_at<In>(in, offsets[2] + int(x) * strides[2 * ndim]);
+  }
+  for (uint k = 0, x = pos.x; k < per_thread<In>() && x < sizes[0]; ++k, x += grid.x) {
+    f(a[k], element_at<Out0>(out0, offsets[0] + int(x) * strides[0]),
+      element_at<Out1>(out1, offsets[1] + int(x) * strides[ndim]));
+  }
 }
 
 }  // namespace mps_ops

@@ -1,4 +1,4 @@
-// Bounds that kernels and host code share. Plain C++ that both MSL and the
+// Bounds and geometry that kernels and host code share. Plain C++ that both MSL and the
 // host compiler accept (an enum, not a `constant` variable), included by the
 // host stubs and csrc/runtime as params.h is.
 #pragma once
@@ -10,5 +10,12 @@ namespace mps_ops {
 // outermost dim beyond it), a reduction's outer and inner dim lists
 // (reduction_layout), take/put_'s flattened self (put_params).
 enum { max_ndim = 16 };
+
+// Elements each thread of an element-wise kernel takes (elementwise.h says
+// how), by the size in bytes of the kernel's input type: narrow types take
+// more, so a thread keeps about as many bytes in flight as a 4-byte one.
+inline constexpr unsigned elements_per_thread(unsigned long element_bytes) {
+  return element_bytes >= 4 ? 4u : 8u;
+}
 
 }  // namespace mps_ops
