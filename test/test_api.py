@@ -64,7 +64,7 @@ def test_profile_records_each_dispatch():
         torch.special.ndtri(x)
     (d,) = prof.dispatches
     assert d.kernel == "ndtri_dense_float_float"
-    assert d.threads == (3, 1, 1)  # four float elements per thread
+    assert d.threads == (32, 1, 1)  # one tile of 32 threads, four float elements each
     assert d.group_size[0] >= 1
     # out, in, the element count, the (empty) params every element-wise kernel takes
     assert d.buffers == (40, 40, 4, 4)

@@ -193,10 +193,10 @@ def test_profile_table():
     lines = text.splitlines()
     assert lines[0].split()[:3] == ["kernel", "calls", "threads"]
     dense = next(line for line in lines if line.startswith("ndtri_dense_float_float"))
-    assert dense.split()[1:3] == ["2", "28"]  # 54 elements, four per thread
+    assert dense.split()[1:3] == ["2", "64"]  # 54 elements: one tile of 32 threads
     assert "ndtri_strided_float_float" in text
     total = lines[-1].split()
-    assert total[:3] == ["total", "3", "40"]  # and 6 rows of 5 strided ones
+    assert total[:3] == ["total", "3", "76"]  # and 6 rows of 5 strided ones, 2 threads each
     assert total[3] == f"{prof.operand_bytes():,}"
     assert len(prof.table(per_dispatch=True).splitlines()) == 3 + 4
     assert str(prof) == text

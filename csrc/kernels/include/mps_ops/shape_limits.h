@@ -18,4 +18,10 @@ inline constexpr unsigned elements_per_thread(unsigned long element_bytes) {
   return element_bytes >= 4 ? 4u : 8u;
 }
 
+// A dense element-wise grid is dealt out in tiles of this many threads (the
+// SIMD width of Apple GPUs and NVIDIA's warps alike): the threads of a tile
+// take its elements_per_thread * tile neighbouring elements, lane l taking
+// l, l + tile, ... So the grid is a whole number of tiles.
+enum { elementwise_tile = 32 };
+
 }  // namespace mps_ops
