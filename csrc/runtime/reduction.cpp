@@ -53,11 +53,28 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
     }
   }
   ReductionPlan plan{};
+  plan.slices = 1;
+  plan.layout.inner_numel = 1;
+  for (int64_t d = 0; d < ndim; ++d) {
+    const int64_t size = input.size(d);
+    plan.kept_shape.push_back(reduced[d] ? 1 : size);
+    if (!reduced[d]) {
+      plan.dropped_shape.push_back(size);
+      plan.slices *= size;
+    } else {
+      plan.layout.inner_numel *= size;
+    }
+  }
   plan.layout.outer_ndim = collapse(input, reduced, false, plan.layout.outer_sizes,
                                     plan.layout.outer_strides);
   plan.layout.inner_ndim = collapse(input, reduced, true, plan.layout.inner_sizes,
                                     plan.layout.inner_strides);
-  if (plan.layout.outer_ndim < 0 || plan.layout.inner_ndim < 0) {
+  // The kernels divide reduced-element indices in 32 bits where the reduced
+  // dims do not merge into one (reduction.h's reduced_offset): a longer
+  // slice of such a layout (more than 4 G elements: an expanded input, in
+  // practice) gets the copy too, whose reduced dims merge.
+  const bool indexable = plan.layout.inner_ndim <= 1 || plan.layout.inner_numel <= UINT32_MAX - 1024;
+  if (plan.layout.outer_ndim < 0 || plan.layout.inner_ndim < 0 || !indexable) {
     // A copy with the kept dims first and the reduced dims innermost, each
     // group in its order: two dims at most, the same slices in the same order.
     std::vector<int64_t> order;
@@ -76,35 +93,107 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
     plan.layout.outer_ndim = collapse(plan.input, moved, false, plan.layout.outer_sizes, plan.layout.outer_strides);
     plan.layout.inner_ndim = collapse(plan.input, moved, true, plan.layout.inner_sizes, plan.layout.inner_strides);
   }
-  plan.slices = 1;
-  plan.layout.inner_numel = 1;
-  for (int64_t d = 0; d < ndim; ++d) {
-    const int64_t size = input.size(d);
-    plan.kept_shape.push_back(reduced[d] ? 1 : size);
-    if (!reduced[d]) {
-      plan.dropped_shape.push_back(size);
-      plan.slices *= size;
-    } else {
-      plan.layout.inner_numel *= size;
-    }
-  }
   return plan;
 }
 
+namespace {
+
+// Every Apple GPU's SIMD width: the kernels merge a SIMD group's states by
+// shuffles, so a slice's threads come in whole SIMD groups.
+constexpr int64_t simd_width = 32;
+// Threads per group in the mappings below: enough to hide latency, few
+// enough that a slice's merge stays short (more threads per slice only add
+// merge steps). Not tuned to any GPU.
+constexpr int64_t group_threads = 256;
+// A column-mapped slice's most rows of threads.
+constexpr int64_t max_rows = 8;
+
+int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+int64_t floor_pow2(int64_t n) {
+  int64_t p = 1;
+  while (p * 2 <= n) {
+    p *= 2;
+  }
+  return p;
+}
+int64_t ceil_pow2(int64_t n) {
+  int64_t p = 1;
+  while (p < n) {
+    p *= 2;
+  }
+  return p;
+}
+
+// Whether the kernel may count elements and add offsets in uint: every
+// element offset and the slice length below 2**31 (room for a step past the
+// end).
+bool narrow_offsets(const reduction_layout& layout) {
+  constexpr int64_t limit = int64_t{1} << 31;
+  int64_t last = 0;  // offset of the input's last element
+  for (int d = 0; d < layout.outer_ndim; ++d) {
+    last += (layout.outer_sizes[d] - 1) * layout.outer_strides[d];
+  }
+  for (int d = 0; d < layout.inner_ndim; ++d) {
+    last += std::max<int64_t>(layout.inner_sizes[d] - 1, 0) * layout.inner_strides[d];
+  }
+  return last < limit && layout.inner_numel < limit;
+}
+
+struct Mapping {
+  int64_t group;  // threads per threadgroup
+  int64_t groups;
+  int columns;
+  int threads_per_slice;
+};
+
+// Columns where the innermost kept dim lies closer-packed than the innermost
+// reduced one (a reduction over a middle or outer dim): a SIMD group then
+// reads 32 neighbouring outputs' elements together; with fewer outputs than
+// half a SIMD group most lanes would idle, and rows read better.
+bool wants_columns(const reduction_layout& layout, int64_t slices) {
+  return layout.outer_ndim > 0 && layout.inner_ndim > 0 && layout.outer_strides[0] != 0 &&
+         layout.outer_strides[0] < layout.inner_strides[0] && slices >= simd_width / 2;
+}
+
+Mapping choose_mapping(const reduction_layout& layout, int64_t slices, int64_t max_threads,
+                       SliceMapping allowed) {
+  const int64_t n = layout.inner_numel;
+  const int64_t cap = std::min(group_threads, max_threads / simd_width * simd_width);
+  if (allowed == SliceMapping::group_per_slice) {
+    const int64_t group = std::min(round_up(std::max<int64_t>(n, 1), simd_width), cap);
+    return Mapping{group, slices, 0, static_cast<int>(group)};
+  }
+  if (wants_columns(layout, slices)) {
+    // Rows deal out a slice's elements, each thread at least 4 of them.
+    const int64_t rows = std::min({max_rows, floor_pow2(std::max<int64_t>(n / 4, 1)), cap / simd_width});
+    const int64_t columns = std::min(round_up(slices, simd_width), cap / rows / simd_width * simd_width);
+    return Mapping{columns * rows, (slices + columns - 1) / columns, static_cast<int>(columns),
+                   static_cast<int>(rows)};
+  }
+  // Rows: about 16 elements per thread, so slices of up to 512 take one SIMD
+  // group each (several slices per group, merged by shuffles alone) and long
+  // ones up to a whole group.
+  const int64_t share = std::min(cap, std::max(simd_width, ceil_pow2((n + 15) / 16)));
+  const int64_t per_group = std::min(cap / share, slices);
+  return Mapping{share * per_group, (slices + per_group - 1) / per_group, 0, static_cast<int>(share)};
+}
+
+}  // namespace
+
 void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
                         std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
-                        KernelParams params) {
+                        KernelParams params, SliceMapping mapping) {
   if (plan.slices == 0) {
     return;
   }
   TORCH_CHECK(plan.slices <= UINT32_MAX, "mps_ops: a reduction with more than 2**32 - 1 outputs");
-  // A multiple of the SIMD width (32 on every Apple GPU), enough threads for
-  // the slice, at most 256: more threads per slice only add merge steps.
-  constexpr int64_t simd_width = 32;
-  const int64_t wanted = (std::max<int64_t>(plan.layout.inner_numel, 1) + simd_width - 1) /
-                         simd_width * simd_width;
-  const uint32_t group = static_cast<uint32_t>(std::min<int64_t>(
-      {wanted, 256, static_cast<int64_t>(backend().max_threads_per_group(kernel))}));
+  const Mapping m = choose_mapping(plan.layout, plan.slices,
+                                   static_cast<int64_t>(backend().max_threads_per_group(kernel)), mapping);
+  reduction_layout layout = plan.layout;
+  layout.slices = plan.slices;
+  layout.columns = m.columns;
+  layout.threads_per_slice = m.threads_per_slice;
+  layout.narrow_offsets = narrow_offsets(plan.layout) ? 1 : 0;
   TORCH_INTERNAL_ASSERT(!plan.input.defined() || inputs.size() == 1,
                         "mps_ops: a reduction's copied input stands in for one input only");
   KernelFunction function(kernel);
@@ -115,8 +204,9 @@ void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const 
     function.bind(plan.input.defined() ? plan.input : *in);
   }
   function.mark_operands();
-  function.bind(plan.layout, params);
-  function.dispatch(Dim3{group, static_cast<uint32_t>(plan.slices), 1}, Dim3{group, 1, 1});
+  function.bind(layout, params);
+  const uint32_t group = static_cast<uint32_t>(m.group);
+  function.dispatch(Dim3{group, static_cast<uint32_t>(m.groups), 1}, Dim3{group, 1, 1});
 }
 
 }  // namespace mps_ops

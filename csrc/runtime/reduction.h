@@ -1,6 +1,6 @@
 // Host half of the threadgroup reductions (csrc/kernels/include/mps_ops/
-// reduction.h): where each output slice's elements lie, and the dispatch of
-// one threadgroup per slice.
+// reduction.h): where each output slice's elements lie, and how threads and
+// threadgroups map to slices.
 #pragma once
 
 #include "backend.h"
@@ -30,12 +30,18 @@ struct ReductionPlan {
 // are contiguous with each other merge, so most layouts walk one inner dim.
 ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool all_if_empty = true);
 
-// One threadgroup per slice: outputs (contiguous, `plan.slices` elements
-// each) first, the inputs after them, then the layout and the params (none
+// How a kernel takes its slices: `any` as the layout's mapping fields say
+// (kernels built on reduce_slice / merge_slice), or one threadgroup per slice
+// (slice = the group's index, all its threads; masked_softmax, which shares
+// per-slice values through threadgroup variables).
+enum class SliceMapping { any, group_per_slice };
+
+// Outputs (contiguous, `plan.slices` elements each) first, the inputs after
+// them, then the layout (with the mapping chosen here) and the params (none
 // bound when empty).
 void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
                         std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
-                        KernelParams params);
+                        KernelParams params, SliceMapping mapping = SliceMapping::any);
 inline void dispatch_reduction(const KernelHandle* kernel,
                                std::initializer_list<const at::Tensor*> outputs, const at::Tensor& input,
                                const ReductionPlan& plan, KernelParams params) {

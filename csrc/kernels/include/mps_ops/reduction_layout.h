@@ -8,6 +8,11 @@
 
 namespace mps_ops {
 
+// The most threads of a column-mapped threadgroup: its rows after the first
+// leave their states in threadgroup memory, (rows - 1) * columns of them, so
+// this bounds that array (256 of the largest state, 24 bytes, is 6 KiB).
+enum { max_column_group = 256 };
+
 // Where the elements reduced into each output lie (csrc/runtime/reduction.h
 // builds it). Both dimension lists run innermost first, strides in elements
 // of the input. Output slice s starts at the offset its index decomposes to
@@ -20,6 +25,20 @@ struct reduction_layout {
   int outer_ndim;
   int inner_ndim;
   long inner_numel;
+  long slices;  // output slices; threads mapped past the last one fold nothing
+  // How threads meet slices (reduction.cpp's choose_mapping picks it):
+  //   columns == 0, rows: threads_per_slice consecutive threads (a multiple of
+  //     the SIMD width, or the whole group) share a slice, group_size /
+  //     threads_per_slice slices per group;
+  //   columns > 0, columns: `columns` neighbouring slices per group, one per
+  //     thread index % columns (neighbouring outputs, so loads coalesce where
+  //     the reduced dim is not the innermost), threads_per_slice rows of
+  //     threads (index / columns) dealing out each slice's elements.
+  int columns;
+  int threads_per_slice;
+  // 1 where every element offset is below 2**31: the kernel then adds them
+  // in 32 bits.
+  int narrow_offsets;
 };
 
 }  // namespace mps_ops
