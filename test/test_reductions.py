@@ -159,6 +159,83 @@ def test_one_slice_of_more_than_2_31_elements():
     assert var.tolist() == [0.0, 0.0]
 
 
+# --- how threads meet slices (csrc/runtime/reduction.cpp's choose_mapping) ---------
+
+# (input, dim, threads (x = group size, y = groups), group size): rows of
+# 32 threads per short slice, several slices per group and a last group
+# partly past the last slice; wider rows for longer slices; columns
+# (neighbouring threads on neighbouring outputs) for middle and outer dims.
+MAPPINGS = {
+    "short_rows_8_per_group": (lambda: torch.randn(37, 45), -1, (256, 5, 1)),
+    "rows_of_64_threads": (lambda: torch.randn(13, 600), -1, (256, 4, 1)),
+    "rows_of_128_threads": (lambda: torch.randn(3, 1500), -1, (256, 2, 1)),
+    "slice_longer_than_a_group": (lambda: torch.randn(3, 5000), -1, (256, 3, 1)),
+    "few_outputs_stay_rows": (lambda: torch.randn(100, 10), 0, (256, 2, 1)),
+    "middle_dim_columns": (lambda: torch.randn(5, 40, 33), 1, (256, 6, 1)),
+    "outer_dim_columns": (lambda: torch.randn(300, 70), 0, (256, 3, 1)),
+    "short_columns_one_row": (lambda: torch.randn(3, 50), 0, (64, 1, 1)),
+    "transposed_columns": (lambda: torch.randn(70, 300).t(), 1, (256, 10, 1)),
+    "strided_columns": (lambda: torch.randn(90, 2, 40)[::3, 1], 0, (256, 1, 1)),
+    "transposed_rows": (lambda: torch.randn(45, 37).t(), 0, (256, 6, 1)),
+}
+
+MAPPED_REDUCTIONS = {
+    "var": lambda dim: lambda x: torch.var(x, dim, out=torch.empty(0, dtype=x.dtype)),
+    "std_keepdim": lambda dim: lambda x: torch.std(x, dim, keepdim=True, out=torch.empty(0, dtype=x.dtype)),
+    "aminmax": lambda dim: lambda x: torch._aminmax(x, dim),
+}
+
+
+@pytest.mark.parametrize("name", list(MAPPED_REDUCTIONS))
+@pytest.mark.parametrize("mapping", list(MAPPINGS))
+def test_thread_mappings(mapping, name):
+    torch.manual_seed(0)
+    make, dim, threads = MAPPINGS[mapping]
+    dispatches = _check(MAPPED_REDUCTIONS[name](dim), make())
+    assert [d.threads for d in dispatches] == [threads]
+
+
+@pytest.mark.parametrize("mapping", ["short_rows_8_per_group", "middle_dim_columns", "outer_dim_columns"])
+def test_thread_mappings_keep_integers_and_nan_exact(mapping):
+    torch.manual_seed(1)
+    make, dim, _ = MAPPINGS[mapping]
+    x = make()
+    _check(MAPPED_REDUCTIONS["aminmax"](dim), (x * 1000).int())
+    x.view(-1)[[0, 7, x.numel() - 1]] = float("nan")
+    x.view(-1)[[3, 40]] = float("inf")
+    for name in MAPPED_REDUCTIONS:
+        _check(MAPPED_REDUCTIONS[name](dim), x)
+
+
+@pytest.mark.parametrize("mapping", ["short_rows_8_per_group", "outer_dim_columns", "short_columns_one_row"])
+def test_mode_thread_mappings(mapping):
+    make, dim, threads = MAPPINGS[mapping]
+    x = (make() * 2).round()
+    _check_mode(x, dim)
+    _, dispatches = run_on_kernels(lambda t: torch.mode(t, dim), x)
+    assert [d.threads for d in dispatches] == [threads]
+
+
+def test_columns_over_several_reduced_dims():
+    """Columns whose reduced dims do not merge (the divided index path), and
+    batch norm's channels_last input with enough channels for columns."""
+    x = torch.randn(7, 6, 40).transpose(0, 1)
+    _check(lambda t: torch.var(t, (0, 1), out=torch.empty(0)), x)
+    _check(lambda t: torch._aminmax(t.sum(1, keepdim=True).expand(6, 5, 40), 1), x)
+    y = torch.randn(3, 48, 5, 7).to(memory_format=torch.channels_last)
+    rm, rv = torch.zeros(48), torch.ones(48)
+    fn = _batch_norm_stats(0.3)
+    expected = fn(y, rm.clone(), rv.clone())
+    actual, dispatches = run_on_kernels(fn, y, rm.clone(), rv.clone())
+    assert_matches(actual, expected)
+    assert [d.threads for d in dispatches] == [(256, 2, 1)]
+
+
+def test_empty_reduced_dim_in_columns():
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        _check(lambda t: torch.var(t, 0, out=torch.empty(0)), torch.empty(0, 40))
+
+
 # --- batch_norm_update_stats ---------------------------------------------------
 
 def _batch_norm_stats(momentum=0.1, running=("mean", "var")):
