@@ -9,6 +9,10 @@
 
 namespace mps_ops {
 
+// Bound with every dispatch: the mapping's fields fit in what the dim
+// counts' ints left over, so no dispatch binds more than before.
+static_assert(sizeof(reduction_layout) == (4 * max_ndim + 2) * sizeof(long), "reduction_layout grew");
+
 namespace {
 
 // Appends the dims of `which` in innermost-first order, merging neighbours
@@ -65,16 +69,14 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
       plan.layout.inner_numel *= size;
     }
   }
-  plan.layout.outer_ndim = collapse(input, reduced, false, plan.layout.outer_sizes,
-                                    plan.layout.outer_strides);
-  plan.layout.inner_ndim = collapse(input, reduced, true, plan.layout.inner_sizes,
-                                    plan.layout.inner_strides);
+  int outer_ndim = collapse(input, reduced, false, plan.layout.outer_sizes, plan.layout.outer_strides);
+  int inner_ndim = collapse(input, reduced, true, plan.layout.inner_sizes, plan.layout.inner_strides);
   // The kernels divide reduced-element indices in 32 bits where the reduced
   // dims do not merge into one (reduction.h's reduced_offset): a longer
   // slice of such a layout (more than 4 G elements: an expanded input, in
   // practice) gets the copy too, whose reduced dims merge.
-  const bool indexable = plan.layout.inner_ndim <= 1 || plan.layout.inner_numel <= UINT32_MAX - 1024;
-  if (plan.layout.outer_ndim < 0 || plan.layout.inner_ndim < 0 || !indexable) {
+  const bool indexable = inner_ndim <= 1 || plan.layout.inner_numel <= UINT32_MAX - 1024;
+  if (outer_ndim < 0 || inner_ndim < 0 || !indexable) {
     // A copy with the kept dims first and the reduced dims innermost, each
     // group in its order: two dims at most, the same slices in the same order.
     std::vector<int64_t> order;
@@ -90,9 +92,11 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
     for (int64_t d = 0; d < ndim; ++d) {
       moved[d] = reduced[order[d]];
     }
-    plan.layout.outer_ndim = collapse(plan.input, moved, false, plan.layout.outer_sizes, plan.layout.outer_strides);
-    plan.layout.inner_ndim = collapse(plan.input, moved, true, plan.layout.inner_sizes, plan.layout.inner_strides);
+    outer_ndim = collapse(plan.input, moved, false, plan.layout.outer_sizes, plan.layout.outer_strides);
+    inner_ndim = collapse(plan.input, moved, true, plan.layout.inner_sizes, plan.layout.inner_strides);
   }
+  plan.layout.outer_ndim = static_cast<unsigned char>(outer_ndim);
+  plan.layout.inner_ndim = static_cast<unsigned char>(inner_ndim);
   return plan;
 }
 
@@ -190,9 +194,8 @@ void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const 
   const Mapping m = choose_mapping(plan.layout, plan.slices,
                                    static_cast<int64_t>(backend().max_threads_per_group(kernel)), mapping);
   reduction_layout layout = plan.layout;
-  layout.slices = plan.slices;
-  layout.columns = m.columns;
-  layout.threads_per_slice = m.threads_per_slice;
+  layout.columns = static_cast<unsigned short>(m.columns);
+  layout.threads_per_slice = static_cast<unsigned short>(m.threads_per_slice);
   layout.narrow_offsets = narrow_offsets(plan.layout) ? 1 : 0;
   TORCH_INTERNAL_ASSERT(!plan.input.defined() || inputs.size() == 1,
                         "mps_ops: a reduction's copied input stands in for one input only");

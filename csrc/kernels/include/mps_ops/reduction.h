@@ -150,15 +150,25 @@ struct slice_thread {
   bool active;  // false past the last slice: folds nothing, still merges
 };
 
+// The number of output slices: below 2**32 (the host refuses more).
+inline uint slice_count(constant reduction_layout& layout) {
+  uint count = 1;
+  for (int d = 0; d < layout.outer_ndim; ++d) {
+    count *= uint(layout.outer_sizes[d]);
+  }
+  return count;
+}
+
 inline slice_thread place_thread(constant reduction_layout& layout, uint group, thread const group_position& at) {
   const uint share = uint(layout.threads_per_slice);
+  const ulong slices = ulong(slice_count(layout));
   if (layout.columns == 0) {
     const ulong slice = ulong(group) * (at.size / share) + at.index / share;
-    return slice_thread{slice, at.index % share, share, slice < ulong(layout.slices)};
+    return slice_thread{slice, at.index % share, share, slice < slices};
   }
   const uint columns = uint(layout.columns);
   const ulong slice = ulong(group) * columns + at.index % columns;
-  return slice_thread{slice, at.index / columns, share, slice < ulong(layout.slices)};
+  return slice_thread{slice, at.index / columns, share, slice < slices};
 }
 
 // Whether this thread holds its slice's merged state (after merge_slice).

@@ -22,10 +22,12 @@ struct reduction_layout {
   long outer_strides[max_ndim];
   long inner_sizes[max_ndim];
   long inner_strides[max_ndim];
-  int outer_ndim;
-  int inner_ndim;
   long inner_numel;
-  long slices;  // output slices; threads mapped past the last one fold nothing
+  unsigned char outer_ndim;
+  unsigned char inner_ndim;
+  // 1 where every element offset is below 2**31: the kernel then adds them
+  // in 32 bits.
+  unsigned char narrow_offsets;
   // How threads meet slices (reduction.cpp's choose_mapping picks it):
   //   columns == 0, rows: threads_per_slice consecutive threads (a multiple of
   //     the SIMD width, or the whole group) share a slice, group_size /
@@ -34,11 +36,11 @@ struct reduction_layout {
   //     thread index % columns (neighbouring outputs, so loads coalesce where
   //     the reduced dim is not the innermost), threads_per_slice rows of
   //     threads (index / columns) dealing out each slice's elements.
-  int columns;
-  int threads_per_slice;
-  // 1 where every element offset is below 2**31: the kernel then adds them
-  // in 32 bits.
-  int narrow_offsets;
+  // Threads mapped past the last slice (the product of outer_sizes) fold
+  // nothing. Small fields: the layout is bound with every dispatch, and these
+  // fit where the dim counts' ints were.
+  unsigned short columns;
+  unsigned short threads_per_slice;
 };
 
 }  // namespace mps_ops
