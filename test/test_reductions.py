@@ -231,6 +231,22 @@ def test_columns_over_several_reduced_dims():
     assert [d.threads for d in dispatches] == [(256, 2, 1)]
 
 
+@pytest.mark.parametrize("mapping", ["short_rows_8_per_group", "slice_longer_than_a_group",
+                                     "outer_dim_columns", "middle_dim_columns"])
+def test_var_std_where_the_sum_of_squares_overflows(mapping):
+    """Values whose centred sum of squares overflows float although var (or
+    std) does not: the state switches to scaled values part way through a
+    thread's share or at a merge (moments.metal); slices of ordinary and of
+    tiny values beside them stay unscaled."""
+    torch.manual_seed(2)
+    make, dim, _ = MAPPINGS[mapping]
+    x = make()
+    scale = torch.tensor([1.0, 1e-30, 1.2e19, 1e30])[torch.randint(0, 4, x.shape)]
+    big = x * scale
+    _check(lambda t: torch.std(t, dim, out=torch.empty(0)), big)
+    _check(lambda t: torch.var(t, dim, out=torch.empty(0)), torch.where(scale > 1e20, x * 1.2e19, big))
+
+
 def test_empty_reduced_dim_in_columns():
     with pytest.warns(UserWarning, match="degrees of freedom"):
         _check(lambda t: torch.var(t, 0, out=torch.empty(0)), torch.empty(0, 40))
