@@ -162,7 +162,9 @@ bool wants_columns(const reduction_layout& layout, int64_t slices) {
 Mapping choose_mapping(const reduction_layout& layout, int64_t slices, int64_t max_threads,
                        SliceMapping allowed) {
   const int64_t n = layout.inner_numel;
-  const int64_t cap = std::min(group_threads, max_threads / simd_width * simd_width);
+  // A pipeline's limit below one SIMD group (none seen on an Apple GPU) would
+  // leave no mapping: the dispatch then fails on the backend's own check.
+  const int64_t cap = std::min(group_threads, std::max(simd_width, max_threads / simd_width * simd_width));
   if (allowed == SliceMapping::group_per_slice) {
     const int64_t group = std::min(round_up(std::max<int64_t>(n, 1), simd_width), cap);
     return Mapping{group, slices, 0, static_cast<int>(group)};
