@@ -9,6 +9,9 @@ namespace mps_ops::generated {
 struct OverloadRecord {
   const char* name;  // e.g. "special_ndtri.out"
   void (*impl)(torch::Library& library);
+  // The aten schema, where releases we support lack the overload (the
+  // registry's `schemas`), else "".
+  const char* schema;
 };
 
 struct OpRecord {

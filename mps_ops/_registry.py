@@ -68,6 +68,26 @@ def _exists(overload: str) -> bool:
     return True
 
 
+# Overloads the registry gives a schema (operators some releases we support
+# lack), also defined as torch.ops.mps_ops_compat.<op>: on a release without
+# the aten operator, the tests and the GPU launcher reach its kernels there.
+_COMPAT_OVERLOADS = frozenset(_C.register_compat())
+
+
+def compat_overloads() -> frozenset:
+    return _COMPAT_OVERLOADS
+
+
+def op_overload(overload: str, namespace: str | None = None):
+    """The OpOverload of a registry overload ("take.out") in `namespace`; by
+    default aten's, else, where the running torch lacks the operator,
+    mps_ops_compat's."""
+    name, _, overload_name = overload.partition(".")
+    if namespace is None:
+        namespace = "aten" if _exists(overload) else "mps_ops_compat"
+    return getattr(getattr(getattr(torch.ops, namespace), name), overload_name or "default")
+
+
 def _activate(policy: str) -> None:
     wanted = []
     for _name, op_policy, _dtypes, _opinfo, _forms, _shape, _domain, overloads in _RECORDS:

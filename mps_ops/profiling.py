@@ -230,7 +230,8 @@ class Work:
         return tuple(d.variant or d.kernel for d in self.dispatches)
 
 
-def _tensors(tree) -> list:
+def tensors_in(tree) -> list:
+    """The tensors of a nest of lists, tuples and dicts, in order."""
     import torch
     from torch.utils._pytree import tree_leaves
 
@@ -270,7 +271,7 @@ def measure_work(fn, *args, trace_copies: bool = True, **kwargs):
     """
     from .testing import emulate
 
-    inputs = _tensors((args, {k: v for k, v in kwargs.items() if k != "out"}))
+    inputs = tensors_in((args, {k: v for k, v in kwargs.items() if k != "out"}))
 
     def call():
         with Profile() as prof, emulate():
@@ -284,7 +285,7 @@ def measure_work(fn, *args, trace_copies: bool = True, **kwargs):
         copies = ()
     work = Work(dispatches=tuple(prof.dispatches), bytes_bound=prof.operand_bytes(),
                 metadata_bytes=prof.metadata_bytes(),
-                bytes_to_move=bytes_to_move(inputs, _tensors(result)), copies=copies)
+                bytes_to_move=bytes_to_move(inputs, tensors_in(result)), copies=copies)
     return result, work
 
 

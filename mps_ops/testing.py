@@ -82,10 +82,11 @@ class _Emulate(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        # mps_ops_compat holds only our kernels (operators this torch lacks).
+        if func.namespace == "mps_ops_compat" or (func.namespace == "aten" and overload_name(func) in self._active):
+            args, kwargs = _tensor_arguments(func, args, kwargs)
+            return func.redispatch(_MPS_KEYS, *args, **kwargs)
         if func.namespace == "aten":
-            if overload_name(func) in self._active:
-                args, kwargs = _tensor_arguments(func, args, kwargs)
-                return func.redispatch(_MPS_KEYS, *args, **kwargs)
             composite = self._composite_cache.get(func)
             if composite is None:
                 composite = self._composite_cache[func] = _runs_composite_on_mps(func, self._families)

@@ -26,7 +26,7 @@ import argparse
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import yaml
 
@@ -57,7 +57,10 @@ FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # templates the generated code instantiates for the entry's one kernel.
 # domain: a shaped entry's sample domain (default in `defaults`), see
 # expand_domain.
-OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape", "domain"}
+# schemas: overload -> its aten schema, for an operator that releases we
+# support lack: there its kernels are reached as torch.ops.mps_ops_compat.<op>
+# (csrc/python/registration.h), so they are tested on every release.
+OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape", "domain", "schemas"}
 DEFAULTABLE_FIELDS = {"mps_missing", "domain"}
 FORMS = ("functional", "out", "inplace")
 
@@ -180,6 +183,7 @@ class OpEntry:
     kernels: tuple = ()  # kernel ops needed for every dtype
     shape: str = ""
     domain: tuple = ()  # a shaped entry's: ((argument or "*", Range), ...)
+    schemas: dict = field(default_factory=dict)  # overload -> schema, for releases that lack it
 
     @property
     def qualified_name(self) -> str:
@@ -212,12 +216,12 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
         if "domain" in item and "shape" not in item:
             raise RegistryError(f"{where}: only a shaped entry has a sample domain (an op with its own "
                                 "stubs has its samples in mps_ops/samples/<file>.py)")
-        for field in DEFAULTABLE_FIELDS:
-            if field in item and item[field] == defaults.get(field):
-                raise RegistryError(f"{where}: {field} repeats the default; leave it out")
-            if field == "domain" and "shape" not in item:
+        for key in DEFAULTABLE_FIELDS:
+            if key in item and item[key] == defaults.get(key):
+                raise RegistryError(f"{where}: {key} repeats the default; leave it out")
+            if key == "domain" and "shape" not in item:
                 continue
-            item = {field: defaults[field], **item} if field in defaults else item
+            item = {key: defaults[key], **item} if key in defaults else item
         if set(item.get("forms", FORMS)) - set(FORMS):
             raise RegistryError(f"{where}: forms must be among {FORMS}")
         if item["policy"] not in POLICIES:
@@ -243,9 +247,24 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
                 kernels=tuple(item.get("kernels", ())),
                 shape=item.get("shape", ""),
                 domain=expand_domain(item["domain"], where) if "shape" in item else (),
+                schemas=expand_schemas(item.get("schemas", {}), impl, where),
             )
         )
     return entries
+
+
+def expand_schemas(spec, impl: dict, where: str) -> dict:
+    """schemas: overload -> "name.overload(arguments) -> returns", for
+    overloads of this entry only, each named as its key."""
+    if not isinstance(spec, dict):
+        raise RegistryError(f"{where}: schemas is a mapping overload: schema")
+    for overload, schema in spec.items():
+        if overload not in impl:
+            raise RegistryError(f"{where}: schemas: {overload} is not one of the entry's overloads")
+        base, _, overload_name = overload.partition(".")
+        if not str(schema).startswith(f"{base}{'.' + overload_name if overload_name else ''}("):
+            raise RegistryError(f"{where}: schemas: the schema of {overload} must begin with its name")
+    return {str(k): str(v) for k, v in spec.items()}
 
 
 def _shape_names(name: str) -> tuple[str, str]:
@@ -335,7 +354,7 @@ def registry_source(entries: list[OpEntry]) -> str:
     lines.append("")
     for i, entry in enumerate(entries):
         overloads = ", ".join(
-            f"{{{_c_string(o)}, &{_registrar_name(o)}}}" for o in entry.impl
+            f"{{{_c_string(o)}, &{_registrar_name(o)}, {_c_string(entry.schemas.get(o, ''))}}}" for o in entry.impl
         )
         lines.append(f"const OverloadRecord overloads_{i}[] = {{{overloads}}};")
     lines.append("")

@@ -177,8 +177,10 @@ def main(argv: list[str] | None = None) -> int:
             summary = compare_section(args.results, names, out)
         else:
             bench = os.path.join(args.results, "bench.log")
-            out += [line.rstrip() for line in open(bench)][-60:] if os.path.exists(bench) else ["no bench.log"]
-            summary = "bench: see bench.log and bench/"
+            lines = [line.rstrip() for line in open(bench)] if os.path.exists(bench) else ["no bench.log"]
+            out += lines[-60:]
+            done = [line for line in lines if line.startswith("bench_gpu: ")]
+            summary = done[-1] if done else "bench: no summary (see bench.log)"
     out.append(f"SUMMARY {args.mode}: {summary}")
     with open(os.path.join(args.results, "gpu_check.txt"), "w") as f:
         f.write("\n".join(out) + "\n")

@@ -142,7 +142,9 @@ def results(returned, args: dict, sample) -> list:
 
     def collect(v):
         if isinstance(v, torch.Tensor):
-            flat.append(v.detach().cpu())
+            # A copy: on CPU tensors .cpu() aliases, and a later variant
+            # may write into the same out= tensor.
+            flat.append(v.detach().to("cpu", copy=True))
         elif isinstance(v, (list, tuple)):
             for item in v:
                 collect(item)
@@ -171,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", help="write the launches and failures here (JSON)")
     parser.add_argument("--record", help="save every call's results here (torch.save), by label")
     parser.add_argument("--reverse-groups", action="store_true", help="run threadgroups last to first")
+    parser.add_argument("--only", nargs="+", metavar="OVERLOAD", help="launch these overloads' samples only")
     args = parser.parse_args(argv)
     order = contextlib.nullcontext()
     if args.reverse_groups:
@@ -192,7 +195,9 @@ def run(args) -> int:
     calls = 0
     unreached: list[str] = []
     recorded: dict = {}
-    for sample, record in sample_table.samples():
+    for sample, record in sample_table.samples(compat=True):  # compat: ops this torch lacks too
+        if args.only and sample.overload not in args.only:
+            continue
         own = sample_table.sample_dtypes(sample, record)  # the dtypes the sample is valid in
         dtypes = list(dict.fromkeys(own + list(record.dtypes)))
         for dtype in dtypes:

@@ -55,9 +55,37 @@ inline void activate(const std::vector<std::string>& names) {
   }
 }
 
+// Defines every overload the registry gives a schema (an operator some
+// releases we support lack) in namespace mps_ops_compat, with our stub for
+// the MPS dispatch key, and returns their names: there the tests and the GPU
+// launcher reach its kernels on any release. Once per process, like activate.
+inline std::vector<std::string> register_compat() {
+  // A function-local static: C++ runs its initialiser once, thread-safely.
+  static const std::vector<std::string> registered = [] {
+    std::vector<std::string> names;
+    auto* definitions = new torch::Library(torch::Library::FRAGMENT, "mps_ops_compat", std::nullopt, __FILE__,
+                                           __LINE__);
+    auto* kernels = new torch::Library(torch::Library::IMPL, "mps_ops_compat", c10::DispatchKey::MPS, __FILE__,
+                                       __LINE__);
+    for (int i = 0; i < generated::op_record_count; ++i) {
+      const auto& r = generated::op_records[i];
+      for (int j = 0; j < r.overload_count; ++j) {
+        if (*r.overloads[j].schema) {
+          definitions->def(r.overloads[j].schema);
+          r.overloads[j].impl(*kernels);
+          names.emplace_back(r.overloads[j].name);
+        }
+      }
+    }
+    return names;
+  }();
+  return registered;
+}
+
 inline void bind_registration(py::module& m) {
   m.def("op_records", &op_records);
   m.def("activate", &activate, py::arg("overloads"));
+  m.def("register_compat", &register_compat);
 }
 
 }  // namespace mps_ops::python

@@ -53,8 +53,7 @@ class Sample:
 
     @property
     def op(self):
-        name, _, overload = self.overload.partition(".")
-        return getattr(getattr(torch.ops.aten, name), overload or "default")
+        return _registry.op_overload(self.overload)
 
     def out_names(self) -> set:
         return {a.name for a in self.op._schema.arguments if a.is_out}
@@ -192,9 +191,13 @@ def records_by_overload() -> dict:
     return {o: r for r in _registry.ops() for o in r.overloads if r.active}
 
 
-def samples() -> list:
-    """(sample, record) for every active registry overload."""
+def samples(compat: bool = False) -> list:
+    """(sample, record) for every active registry overload; with compat, also
+    for those the running torch lacks, called through mps_ops_compat."""
     by_overload = records_by_overload()
+    if compat:
+        by_overload.update({o: r for r in _registry.ops() for o in r.overloads
+                            if o in _registry.compat_overloads() and not _registry._exists(o)})
     return [(SAMPLES_BY_OVERLOAD[o], r) for o, r in by_overload.items()]
 
 

@@ -1,0 +1,298 @@
+"""Our kernels against torch's own CUDA kernels on an NVIDIA GPU (issue 13).
+
+    python benchmarks/bench_gpu.py --json results/bench_gpu.json [--families reduction,pooling]
+    python benchmarks/bench_gpu.py --from-json results/bench_gpu.json   # table and chart again
+
+Needs the CUDA backend (tools/gpu_check.sh --bench builds it and runs this).
+The GPU stands in for an Apple GPU: it shows faults of kernel design
+(coalescing, work per thread, index arithmetic, occupancy) that cost on both;
+its figures are NVIDIA figures and say nothing of speed on a Mac.
+
+Each case (benchmarks/gpu_cases.py) runs one call on inputs of at least
+256 MB made on the GPU: ours through mps_ops.testing.emulate() (our stubs and
+kernels), torch's plainly (its CUDA kernels). Timing: CUDA events around a
+batch of calls enqueued while the GPU waits on torch.cuda._sleep, so the
+host's dispatch cost (Python's dispatch mode, on ours) stays out and the
+figure is the GPU's time; the median of BATCHES batches, per call. GB/s count
+the bytes the call must move (mps_ops.profiling.bytes_to_move: inputs read
+once, outputs written once), the same for both sides, so the ratio is the
+ratio of times. A plain device-to-device copy measured in the same run is the
+ceiling (copy_gbps).
+
+`bound` is a rule (issue 13): `memory` where torch's kernel reaches at least
+40% of the copy bandwidth; else `weak-baseline` where our kernel's
+arithmetic per byte is low (gpu_cases.HIGH_ARITHMETIC names the others),
+whose floor is min(0.5 x copy, 1.0 x torch); else `compute`, reported with
+its accuracy against float64 beside the ratio. A row meets its target when
+memory: ratio >= 0.8; weak-baseline: ours >= its floor; compute: reported.
+
+Writes the JSON (rows: family, kernel, shape, dtype, ours_gbps, torch_gbps,
+copy_gbps, ratio, bound, target_met, and more; plus device), a Markdown table
+beside it (.md) and, with matplotlib, a chart (.png).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # this checkout's mps_ops
+sys.path.insert(0, str(HERE))
+
+import torch  # noqa: E402
+
+MEMORY_SHARE = 0.4  # torch at >= 40% of the copy bandwidth: `memory`
+MEMORY_RATIO = 0.8  # ... then ours must reach 0.8x torch
+WEAK_COPY_SHARE, WEAK_TORCH_RATIO = 0.5, 1.0  # weak-baseline floor: min(0.5 x copy, 1.0 x torch)
+BATCH, BATCHES = 5, 5
+ACCURACY_ELEMENTS = 1 << 20
+
+
+def _sleep_cycles_per_second() -> float:
+    """torch.cuda._sleep spins a number of clock cycles; how many make a second."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(1000)  # loads the kernel
+    start.record()
+    torch.cuda._sleep(10_000_000)
+    end.record()
+    torch.cuda.synchronize()
+    return 10_000_000 / (start.elapsed_time(end) / 1e3)
+
+
+def gpu_seconds(fn, cycles_per_second: float) -> float:
+    """Median GPU time of one fn() call: batches of BATCH calls between two
+    events, enqueued while the GPU sleeps through the host's enqueue time."""
+    fn()  # warm-up: loads (JIT-compiles) the kernels, fills the allocator
+    torch.cuda.synchronize()
+    begin = time.perf_counter()
+    for _ in range(BATCH):
+        fn()
+    host = time.perf_counter() - begin  # the host's enqueue time, bounded by the GPU's
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(BATCHES):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(int(min(2 * host + 0.005, 2.0) * cycles_per_second))
+        start.record()
+        for _ in range(BATCH):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / 1e3 / BATCH)
+    return statistics.median(times)
+
+
+def copy_gbps(cycles_per_second: float) -> float:
+    src = torch.randn(1 << 28, device="cuda")
+    dst = torch.empty_like(src)
+    seconds = gpu_seconds(lambda: dst.copy_(src), cycles_per_second)
+    return 2 * src.numel() * src.element_size() / seconds / 1e9
+
+
+def _max_relative_error(result, truth) -> float:
+    result, truth = result.double().cpu(), truth.double().cpu()
+    finite = torch.isfinite(truth) & torch.isfinite(result)
+    scale = truth.abs().clamp_min(torch.finfo(torch.float32).tiny)
+    errors = ((result - truth).abs() / scale)[finite]
+    return float(errors.max()) if errors.numel() else 0.0
+
+
+def accuracy(case, inputs) -> dict:
+    """Max relative error of ours and torch's against the op in float64 on
+    the CPU, over the first ACCURACY_ELEMENTS elements (element-wise ops)."""
+    from mps_ops.testing import emulate
+
+    small = [t.reshape(-1)[:ACCURACY_ELEMENTS] if t.dim() > 0 else t for t in inputs]
+    truth = case.call(*[t.cpu().double() if t.is_floating_point() else t.cpu() for t in small])
+    with emulate():
+        ours = case.call(*[t.clone() for t in small])
+    theirs = case.call(*[t.clone() for t in small])
+    from mps_ops.profiling import tensors_in
+
+    first = lambda r: tensors_in(r)[0]  # noqa: E731
+    return {"ours_max_rel_error": _max_relative_error(first(ours), first(truth)),
+            "torch_max_rel_error": _max_relative_error(first(theirs), first(truth))}
+
+
+def measure(case, cycles_per_second: float, copy: float) -> dict:
+    import mps_ops
+    from mps_ops.profiling import bytes_to_move, tensors_in
+    from mps_ops.testing import emulate
+
+    inputs = case.make()
+    row = {"family": case.family, "kernel": case.kernel, "shape": list(case.shape),
+           "dtype": str(case.dtype).replace("torch.", ""), "copy_gbps": round(copy, 1)}
+    inplace = case.kernel.endswith("_")  # timed on the same inputs again and again
+
+    def ours():
+        with emulate():
+            return case.call(*inputs)
+
+    with mps_ops.profile() as prof:
+        result = ours()
+    torch.cuda.synchronize()
+    if not prof.dispatches:
+        row.update(error="ours ran no kernel of ours", bound="none")
+        return row
+    moved = bytes_to_move(inputs, tensors_in(result))
+    row["bytes"] = moved
+    row["dispatches"] = len(prof.dispatches)
+    row["ours_gbps"] = round(moved / gpu_seconds(ours, cycles_per_second) / 1e9, 1)
+    baseline = case.baseline or case.call
+    if case.baseline:
+        row["torch_call"] = "torch's kernels for the same job (gpu_cases.BASELINES)"
+    theirs = inputs
+    try:
+        try:
+            expected = baseline(*theirs)
+        except RuntimeError:
+            if not any(t.device.type == "cpu" for t in inputs):
+                raise
+            # Some CUDA kernels refuse a CPU scalar operand (gcd): the same
+            # job with the 0-dim operand on the GPU.
+            theirs = [t.cuda() for t in inputs]
+            expected = baseline(*theirs)
+        torch.cuda.synchronize()
+        row["torch_gbps"] = round(moved / gpu_seconds(lambda: baseline(*theirs), cycles_per_second) / 1e9, 1)
+    except (RuntimeError, NotImplementedError) as e:  # torch's CUDA kernel lacks the dtype
+        row.update(torch_gbps=None, ratio=None, bound="no-baseline",
+                   error=f"torch: {str(e).splitlines()[0][:160]}")
+        return row
+    if not case.random and not inplace:  # in place: the inputs have moved on
+        row["same_result"] = all(
+            a.shape == b.shape and torch.allclose(a.double(), b.double(), rtol=1e-2, atol=1e-2, equal_nan=True)
+            for a, b in zip(tensors_in(result), tensors_in(expected)))
+    row.update(classify(row["ours_gbps"], row["torch_gbps"], copy, case.high_arithmetic))
+    if row["bound"] == "compute" and case.family.startswith("elementwise") and case.dtype == torch.float32:
+        row.update(accuracy(case, inputs))
+    return row
+
+
+def classify(ours_gbps: float, torch_gbps: float, copy: float, high_arithmetic: bool) -> dict:
+    """The row's ratio, bound and whether it meets its target (module doc)."""
+    row = {"ratio": round(ours_gbps / torch_gbps, 3) if torch_gbps else None}
+    if torch_gbps >= MEMORY_SHARE * copy:
+        row.update(bound="memory", target_met=row["ratio"] >= MEMORY_RATIO)
+    elif not high_arithmetic:
+        floor = round(min(WEAK_COPY_SHARE * copy, WEAK_TORCH_RATIO * torch_gbps), 1)
+        row.update(bound="weak-baseline", floor_gbps=floor, target_met=ours_gbps >= floor)
+    else:
+        row.update(bound="compute")
+    return row
+
+
+def markdown(report: dict) -> str:
+    lines = [f"# mps_ops kernels against torch's CUDA kernels on {report['device']}", "",
+             f"torch {report['torch']}; copy {report['copy_gbps']} GB/s. NVIDIA figures standing in for "
+             "an Apple GPU's design faults; never Mac figures.", "",
+             "| family | kernel | shape | dtype | ours GB/s | torch GB/s | ratio | bound | target |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in report["rows"]:
+        target = {True: "met", False: "**below**"}.get(r.get("target_met"), "-")
+        if r.get("bound") == "compute" and "ours_max_rel_error" in r:
+            target = f"rel. error {r['ours_max_rel_error']:.1e} (torch {r['torch_max_rel_error']:.1e})"
+        if r.get("error"):
+            target = r["error"]
+        shape = "x".join(str(s) for s in r["shape"])
+        lines.append(f"| {r['family']} | {r['kernel']} | {shape} | {r['dtype']} | {r.get('ours_gbps', '-')} | "
+                     f"{r.get('torch_gbps', '-')} | {r.get('ratio', '-')} | {r.get('bound', '-')} | {target} |")
+    lines += ["", summary(report)]
+    return "\n".join(lines) + "\n"
+
+
+def summary(report: dict) -> str:
+    rows = report["rows"]
+    counts = {b: [r for r in rows if r.get("bound") == b] for b in ("memory", "weak-baseline", "compute")}
+    met = {b: sum(1 for r in rs if r.get("target_met")) for b, rs in counts.items()}
+    ratios = [r["ratio"] for r in counts["memory"]]
+    return (f"bench_gpu: {len(rows)} rows; memory {met['memory']}/{len(counts['memory'])} at >= "
+            f"{MEMORY_RATIO}x torch (median ratio {statistics.median(ratios) if ratios else '-'}); "
+            f"weak-baseline {met['weak-baseline']}/{len(counts['weak-baseline'])} at their floor; "
+            f"compute {len(counts['compute'])}; no baseline or error "
+            f"{sum(1 for r in rows if r.get('bound') in ('none', 'no-baseline'))}")
+
+
+def chart(report: dict, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    rows = [r for r in report["rows"] if r.get("ratio")]
+    colours = {"memory": "tab:blue", "weak-baseline": "tab:orange", "compute": "tab:gray"}
+    fig, ax = plt.subplots(figsize=(10, max(4, 0.16 * len(rows))))
+    labels = [f"{r['kernel']} {r['family']} {r['dtype']}" for r in rows]
+    ax.barh(range(len(rows)), [r["ratio"] for r in rows], color=[colours.get(r["bound"], "k") for r in rows])
+    ax.axvline(MEMORY_RATIO, color="red", linestyle="--", linewidth=1)
+    ax.set_yticks(range(len(rows)), labels, fontsize=5)
+    ax.invert_yaxis()
+    ax.set_xlabel("ours / torch CUDA (GB/s ratio); dashed: the 0.8x target of memory rows")
+    ax.set_title(f"mps_ops vs torch CUDA on {report['device']} (blue memory, orange weak-baseline, grey compute)",
+                 fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    return True
+
+
+def write(report: dict, json_path: Path) -> None:
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(report, indent=1))
+    json_path.with_suffix(".md").write_text(markdown(report))
+    drawn = chart(report, json_path.with_suffix(".png"))
+    print(summary(report) + ("" if drawn else " (no matplotlib: no chart)"))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="write the results here (and .md, .png beside it)")
+    parser.add_argument("--from-json", type=Path, help="redraw the table and chart of an earlier run")
+    parser.add_argument("--families", help="comma-separated families or kernels (substrings of the family)")
+    parser.add_argument("--deadline", type=float, default=0, help="start no case after this many seconds")
+    args = parser.parse_args(argv)
+    if args.from_json:
+        write(json.loads(args.from_json.read_text()), args.from_json)
+        return 0
+    import mps_ops
+
+    if mps_ops.backend != "cuda" or not torch.cuda.is_available():
+        print(f"bench_gpu: needs the CUDA backend and a GPU (backend {mps_ops.backend!r}); nothing measured")
+        return 2
+    if not args.json:
+        parser.error("--json is required")
+    from gpu_cases import all_cases
+
+    started = time.monotonic()
+    cycles = _sleep_cycles_per_second()
+    copy = copy_gbps(cycles)
+    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "copy_gbps": round(copy, 1),
+              "rows": [], "not_reached": []}
+    cases = all_cases(args.families.split(",") if args.families else None)
+    for i, case in enumerate(cases):
+        label = f"{case.family} {case.kernel} {case.dtype}"
+        if args.deadline and time.monotonic() - started > args.deadline:
+            report["not_reached"].append(label)
+            continue
+        try:
+            row = measure(case, cycles, copy)
+        except Exception as e:  # recorded; the run goes on
+            row = {"family": case.family, "kernel": case.kernel, "shape": list(case.shape),
+                   "dtype": str(case.dtype).replace("torch.", ""), "bound": "none",
+                   "error": f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"}
+        report["rows"].append(row)
+        print(f"[{i + 1}/{len(cases)}] {label}: ours {row.get('ours_gbps')} torch {row.get('torch_gbps')} "
+              f"ratio {row.get('ratio')} {row.get('bound')} {row.get('error', '')}", flush=True)
+        torch.cuda.empty_cache()
+    report["seconds"] = round(time.monotonic() - started, 1)
+    write(report, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

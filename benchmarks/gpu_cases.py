@@ -1,0 +1,249 @@
+"""The jobs bench_gpu.py times: per kernel family, our kernels and torch's
+CUDA kernels doing the same call on the same inputs of at least
+MIN_INPUT_BYTES, made on the GPU.
+
+A Case builds its inputs lazily (a few hundred MB each) and names the call;
+the harness runs the call under emulate() for ours and plainly for torch's.
+Families follow issue 13's list: element-wise (dense, strided, scalar
+broadcast), reductions over the last, a middle and all dims with short and
+long slices, pooling forward and backward, pdist, margin losses, masked
+softmax, segment_reduce, embedding_renorm, mode, and the other registry ops
+with benchmark inputs (benchmarks/op_inputs.py)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from op_inputs import OPS, layout_inputs, registry_ops
+
+# Inputs of at least this many bytes (issue 13: 256 MB), so the GPU's caches
+# (50 MB of L2 on an H100) hold a small part of them.
+MIN_INPUT_BYTES = 256 << 20
+TIMED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+# Element-wise ops whose arithmetic per byte is high (series, continued
+# fractions, Newton steps, loops over a degree): the `weak-baseline` rule's
+# "low arithmetic per byte" is every other op. Each is named here once.
+HIGH_ARITHMETIC = frozenset({
+    "special_ndtri", "special_log_ndtr", "special_airy_ai", "special_erfcx",
+    "special_laguerre_polynomial_l", "special_legendre_polynomial_p", "gcd", "lcm",
+    "_pdist_forward", "_pdist_backward", "mode", "_upsample_lanczos2d_aa",
+})
+
+
+@dataclass
+class Case:
+    family: str
+    kernel: str  # the op (and direction) timed
+    shape: tuple
+    dtype: torch.dtype
+    maker: Callable  # () -> list of inputs on the current default device
+    call: Callable  # (*inputs) -> result
+    high_arithmetic: bool = False
+    random: bool = False  # results not pinned by the inputs: not compared
+    # torch's way to do the same job where `call` has no CUDA kernel
+    # (BASELINES); None: `call` itself.
+    baseline: Callable = None
+
+    def make(self) -> list:
+        """The inputs, on the GPU."""
+        return _on_gpu(self.maker)()
+
+
+def _narrow_into_out(x):
+    out = torch.empty(0, dtype=x.dtype, device=x.device)
+    return out.resize_(x.shape[0], x.size(1) // 2, *x.shape[2:]).copy_(x.narrow(1, 0, x.size(1) // 2))
+
+
+# Ops whose aten call has no CUDA kernel in torch (or wants an argument only
+# CUDA checks): torch's CUDA kernels doing the same job.
+BASELINES = {
+    "_add_relu": lambda a, b: torch.relu_(torch.add(a, b)),  # two kernels: torch has no fused one
+    "narrow_copy": _narrow_into_out,
+    # CUDA requires a mask type; 2: a mask of the input's shape.
+    "_masked_softmax": lambda x: torch.ops.aten._masked_softmax(x, x > 1.0, -1, 2),
+}
+
+
+def _elements(dtype, factor: int = 1) -> int:
+    """A power of two of elements of dtype filling at least MIN_INPUT_BYTES / factor."""
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    return 1 << math.ceil(math.log2(MIN_INPUT_BYTES / factor / itemsize))
+
+
+def _dtypes(record) -> list:
+    wanted = [d for d in TIMED_DTYPES if d in record.dtypes]
+    return wanted or [record.dtypes[-1]]  # integer-only ops: their widest
+
+
+def _on_gpu(make, device="cuda"):
+    def build():
+        torch.manual_seed(0)
+        with torch.device(device):
+            # A 0-dim second operand stays a CPU scalar, as users pass one.
+            made = make()
+            if device == "meta":
+                return made
+            return [t.cpu() if t.dim() == 0 and i > 0 else t.to(device) for i, t in enumerate(made)]
+    return build
+
+
+def input_shapes(case) -> list:
+    """The shapes of a case's inputs, made on the meta device (no memory)."""
+    return [tuple(t.shape) for t in _on_gpu(case.maker, "meta")()]
+
+
+def elementwise_cases(records) -> list:
+    cases = []
+    for name, spec in OPS.items():
+        if spec.kind not in ("elementwise", "inplace_only") or name not in records:
+            continue
+        for dtype in _dtypes(records[name]):
+            n = _elements(dtype)
+            rows, cols = n // 4096, 4096
+            for layout in ("dense", "strided", "scalar_broadcast"):
+                if layout == "scalar_broadcast" and len(spec.makers) != 2:
+                    continue  # a unary op on one expanded element computes one value
+                fn = spec.inplace if spec.kind == "inplace_only" else spec.fn
+                cases.append(Case(f"elementwise {layout}", name, (rows, cols), dtype,
+                                  lambda s=spec, l=layout, d=dtype, r=rows, c=cols: layout_inputs(s, l, r, c, d),
+                                  fn, high_arithmetic=name in HIGH_ARITHMETIC,
+                                  random=name == "rrelu_with_noise", baseline=BASELINES.get(name)))
+    return cases
+
+
+# (label, shape, dims): the reduced dims of a shape whose numel fills the inputs.
+def _reduction_shapes(n: int) -> list:
+    return [
+        ("last dim, short slices", (n // 256, 256), (-1,)),
+        ("last dim, square", (math.isqrt(n), -(-n // math.isqrt(n))), (-1,)),
+        ("last dim, long slices", (256, n // 256), (-1,)),
+        ("middle dim", (256, n // (256 * 256), 256), (1,)),
+        ("first dim, long", (n // 256, 256), (0,)),
+        ("all dims", (n // 4096, 4096), None),
+    ]
+
+
+def _moment(fn):
+    return lambda dims: (lambda x: fn(x, dim=dims, out=torch.empty(0, dtype=x.dtype, device=x.device)))
+
+
+REDUCTIONS = {
+    "var": _moment(torch.var),
+    "std": _moment(torch.std),
+    "_aminmax": lambda dims: ((lambda x: torch._aminmax(x, dims[0])) if dims and len(dims) == 1
+                              else (lambda x: torch._aminmax(x))),
+}
+WHOLE_TENSOR = {  # reduce everything only
+    "max": lambda x: torch.max(x, out=torch.empty(0, dtype=x.dtype, device=x.device)),
+    "min": lambda x: torch.min(x, out=torch.empty(0, dtype=x.dtype, device=x.device)),
+}
+
+
+def reduction_cases(records) -> list:
+    cases = []
+    for name, make_call in REDUCTIONS.items():
+        for dtype in _dtypes(records[name]):
+            for label, shape, dims in _reduction_shapes(_elements(dtype)):
+                cases.append(Case(f"reduction {label}", name, shape, dtype,
+                                  lambda s=shape, d=dtype: [torch.randn(s).to(d)], make_call(dims)))
+    for name, call in WHOLE_TENSOR.items():
+        for dtype in _dtypes(records[name]):
+            n = _elements(dtype)
+            cases.append(Case("reduction all dims", name, (n,), dtype,
+                              lambda n=n, d=dtype: [torch.randn(n).to(d)], call))
+    for dtype in _dtypes(records["batch_norm_update_stats"]):
+        n = _elements(dtype)
+        shape = (32, 256, n // (32 * 256))
+        cases.append(Case("reduction batch_norm stats", "batch_norm_update_stats", shape, dtype,
+                          lambda s=shape, d=dtype: [torch.randn(s).to(d)],
+                          lambda x: torch.batch_norm_update_stats(x, None, None, 0.1)))
+    for dtype in _dtypes(records["mode"]):
+        n = _elements(dtype)
+        cases.append(Case("mode last dim", "mode", (n // 256, 256), dtype,
+                          lambda n=n, d=dtype: [torch.randint(0, 16, (n // 256, 256)).to(d)],
+                          lambda x: torch.mode(x, -1), high_arithmetic=True))
+    return cases
+
+
+def own_input_cases(records) -> list:
+    """Every other op with benchmark inputs in op_inputs.py, dense, at full
+    size: pooling (forward here, backward below), pdist, margin losses,
+    masked softmax, segment_reduce, embedding_renorm, take/put, view copies,
+    the optimizer step, glu's jvps, logspace."""
+    cases = []
+    skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"}
+    for name, spec in OPS.items():
+        if spec.kind in ("elementwise", "inplace_only") or name in skip or name not in records:
+            continue
+        if not records[name].active:  # the running torch lacks it (lanczos before 2.12)
+            continue
+        for dtype in _dtypes(records[name]):
+            # (rows, cols) per op kind: inputs of MIN_INPUT_BYTES where the op is
+            # linear in its input; pdist is quadratic in its rows.
+            n = _elements(dtype)
+            if name.startswith("_pdist"):
+                rows, cols = 4096, 256  # 8 M distances of 256 values
+            elif spec.kind == "pool":
+                rows, cols = 256, -(-n // (2 * 3 * 4 * 256))
+            elif spec.kind == "view_copy":
+                rows, cols = n // (2 * 4096), 4096
+            else:
+                rows, cols = n // 1024, 1024
+            family = {"pool": "pooling forward", "loss": "losses"}.get(spec.kind, spec.kind)
+            if name == "embedding_renorm_":
+                family = "embedding_renorm"
+            elif "softmax" in name:
+                family = "masked softmax"
+            elif "segment" in name:
+                family = "segment_reduce"
+            elif name.startswith("_pdist"):
+                family = "pdist"
+            make = lambda s=spec, r=rows, c=cols, d=dtype: layout_inputs(s, "dense", r, c, d)  # noqa: E731
+            cases.append(Case(family, name, (rows, cols), dtype, make, spec.fn,
+                              high_arithmetic=name in HIGH_ARITHMETIC, random=name == "rrelu_with_noise",
+                              baseline=BASELINES.get(name)))
+    return cases
+
+
+def _half(x) -> tuple:
+    return tuple(max(1, size // 2) for size in x.shape[-3:])
+
+
+def _gradient_of(forward, shape, dtype):
+    """A maker of (gradient of ones, input, *indices) for a pooling forward
+    call at full size: the backward's inputs."""
+    def make():
+        x = torch.randn(shape).to(dtype)
+        out = forward(x)
+        out, extra = (out[0], list(out[1:])) if isinstance(out, tuple) else (out, [])
+        return [torch.ones_like(out), x, *extra]
+    return make
+
+
+def pool_backward_cases(records) -> list:
+    cases = []
+    for dtype in _dtypes(records["_adaptive_avg_pool3d"]):
+        n = _elements(dtype)
+        shape = (2, 3, 256, -(-n // (2 * 3 * 4 * 256)), 4)
+        avg = _gradient_of(lambda x: torch.nn.functional.adaptive_avg_pool3d(x, _half(x)), shape, dtype)
+        cases.append(Case("pooling backward", "_adaptive_avg_pool3d_backward", shape, dtype, avg,
+                          torch.ops.aten._adaptive_avg_pool3d_backward))
+        top = _gradient_of(lambda x: torch.nn.functional.adaptive_max_pool3d(x, _half(x), return_indices=True),
+                           shape, dtype)
+        cases.append(Case("pooling backward", "adaptive_max_pool3d_backward", shape, dtype, top,
+                          torch.ops.aten.adaptive_max_pool3d_backward))
+    return cases
+
+
+def all_cases(families=None) -> list:
+    records = {name: r for name, r in registry_ops().items()}
+    cases = (elementwise_cases(records) + reduction_cases(records) + own_input_cases(records)
+             + pool_backward_cases(records))
+    if families:
+        cases = [c for c in cases if any(f in c.family or f == c.kernel for f in families)]
+    return cases

@@ -1,0 +1,89 @@
+"""benchmarks/bench_gpu.py's parts that need no GPU: the case table covers
+issue 13's families with inputs of at least 256 MB, the bound rule, the
+table and chart from a recorded run, and a bare run off the CUDA backend
+measuring nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_gpu  # noqa: E402
+import gpu_cases  # noqa: E402
+
+FAMILIES = ("elementwise dense", "elementwise strided", "elementwise scalar_broadcast",
+            "reduction last dim, short slices", "reduction last dim, long slices", "reduction middle dim",
+            "reduction all dims", "pooling forward", "pooling backward", "pdist", "losses", "masked softmax",
+            "segment_reduce", "embedding_renorm", "mode last dim")
+
+
+def test_cases_cover_the_families_in_float32_and_half_and_bfloat16():
+    cases = gpu_cases.all_cases()
+    families = {c.family for c in cases}
+    assert set(FAMILIES) <= families
+    for family in ("elementwise dense", "reduction last dim, short slices", "pooling forward"):
+        assert {torch.float32, torch.float16, torch.bfloat16} <= {c.dtype for c in cases if c.family == family}
+
+
+def test_every_case_reads_at_least_the_minimum_input_size():
+    for case in gpu_cases.all_cases():
+        if case.kernel.startswith("_pdist") or case.kernel == "logspace":
+            continue  # quadratic in its rows (8 M distances instead); an output only
+        shapes = gpu_cases.input_shapes(case)
+        itemsize = torch.empty((), dtype=case.dtype).element_size()
+        largest = max(torch.Size(s).numel() for s in shapes) * itemsize
+        assert largest >= gpu_cases.MIN_INPUT_BYTES, (case.family, case.kernel, shapes)
+
+
+@pytest.mark.parametrize("ours, theirs, high, bound, met", [
+    (2400, 2900, False, "memory", True),      # 0.83x of a kernel at 97% of copy
+    (2000, 2900, False, "memory", False),     # 0.69x
+    (900, 1000, False, "weak-baseline", False),   # torch at 33% of copy: floor min(1500, 1000)
+    (1000, 1000, False, "weak-baseline", True),
+    (200, 900, True, "compute", None),        # heavy arithmetic, torch below 40% of copy
+])
+def test_bound_rule(ours, theirs, high, bound, met):
+    row = bench_gpu.classify(ours, theirs, 3000.0, high)
+    assert row["bound"] == bound
+    assert row.get("target_met") is met
+    assert row["ratio"] == round(ours / theirs, 3)
+
+
+def test_table_and_chart_from_a_recorded_run(tmp_path):
+    rows = [dict(family="elementwise dense", kernel="heaviside", shape=[16384, 4096], dtype="float32",
+                 copy_gbps=3000.0, ours_gbps=2400.0, torch_gbps=2900.0,
+                 **bench_gpu.classify(2400.0, 2900.0, 3000.0, False)),
+            dict(family="reduction middle dim", kernel="var", shape=[256, 1024, 256], dtype="float16",
+                 copy_gbps=3000.0, ours_gbps=700.0, torch_gbps=2600.0,
+                 **bench_gpu.classify(700.0, 2600.0, 3000.0, False)),
+            dict(family="pdist", kernel="_pdist_forward", shape=[4096, 256], dtype="float32", copy_gbps=3000.0,
+                 bound="none", error="ours ran no kernel of ours")]
+    path = tmp_path / "bench_gpu.json"
+    path.write_text(json.dumps({"device": "a GPU", "torch": "2.x", "copy_gbps": 3000.0, "rows": rows}))
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--from-json", str(path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "memory 1/2 at >= 0.8x torch" in done.stdout
+    table = path.with_suffix(".md").read_text()
+    assert "| reduction middle dim | var | 256x1024x256 | float16 | 700.0 | 2600.0 | 0.269 | memory | **below** |" in table
+    assert "ours ran no kernel of ours" in table
+
+
+def test_off_the_cuda_backend_nothing_is_measured(tmp_path):
+    import mps_ops
+
+    if mps_ops.backend == "cuda":
+        pytest.skip("the CUDA backend measures")
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--json",
+                           str(tmp_path / "x.json")], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "nothing measured" in done.stdout
+    assert not (tmp_path / "x.json").exists()
