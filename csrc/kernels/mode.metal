@@ -77,7 +77,7 @@ kernel void mode(
     const ulong start = mps_ops::slice_offset<ulong>(layout, uint(t.slice)), n = ulong(layout.inner_numel);
     for (ulong i = t.first; i < n; i += t.step) {
       const auto value = static_cast<typename reducer::T>(in[start + mps_ops::reduced_offset(layout, i)]);
-      int count = mps_ops::fold_elements<counter>(typename counter::state{value, 0}, in, layout, start, 0u, 1u).count;
+      int count = mps_ops::fold_elements<counter>(typename counter::state{value, 0}, in, layout, start, ulong(0), n, 1u).count;
       count = count == 0 ? 1 : count;  // a NaN: itself once
       best = reducer::merge(best, typename reducer::state{count, value, long(i)});
     }

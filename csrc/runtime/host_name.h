@@ -22,6 +22,7 @@ enum class Variant : uint8_t {
   dense_lhs_scalar,
   dense_rhs_scalar,
   reduce,  // threadgroup reductions over output slices (reduction.h)
+  merge,   // their second pass where slices were split over several groups
   count
 };
 const char* variant_name(Variant variant);

@@ -3,6 +3,7 @@
 #include "kernel_function.h"
 
 #include <ATen/WrapDimUtils.h>
+#include <ATen/ops/empty.h>
 
 #include <algorithm>
 #include <bitset>
@@ -159,12 +160,27 @@ bool wants_columns(const reduction_layout& layout, int64_t slices) {
          layout.outer_strides[0] < layout.inner_strides[0] && slices >= simd_width / 2;
 }
 
+// Rows: about 16 elements per thread, so slices of up to 512 take one SIMD
+// group each (several slices per group, merged by shuffles alone) and long
+// ones up to a whole group (of at most cap threads).
+Mapping rows_mapping(int64_t n, int64_t slices, int64_t cap) {
+  const int64_t share = std::min(cap, std::max(simd_width, ceil_pow2((n + 15) / 16)));
+  const int64_t per_group = std::min(cap / share, slices);
+  return Mapping{share * per_group, (slices + per_group - 1) / per_group, 0, static_cast<int>(share)};
+}
+
+// The most threads per group the mappings use: group_threads within the
+// pipeline's limit, in whole SIMD groups. A pipeline's limit below one SIMD
+// group (none seen on an Apple GPU) would leave no mapping: the dispatch
+// then fails on the backend's own check.
+int64_t group_cap(int64_t max_threads) {
+  return std::min(group_threads, std::max(simd_width, max_threads / simd_width * simd_width));
+}
+
 Mapping choose_mapping(const reduction_layout& layout, int64_t slices, int64_t max_threads,
                        SliceMapping allowed) {
   const int64_t n = layout.inner_numel;
-  // A pipeline's limit below one SIMD group (none seen on an Apple GPU) would
-  // leave no mapping: the dispatch then fails on the backend's own check.
-  const int64_t cap = std::min(group_threads, std::max(simd_width, max_threads / simd_width * simd_width));
+  const int64_t cap = group_cap(max_threads);
   if (allowed == SliceMapping::group_per_slice) {
     const int64_t group = std::min(round_up(std::max<int64_t>(n, 1), simd_width), cap);
     return Mapping{group, slices, 0, static_cast<int>(group)};
@@ -176,34 +192,86 @@ Mapping choose_mapping(const reduction_layout& layout, int64_t slices, int64_t m
     return Mapping{columns * rows, (slices + columns - 1) / columns, static_cast<int>(columns),
                    static_cast<int>(rows)};
   }
-  // Rows: about 16 elements per thread, so slices of up to 512 take one SIMD
-  // group each (several slices per group, merged by shuffles alone) and long
-  // ones up to a whole group.
-  const int64_t share = std::min(cap, std::max(simd_width, ceil_pow2((n + 15) / 16)));
-  const int64_t per_group = std::min(cap / share, slices);
-  return Mapping{share * per_group, (slices + per_group - 1) / per_group, 0, static_cast<int>(share)};
+  return rows_mapping(n, slices, cap);
 }
 
-}  // namespace
+// Splitting long slices over several groups, each reducing one chunk of
+// 2**shift elements (reduction_layout's chunk_shift; chunks = 1: no split).
+struct Split {
+  int64_t chunks;
+  int shift;
+};
 
-void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
-                        std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
-                        KernelParams params, SliceMapping mapping) {
+// A dispatch of fewer groups than a GPU runs at once leaves the rest of it
+// idle: one long slice (a whole-tensor reduction) ran on one group, the
+// first-dim reduction of 262144 x 256 on 8. Where the mapping gives fewer
+// than split_groups groups, each slice is cut into chunks, so the dispatch
+// has up to about split_groups groups, and no chunk is shorter than
+// 2**min_chunk_shift elements.
+//
+// split_groups: 1024 groups of 256 threads, about as many threads as the
+// largest GPUs keep in flight (an 80-core Apple GPU holds a few groups per
+// core, so do big discrete GPUs on their 100-odd cores), so the split fills
+// any of them and small GPUs (8 cores) simply run the groups in turn; it is
+// no one GPU's core count. Chunk states cost little either way: at most
+// max_chunk_state_bytes per chunk of at least 4096 elements (under 1% of
+// the input's bytes, read once by the merge pass), so erring high is cheap.
+// min_chunk_shift: a group still folds at least 16 elements per thread (a
+// column-mapped one at least 512), so each chunk's fixed costs (start,
+// merge, one state stored and read again) stay small beside its loads.
+// Chunks are powers of two so the kernel finds them by shifts.
+constexpr int64_t split_groups = 1024;
+constexpr int min_chunk_shift = 12;
+
+Split choose_split(const reduction_layout& layout, const Mapping& m) {
+  const int64_t n = layout.inner_numel;
+  const int64_t wanted = std::min((split_groups + m.groups - 1) / m.groups, n >> min_chunk_shift);
+  if (m.groups >= split_groups || wanted < 2) {
+    return Split{1, 0};
+  }
+  int shift = min_chunk_shift;
+  while ((int64_t{1} << shift) * wanted < n) {
+    ++shift;
+  }
+  return Split{(n + (int64_t{1} << shift) - 1) >> shift, shift};
+}
+
+// One pass over the input: kernel bound with outputs, [chunk states,] inputs,
+// layout, params; where split, the merge pass after it.
+void dispatch_passes(const KernelHandle* kernel, const KernelHandle* merge,
+                     std::initializer_list<const at::Tensor*> outputs,
+                     std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
+                     KernelParams params, SliceMapping mapping) {
   if (plan.slices == 0) {
     return;
   }
   TORCH_CHECK(plan.slices <= UINT32_MAX, "mps_ops: a reduction with more than 2**32 - 1 outputs");
   const Mapping m = choose_mapping(plan.layout, plan.slices,
                                    static_cast<int64_t>(backend().max_threads_per_group(kernel)), mapping);
+  const Split split = merge != nullptr ? choose_split(plan.layout, m) : Split{1, 0};
   reduction_layout layout = plan.layout;
   layout.columns = static_cast<unsigned short>(m.columns);
   layout.threads_per_slice = static_cast<unsigned short>(m.threads_per_slice);
   layout.narrow_offsets = narrow_offsets(plan.layout) ? 1 : 0;
+  layout.chunk_shift = static_cast<unsigned char>(split.shift);
   TORCH_INTERNAL_ASSERT(!plan.input.defined() || inputs.size() == 1,
                         "mps_ops: a reduction's copied input stands in for one input only");
+  const at::Tensor& first_input = plan.input.defined() ? plan.input : **inputs.begin();
+  // The chunk states: on the input's device, max_chunk_state_bytes each.
+  const at::Tensor chunk_states =
+      split.chunks > 1
+          ? at::empty({plan.slices * split.chunks * max_chunk_state_bytes}, first_input.options().dtype(at::kByte))
+          : at::Tensor();
   KernelFunction function(kernel);
   for (const at::Tensor* out : outputs) {
     function.bind(*out);
+  }
+  if (merge != nullptr) {
+    // Unsplit, the kernel never touches this slot: an empty span of the first output.
+    const at::Tensor& first_output = **outputs.begin();
+    function.bind(chunk_states.defined() ? BufferSpan{chunk_states, chunk_states.const_data_ptr(),
+                                                      static_cast<size_t>(chunk_states.numel())}
+                                         : BufferSpan{first_output, first_output.const_data_ptr(), 0});
   }
   for (const at::Tensor* in : inputs) {
     function.bind(plan.input.defined() ? plan.input : *in);
@@ -211,7 +279,42 @@ void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const 
   function.mark_operands();
   function.bind(layout, params);
   const uint32_t group = static_cast<uint32_t>(m.group);
-  function.dispatch(Dim3{group, static_cast<uint32_t>(m.groups), 1}, Dim3{group, 1, 1});
+  function.dispatch(Dim3{group, static_cast<uint32_t>(m.groups), static_cast<uint32_t>(split.chunks)},
+                    Dim3{group, 1, 1});
+  if (split.chunks == 1) {
+    return;
+  }
+  // The merge pass: rows over each slice's chunk states, as over elements.
+  const Mapping rows = rows_mapping(split.chunks, plan.slices,
+                                    group_cap(static_cast<int64_t>(backend().max_threads_per_group(merge))));
+  layout.columns = 0;
+  layout.threads_per_slice = static_cast<unsigned short>(rows.threads_per_slice);
+  KernelFunction merging(merge);
+  for (const at::Tensor* out : outputs) {
+    merging.bind(*out);
+  }
+  merging.bind(chunk_states);
+  merging.mark_operands();
+  merging.bind(layout, params);
+  const uint32_t merge_group = static_cast<uint32_t>(rows.group);
+  merging.dispatch(Dim3{merge_group, static_cast<uint32_t>(rows.groups), 1}, Dim3{merge_group, 1, 1});
+}
+
+}  // namespace
+
+ReducerKernels reducer_kernels(KernelCache& kernels, c10::ScalarType out, c10::ScalarType in) {
+  return ReducerKernels{kernels.get(Variant::reduce, out, in), kernels.get(Variant::merge, out, in)};
+}
+
+void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
+                        std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
+                        KernelParams params, SliceMapping mapping) {
+  dispatch_passes(kernel, nullptr, outputs, inputs, plan, params, mapping);
+}
+
+void dispatch_reduction(const ReducerKernels& kernels, std::initializer_list<const at::Tensor*> outputs,
+                        const at::Tensor& input, const ReductionPlan& plan, KernelParams params) {
+  dispatch_passes(kernels.reduce, kernels.merge, outputs, {&input}, plan, params, SliceMapping::any);
 }
 
 }  // namespace mps_ops

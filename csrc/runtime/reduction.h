@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend.h"
+#include "host_name.h"
 #include "kernel_params.h"
 
 #include "../kernels/include/mps_ops/no_params.h"
@@ -47,5 +48,21 @@ inline void dispatch_reduction(const KernelHandle* kernel,
                                const ReductionPlan& plan, KernelParams params) {
   dispatch_reduction(kernel, outputs, {&input}, plan, params);
 }
+
+// A reducer's kernels as reduction.h's REGISTER_REDUCE_ONE_OP / _TWO_OP
+// instantiate them: reduce_one / reduce_two and their merge pass.
+struct ReducerKernels {
+  const KernelHandle* reduce;
+  const KernelHandle* merge;
+};
+ReducerKernels reducer_kernels(KernelCache& kernels, c10::ScalarType out, c10::ScalarType in);
+
+// The same for reduce_one / reduce_two, which may split long slices over
+// several groups (choose_split in reduction.cpp): outputs, a scratch buffer
+// of the groups' states (bound even where nothing is split), the input, the
+// layout, the params; then, where split, the merge pass with the outputs,
+// the scratch, the layout and the params.
+void dispatch_reduction(const ReducerKernels& kernels, std::initializer_list<const at::Tensor*> outputs,
+                        const at::Tensor& input, const ReductionPlan& plan, KernelParams params);
 
 }  // namespace mps_ops

@@ -11,6 +11,10 @@
 //            reads 32 neighbouring outputs' elements at once where the reduced
 //            dim is not the innermost), a few rows of threads deal out each
 //            slice's elements, and the rows' states meet in threadgroup memory.
+// Long slices with few outputs split over several groups: each reduces one
+// chunk of the slice (grid z) and stores its state; a second kernel
+// (reduce_one_merge / reduce_two_merge) merges each slice's chunk states in
+// chunk order and finishes them (reduction.cpp's choose_split says when).
 // Element offsets come without division where the reduced dims collapse to
 // one (the common case: the offset steps by a constant), indices are
 // divided in 32 bits (a GPU does 64-bit division in software, tens of
@@ -176,32 +180,56 @@ inline bool finishes_slice(thread const slice_thread& t) {
   return t.active && t.first == 0;
 }
 
-// Folds the elements first, first + step, ... of the slice starting at
-// `start` into state. I is the offset type (uint or ulong, as slice_offset).
+// Folds the elements first, first + step, ... before `end` of the slice
+// starting at `start` into state. I is the offset type (uint or ulong, as
+// slice_offset).
 template <typename R, typename I, typename In>
 inline typename R::state fold_elements(
     typename R::state state,
     constant In* in,
     constant reduction_layout& layout,
     I start,
-    uint first,
+    I first,
+    I end,
     uint step) {
   if (layout.inner_ndim <= 1) {
     // One reduced dim (or none, one element): the offset steps by a constant,
     // and the count may pass 2**32 (a long expanded input).
     const I stride = I(layout.inner_strides[0]);
-    const I n = I(layout.inner_numel), jump = I(step) * stride;
-    I offset = start + I(first) * stride;
-    for (I i = first; i < n; i += step, offset += jump) {
+    const I jump = I(step) * stride;
+    I offset = start + first * stride;
+    for (I i = first; i < end; i += step, offset += jump) {
       state = R::fold(state, static_cast<opmath_t<In>>(in[offset]));
     }
     return state;
   }
-  const uint n = uint(layout.inner_numel);
-  for (uint i = first; i < n; i += step) {
+  // Several reduced dims: the host keeps such slices below 2**32 elements.
+  for (uint i = uint(first); i < uint(end); i += step) {
     state = R::fold(state, static_cast<opmath_t<In>>(in[start + reduced_offset(layout, I(i))]));
   }
   return state;
+}
+
+// The chunks a split slice has (reduction_layout's chunk_shift > 0).
+inline uint chunk_count(constant reduction_layout& layout) {
+  const ulong length = ulong(1) << layout.chunk_shift;
+  return uint((ulong(layout.inner_numel) + length - 1) >> layout.chunk_shift);
+}
+
+// The reduced elements [begin, end) that the groups at grid z = chunk fold:
+// the whole slice unless the host split it.
+struct element_range {
+  ulong begin;
+  ulong end;
+};
+inline element_range chunk_elements(constant reduction_layout& layout, uint chunk) {
+  const ulong n = ulong(layout.inner_numel);
+  if (layout.chunk_shift == 0) {
+    return element_range{0, n};
+  }
+  const ulong begin = ulong(chunk) << layout.chunk_shift;
+  const ulong end = begin + (ulong(1) << layout.chunk_shift);
+  return element_range{begin, end < n ? end : n};
 }
 
 template <typename R>
@@ -290,32 +318,105 @@ inline typename R::state merge_threadgroup(
   return merge_consecutive<R>(state, partials, at, metal::max(at.size, at.simd_size));
 }
 
-// This thread's share of its slice folded and merged with the other threads
-// of the slice: the slice's state, complete where finishes_slice(t).
+// This thread's share of its slice (of chunk `chunk` of it where the host
+// split slices) folded and merged with the other threads of the slice: the
+// slice's (chunk's) state, complete where finishes_slice(t).
 template <typename R, typename In>
 inline typename R::state reduce_slice(
     constant In* in,
     constant reduction_layout& layout,
     thread const slice_thread& t,
     threadgroup typename R::state* partials,
-    thread const group_position& at) {
+    thread const group_position& at,
+    uint chunk = 0) {
   typename R::state state = R::identity();
   if (t.active) {
+    const element_range range = chunk_elements(layout, chunk);
     if (layout.narrow_offsets) {
-      state = fold_elements<R>(state, in, layout, slice_offset<uint>(layout, uint(t.slice)), t.first, t.step);
+      state = fold_elements<R>(state, in, layout, slice_offset<uint>(layout, uint(t.slice)),
+                               uint(range.begin) + t.first, uint(range.end), t.step);
     } else {
-      state = fold_elements<R>(state, in, layout, slice_offset<ulong>(layout, uint(t.slice)), t.first, t.step);
+      state = fold_elements<R>(state, in, layout, slice_offset<ulong>(layout, uint(t.slice)),
+                               range.begin + t.first, range.end, t.step);
     }
   }
   return merge_slice<R>(state, partials, layout, at);
 }
 
+// Where a split slice's chunk states lie in the scratch buffer: slice by
+// slice, each slice's chunks in order.
+template <typename R>
+inline ulong chunk_state_index(constant reduction_layout& layout, ulong slice, uint chunk) {
+  static_assert(sizeof(typename R::state) <= max_chunk_state_bytes,
+                "a reducer state larger than the host's scratch allows per state");
+  return slice * chunk_count(layout) + chunk;
+}
+
+// A split slice's state: its chunk states (from the first pass) merged in
+// chunk order. Rows mapping (threads_per_slice threads per slice): thread t
+// of the slice merges a run of consecutive chunks, and merge_consecutive
+// then merges lower threads' states before higher ones', so every merge
+// takes an earlier part of the slice before a later one. Complete where
+// finishes_slice(t).
+template <typename R>
+inline typename R::state merge_chunks(
+    constant uchar* chunk_states,
+    constant reduction_layout& layout,
+    thread const slice_thread& t,
+    threadgroup typename R::state* partials,
+    thread const group_position& at) {
+  typename R::state state = R::identity();
+  if (t.active) {
+    const uint chunks = chunk_count(layout);
+    const uint run = (chunks + t.step - 1) / t.step;
+    const uint begin = metal::min(t.first * run, chunks), end = metal::min(begin + run, chunks);
+    constant typename R::state* states = reinterpret_cast<constant typename R::state*>(chunk_states);
+    const ulong first = chunk_state_index<R>(layout, t.slice, 0);
+    for (uint c = begin; c < end; ++c) {
+      state = R::merge(state, states[first + c]);
+    }
+  }
+  return merge_consecutive<R>(state, partials, at, uint(layout.threads_per_slice));
+}
+
 // Reductions with one output per slice (max, min, std, var, sum): out[slice]
 // = R::finish(state, params).
+// Where the host split slices (layout.chunk_shift > 0), each group stores its
+// chunk's state in chunk_states instead, for reduce_one_merge; otherwise
+// chunk_states is bound but never touched.
 template <typename R, typename Out, typename In>
 kernel void reduce_one(
     device Out* out [[buffer(0)]],
-    constant In* in [[buffer(1)]],
+    device uchar* chunk_states [[buffer(1)]],
+    constant In* in [[buffer(2)]],
+    constant reduction_layout& layout [[buffer(3)]],
+    constant typename R::params& params [[buffer(4)]],
+    uint3 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint3 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup typename R::state partials[partial_states];
+  group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const slice_thread t = place_thread(layout, group.y, at);
+  const typename R::state state = reduce_slice<R>(in, layout, t, partials, at, group.z);
+  if (finishes_slice(t)) {
+    if (layout.chunk_shift != 0) {
+      reinterpret_cast<device typename R::state*>(chunk_states)[chunk_state_index<R>(layout, t.slice, group.z)] = state;
+    } else {
+      out[t.slice] = reducer_result<Out>(R::finish(state, params));
+    }
+  }
+}
+
+// The second pass of a split reduce_one: out[slice] = R::finish(the slice's
+// chunk states merged in order, params), as reduce_one would have written.
+// The layout is reduce_one's with the rows mapping over chunk states.
+template <typename R, typename Out, typename In>
+kernel void reduce_one_merge(
+    device Out* out [[buffer(0)]],
+    constant uchar* chunk_states [[buffer(1)]],
     constant reduction_layout& layout [[buffer(2)]],
     constant typename R::params& params [[buffer(3)]],
     uint2 group [[threadgroup_position_in_grid]],
@@ -327,7 +428,7 @@ kernel void reduce_one(
   threadgroup typename R::state partials[partial_states];
   group_position at{index, group_size.x, lane, simd_group, simd_size};
   const slice_thread t = place_thread(layout, group.y, at);
-  const typename R::state state = reduce_slice<R>(in, layout, t, partials, at);
+  const typename R::state state = merge_chunks<R>(chunk_states, layout, t, partials, at);
   if (finishes_slice(t)) {
     out[t.slice] = reducer_result<Out>(R::finish(state, params));
   }
@@ -335,11 +436,40 @@ kernel void reduce_one(
 
 // Reductions with two outputs per slice (aminmax, batch_norm_stats):
 // R::finish(state, params, out0[slice], out1[slice]).
+// Split slices as reduce_one's.
 template <typename R, typename Out, typename In>
 kernel void reduce_two(
     device Out* out0 [[buffer(0)]],
     device Out* out1 [[buffer(1)]],
-    constant In* in [[buffer(2)]],
+    device uchar* chunk_states [[buffer(2)]],
+    constant In* in [[buffer(3)]],
+    constant reduction_layout& layout [[buffer(4)]],
+    constant typename R::params& params [[buffer(5)]],
+    uint3 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint3 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup typename R::state partials[partial_states];
+  group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const slice_thread t = place_thread(layout, group.y, at);
+  const typename R::state state = reduce_slice<R>(in, layout, t, partials, at, group.z);
+  if (finishes_slice(t)) {
+    if (layout.chunk_shift != 0) {
+      reinterpret_cast<device typename R::state*>(chunk_states)[chunk_state_index<R>(layout, t.slice, group.z)] = state;
+    } else {
+      R::finish(state, params, out0[t.slice], out1[t.slice]);
+    }
+  }
+}
+
+// The second pass of a split reduce_two.
+template <typename R, typename Out, typename In>
+kernel void reduce_two_merge(
+    device Out* out0 [[buffer(0)]],
+    device Out* out1 [[buffer(1)]],
+    constant uchar* chunk_states [[buffer(2)]],
     constant reduction_layout& layout [[buffer(3)]],
     constant typename R::params& params [[buffer(4)]],
     uint2 group [[threadgroup_position_in_grid]],
@@ -351,21 +481,27 @@ kernel void reduce_two(
   threadgroup typename R::state partials[partial_states];
   group_position at{index, group_size.x, lane, simd_group, simd_size};
   const slice_thread t = place_thread(layout, group.y, at);
-  const typename R::state state = reduce_slice<R>(in, layout, t, partials, at);
+  const typename R::state state = merge_chunks<R>(chunk_states, layout, t, partials, at);
   if (finishes_slice(t)) {
     R::finish(state, params, out0[t.slice], out1[t.slice]);
   }
 }
 
 }  // namespace mps_ops
-// Host names `<op>_reduce_<out>_<in>`, the one grammar's reduce variant.
+// Host names `<op>_reduce_<out>_<in>` (the one grammar's reduce variant) and
+// `<op>_merge_<out>_<in>` (the merge pass of split slices): the host runs
+// the second where it splits slices over several groups.
 // The _SAME_TYPE forms take one type for both, the shape dtype sets apply:
 //   MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_ONE_OP_SAME_TYPE, var)
 #define REGISTER_REDUCE_ONE_OP(OP, OUT, IN)                                                    \
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, reduce, OUT, IN), mps_ops::reduce_one,             \
+                      OP##_reducer<IN>, OUT, IN)                                               \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, merge, OUT, IN), mps_ops::reduce_one_merge,        \
                       OP##_reducer<IN>, OUT, IN)
 #define REGISTER_REDUCE_ONE_OP_SAME_TYPE(OP, T) REGISTER_REDUCE_ONE_OP(OP, T, T)
 #define REGISTER_REDUCE_TWO_OP(OP, OUT, IN)                                                    \
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, reduce, OUT, IN), mps_ops::reduce_two,             \
+                      OP##_reducer<IN>, OUT, IN)                                               \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, merge, OUT, IN), mps_ops::reduce_two_merge,        \
                       OP##_reducer<IN>, OUT, IN)
 #define REGISTER_REDUCE_TWO_OP_SAME_TYPE(OP, T) REGISTER_REDUCE_TWO_OP(OP, T, T)
