@@ -352,19 +352,16 @@ inline ulong chunk_state_index(constant reduction_layout& layout, ulong slice, u
   return slice * chunk_count(layout) + chunk;
 }
 
-// A split slice's state: its chunk states (from the first pass) merged in
-// chunk order. Rows mapping (threads_per_slice threads per slice): thread t
-// of the slice merges a run of consecutive chunks, and merge_consecutive
+// This thread's run of a split slice's chunk states (from the first pass),
+// merged in chunk order. Rows mapping (threads_per_slice threads per slice):
+// thread t of the slice takes a run of consecutive chunks, and merge_slice
 // then merges lower threads' states before higher ones', so every merge
-// takes an earlier part of the slice before a later one. Complete where
-// finishes_slice(t).
+// takes an earlier part of the slice before a later one.
 template <typename R>
-inline typename R::state merge_chunks(
+inline typename R::state merge_chunk_run(
     constant uchar* chunk_states,
     constant reduction_layout& layout,
-    thread const slice_thread& t,
-    threadgroup typename R::state* partials,
-    thread const group_position& at) {
+    thread const slice_thread& t) {
   typename R::state state = R::identity();
   if (t.active) {
     const uint chunks = chunk_count(layout);
@@ -373,10 +370,11 @@ inline typename R::state merge_chunks(
     constant typename R::state* states = reinterpret_cast<constant typename R::state*>(chunk_states);
     const ulong first = chunk_state_index<R>(layout, t.slice, 0);
     for (uint c = begin; c < end; ++c) {
-      state = R::merge(state, states[first + c]);
+      const typename R::state chunk = states[first + c];
+      state = R::merge(state, chunk);
     }
   }
-  return merge_consecutive<R>(state, partials, at, uint(layout.threads_per_slice));
+  return state;
 }
 
 // Reductions with one output per slice (max, min, std, var, sum): out[slice]
@@ -428,7 +426,8 @@ kernel void reduce_one_merge(
   threadgroup typename R::state partials[partial_states];
   group_position at{index, group_size.x, lane, simd_group, simd_size};
   const slice_thread t = place_thread(layout, group.y, at);
-  const typename R::state state = merge_chunks<R>(chunk_states, layout, t, partials, at);
+  const typename R::state state =
+      merge_slice<R>(merge_chunk_run<R>(chunk_states, layout, t), partials, layout, at);
   if (finishes_slice(t)) {
     out[t.slice] = reducer_result<Out>(R::finish(state, params));
   }
@@ -481,7 +480,8 @@ kernel void reduce_two_merge(
   threadgroup typename R::state partials[partial_states];
   group_position at{index, group_size.x, lane, simd_group, simd_size};
   const slice_thread t = place_thread(layout, group.y, at);
-  const typename R::state state = merge_chunks<R>(chunk_states, layout, t, partials, at);
+  const typename R::state state =
+      merge_slice<R>(merge_chunk_run<R>(chunk_states, layout, t), partials, layout, at);
   if (finishes_slice(t)) {
     R::finish(state, params, out0[t.slice], out1[t.slice]);
   }
