@@ -206,8 +206,10 @@ struct Split {
 // idle: one long slice (a whole-tensor reduction) ran on one group, the
 // first-dim reduction of 262144 x 256 on 8. Where the mapping gives fewer
 // than split_groups groups, each slice is cut into chunks, so the dispatch
-// has up to about split_groups groups, and no chunk is shorter than
-// 2**min_chunk_shift elements.
+// has up to split_groups groups (between half and all of that: chunk
+// lengths are powers of two), and no chunk is shorter than
+// 2**min_chunk_shift elements. Kernels and pipelines are the same on every
+// GPU; only the input's shape decides.
 //
 // split_groups: 1024 groups of 256 threads, about as many threads as the
 // largest GPUs keep in flight (an 80-core Apple GPU holds a few groups per
