@@ -41,7 +41,7 @@ from . import _C
 # The host-name grammar (csrc/runtime/host_name.cpp).
 METAL_TYPES = ("bool", "uchar", "char", "short", "int", "long", "ushort", "uint", "ulong", "half",
                "bfloat", "float")
-VARIANTS = ("dense_lhs_scalar", "dense_rhs_scalar", "dense", "strided", "reduce")  # longest first
+VARIANTS = ("dense_lhs_scalar", "dense_rhs_scalar", "dense", "strided", "reduce", "merge")  # longest first
 # Inline slots that the strided variant binds after its operands: sizes, strides, ndim.
 STRIDED_METADATA_SLOTS = 3
 # Ops named in the grammar whose kernels bind a fixed number of operand slots
@@ -86,7 +86,7 @@ class Dispatch:
 
     @property
     def variant(self):
-        """"dense", "strided", "dense_lhs_scalar", "dense_rhs_scalar", "reduce"; None outside
+        """"dense", "strided", "dense_lhs_scalar", "dense_rhs_scalar", "reduce", "merge"; None outside
         the grammar."""
         parsed = parse_host_name(self.kernel)
         return parsed[1] if parsed else None

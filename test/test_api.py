@@ -99,7 +99,7 @@ def test_kernel_names_follow_the_one_host_name_grammar():
     if mps_ops.backend != "emulator":
         return
     types = "bool|uchar|char|short|ushort|int|uint|long|ulong|half|bfloat|float"
-    grammar = re.compile(rf"^[a-z0-9_]+?_(dense|strided|dense_lhs_scalar|dense_rhs_scalar|reduce)_({types})_({types})$")
+    grammar = re.compile(rf"^[a-z0-9_]+?_(dense|strided|dense_lhs_scalar|dense_rhs_scalar|reduce|merge)_({types})_({types})$")
     names = mps_ops._C.kernel_names()
     assert names, "no kernels registered"
     bad = [n for n in names if not grammar.match(n)]

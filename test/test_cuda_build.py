@@ -252,7 +252,7 @@ def test_cuda_build_compiles_kernel_files_and_checks_host_names(cuda_tools, tmp_
     listed = {line.split()[0]: line.split()[1:] for line in open(tmp_path / "kernels.txt")}
     # host name -> file, [[buffer(N)]] mask, [[threadgroup(N)]] mask (the
     # CUDA backend's declared slots, as the emulator's registrars carry them).
-    assert listed["sum_reduce_float_float"] == ["sum.ptx", "0xf", "0x0"]
+    assert listed["sum_reduce_float_float"] == ["sum.ptx", "0x1f", "0x0"]
     assert listed["embedding_renorm_reduce_half_half"][0] == "embedding_renorm.ptx"
 
 

@@ -38,7 +38,19 @@ def _check(fn, x):
     expected = fn(x)
     actual, dispatches = run_on_kernels(fn, x)
     assert_matches(actual, expected)
-    assert dispatches and all("_reduce_" in d.kernel for d in dispatches), dispatches
+    assert dispatches and all("_reduce_" in d.kernel or "_merge_" in d.kernel for d in dispatches), dispatches
+    return dispatches
+
+
+def _check_exact(fn, x):
+    """_check, and bit for bit (NaN where the CPU has NaN): selections and
+    integers stay exact whatever order the states merge in."""
+    dispatches = _check(fn, x)
+    expected, (actual, _) = fn(x), run_on_kernels(fn, x)
+    for a, e in zip(actual if isinstance(actual, (tuple, list)) else [actual],
+                    expected if isinstance(expected, (tuple, list)) else [expected]):
+        assert torch.equal(a.isnan(), e.isnan()) if e.is_floating_point() else True
+        assert torch.equal(a[a == a], e[e == e]), (a, e)
     return dispatches
 
 
@@ -154,9 +166,262 @@ def test_one_slice_of_more_than_2_31_elements():
     x = torch.tensor([[1.0], [-3.0]]).expand(2, n)  # 2**31 + 8 elements, stride 0
     (lo, hi), dispatches = run_on_kernels(torch._aminmax, x)
     assert (lo.item(), hi.item()) == (-3.0, 1.0)
-    assert len(dispatches) == 1
+    # One slice: split into chunks of 2**22 (2**21 would make more than 1024),
+    # then merged.
+    assert [(d.kernel, d.threads) for d in dispatches] == [
+        ("aminmax_reduce_float_float", (256, 1, 513)), ("aminmax_merge_float_float", (64, 1, 1))]
     var, _ = run_on_kernels(lambda t: torch.var(t, 1, out=torch.empty(0)), x)
     assert var.tolist() == [0.0, 0.0]
+
+
+# --- how threads meet slices (csrc/runtime/reduction.cpp's choose_mapping) ---------
+
+# (input, dim, threads (x = group size, y = groups), group size): rows of
+# 32 threads per short slice, several slices per group and a last group
+# partly past the last slice; wider rows for longer slices; columns
+# (neighbouring threads on neighbouring outputs) for middle and outer dims.
+MAPPINGS = {
+    "short_rows_8_per_group": (lambda: torch.randn(37, 45), -1, (256, 5, 1)),
+    "rows_of_64_threads": (lambda: torch.randn(13, 600), -1, (256, 4, 1)),
+    "rows_of_128_threads": (lambda: torch.randn(3, 1500), -1, (256, 2, 1)),
+    "slice_longer_than_a_group": (lambda: torch.randn(3, 5000), -1, (256, 3, 1)),
+    "few_outputs_stay_rows": (lambda: torch.randn(100, 10), 0, (256, 2, 1)),
+    "middle_dim_columns": (lambda: torch.randn(5, 40, 33), 1, (256, 6, 1)),
+    "outer_dim_columns": (lambda: torch.randn(300, 70), 0, (256, 3, 1)),
+    "short_columns_one_row": (lambda: torch.randn(3, 50), 0, (64, 1, 1)),
+    "transposed_columns": (lambda: torch.randn(70, 300).t(), 1, (256, 10, 1)),
+    "strided_columns": (lambda: torch.randn(90, 2, 40)[::3, 1], 0, (256, 1, 1)),
+    "transposed_rows": (lambda: torch.randn(45, 37).t(), 0, (256, 6, 1)),
+}
+
+MAPPED_REDUCTIONS = {
+    "var": lambda dim: lambda x: torch.var(x, dim, out=torch.empty(0, dtype=x.dtype)),
+    "std_keepdim": lambda dim: lambda x: torch.std(x, dim, keepdim=True, out=torch.empty(0, dtype=x.dtype)),
+    "aminmax": lambda dim: lambda x: torch._aminmax(x, dim),
+}
+
+
+@pytest.mark.parametrize("name", list(MAPPED_REDUCTIONS))
+@pytest.mark.parametrize("mapping", list(MAPPINGS))
+def test_thread_mappings(mapping, name):
+    torch.manual_seed(0)
+    make, dim, threads = MAPPINGS[mapping]
+    dispatches = _check(MAPPED_REDUCTIONS[name](dim), make())
+    assert [d.threads for d in dispatches] == [threads]
+
+
+@pytest.mark.parametrize("mapping", ["short_rows_8_per_group", "middle_dim_columns", "outer_dim_columns"])
+def test_thread_mappings_keep_integers_and_nan_exact(mapping):
+    torch.manual_seed(1)
+    make, dim, _ = MAPPINGS[mapping]
+    x = make()
+    _check(MAPPED_REDUCTIONS["aminmax"](dim), (x * 1000).int())
+    x.view(-1)[[0, 7, x.numel() - 1]] = float("nan")
+    x.view(-1)[[3, 40]] = float("inf")
+    for name in MAPPED_REDUCTIONS:
+        _check(MAPPED_REDUCTIONS[name](dim), x)
+
+
+@pytest.mark.parametrize("mapping", ["short_rows_8_per_group", "outer_dim_columns", "short_columns_one_row"])
+def test_mode_thread_mappings(mapping):
+    make, dim, threads = MAPPINGS[mapping]
+    x = (make() * 2).round()
+    _check_mode(x, dim)
+    _, dispatches = run_on_kernels(lambda t: torch.mode(t, dim), x)
+    assert [d.threads for d in dispatches] == [threads]
+
+
+def test_columns_over_several_reduced_dims():
+    """Columns whose reduced dims do not merge (the divided index path), and
+    batch norm's channels_last input with enough channels for columns."""
+    x = torch.randn(7, 6, 40).transpose(0, 1)
+    _check(lambda t: torch.var(t, (0, 1), out=torch.empty(0)), x)
+    _check(lambda t: torch._aminmax(t.sum(1, keepdim=True).expand(6, 5, 40), 1), x)
+    y = torch.randn(3, 48, 5, 7).to(memory_format=torch.channels_last)
+    rm, rv = torch.zeros(48), torch.ones(48)
+    fn = _batch_norm_stats(0.3)
+    expected = fn(y, rm.clone(), rv.clone())
+    actual, dispatches = run_on_kernels(fn, y, rm.clone(), rv.clone())
+    assert_matches(actual, expected)
+    assert [d.threads for d in dispatches] == [(256, 2, 1)]
+
+
+@pytest.mark.parametrize("mapping", ["short_rows_8_per_group", "slice_longer_than_a_group",
+                                     "outer_dim_columns", "middle_dim_columns"])
+def test_var_std_where_the_sum_of_squares_overflows(mapping):
+    """Values whose centred sum of squares overflows float although var (or
+    std) does not: the state switches to scaled values part way through a
+    thread's share or at a merge (moments.metal); slices of ordinary and of
+    tiny values beside them stay unscaled."""
+    torch.manual_seed(2)
+    make, dim, _ = MAPPINGS[mapping]
+    x = make()
+    scale = torch.tensor([1.0, 1e-30, 1.2e19, 1e30])[torch.randint(0, 4, x.shape)]
+    big = x * scale
+    _check(lambda t: torch.std(t, dim, out=torch.empty(0)), big)
+    _check(lambda t: torch.var(t, dim, out=torch.empty(0)), torch.where(scale > 1e20, x * 1.2e19, big))
+
+
+def test_empty_reduced_dim_in_columns():
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        _check(lambda t: torch.var(t, 0, out=torch.empty(0)), torch.empty(0, 40))
+
+
+# --- long slices split over several groups (reduction.cpp's choose_split) ----------
+
+# (input, dims, first pass's threads (x = group size, y = groups, z = chunks),
+# merge pass's threads): dispatches of fewer than 1024 groups cut their
+# slices into chunks of 2**k >= 4096 elements, the last one shorter where
+# the length is no multiple of it. Small enough for the emulator: the rule
+# depends on the group count, never on a GPU.
+SPLITS = {
+    # One slice, 4 chunks of 4096 (one state per merging thread).
+    "all_dims": (lambda: torch.randn(64, 256), None, (256, 1, 4), (32, 1, 1)),
+    # 34 chunks: the merge pass's threads take runs of two states.
+    "all_dims_34_chunks": (lambda: torch.randn(34, 4096), None, (256, 1, 34), (32, 1, 1)),
+    # Columns (first dim): 2 groups of 32 outputs, 3 chunks of 8192, the
+    # last 3616 long.
+    "first_dim_long": (lambda: torch.randn(20000, 40), 0, (256, 2, 3), (256, 5, 1)),
+    # Rows: 3 groups, 2 chunks (8192 and 1808).
+    "last_dim_long": (lambda: torch.randn(3, 10000), -1, (256, 3, 2), (96, 1, 1)),
+    # Rows of stride 3 (few outputs stay rows), a strided view.
+    "transposed_long": (lambda: torch.randn(10000, 6)[:, ::2].t(), 1, (256, 3, 2), (96, 1, 1)),
+    # Two reduced dims that do not merge (the divided index path).
+    "two_reduced_dims": (lambda: torch.randn(40, 3, 300), (0, 2), (256, 3, 2), (96, 1, 1)),
+}
+
+
+def _split_call(name, dims):
+    def out(fn, **kwargs):
+        return lambda x: fn(x, **({} if dims is None else {"dim": dims}), **kwargs,
+                            out=torch.empty(0, dtype=x.dtype))
+    if name == "aminmax":
+        if dims is None:
+            return torch._aminmax
+        return (lambda x: torch._aminmax(x, dims)) if isinstance(dims, int) else None
+    return {
+        "var": out(torch.var),
+        "var_unbiased_keepdim": out(torch.var, correction=1, keepdim=True),
+        "std_correction_0": out(torch.std, correction=0),
+        "std_correction_2": out(torch.std, correction=2),
+        "max": (lambda x: torch.max(x, out=torch.empty(0, dtype=x.dtype))) if dims is None else None,
+        "min": (lambda x: torch.min(x, out=torch.empty(0, dtype=x.dtype))) if dims is None else None,
+    }[name]
+
+
+SPLIT_REDUCTIONS = ["var", "var_unbiased_keepdim", "std_correction_0", "std_correction_2", "aminmax",
+                    "max", "min"]
+
+
+def _split_geometry(dispatches, first, merge):
+    assert [d.variant for d in dispatches] == ["reduce", "merge"], dispatches
+    assert [d.threads for d in dispatches] == [first, merge]
+
+
+@pytest.mark.parametrize("name", SPLIT_REDUCTIONS)
+@pytest.mark.parametrize("split", list(SPLITS))
+def test_split_slices(split, name):
+    torch.manual_seed(3)
+    make, dims, first, merge = SPLITS[split]
+    fn = _split_call(name, dims)
+    if fn is None:
+        pytest.skip(f"{name} reduces all dims or one")
+    x = make() * 3 + 1
+    dispatches = (_check if name.startswith(("var", "std")) else _check_exact)(fn, x)
+    _split_geometry(dispatches, first, merge)
+
+
+@pytest.mark.parametrize("split", ["all_dims", "first_dim_long", "last_dim_long"])
+def test_split_slices_keep_nan_infinities_and_integers_exact(split):
+    torch.manual_seed(4)
+    make, dims, first, merge = SPLITS[split]
+    x = make()
+    calls = [_split_call(name, dims) for name in ("aminmax", "max", "min")]
+    calls = [fn for fn in calls if fn is not None]
+    for dtype in (torch.int32, torch.int64, torch.uint8, torch.int8, torch.bool):
+        y = (x * 1000).to(dtype) if dtype != torch.bool else x > 1.5
+        for fn in calls:
+            _split_geometry(_check_exact(fn, y), first, merge)
+    # A NaN in one chunk only (the merge must keep it), infinities in others.
+    flat = x.view(-1) if x.is_contiguous() else None
+    x[(0,) * x.dim()] = float("inf")
+    x[(-1,) * x.dim()] = float("-inf")
+    for fn in calls:
+        _check_exact(fn, x)
+    if flat is not None:
+        flat[flat.numel() // 2 + 5] = float("nan")
+    else:
+        x[(x.shape[0] // 2,) + (0,) * (x.dim() - 1)] = float("nan")
+    for fn in calls:
+        _check_exact(fn, x)
+    for name in ("var", "std_correction_0"):
+        _check(_split_call(name, dims), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("split", ["all_dims", "first_dim_long", "last_dim_long"])
+def test_split_slices_reduced_precision(split, dtype):
+    torch.manual_seed(5)
+    make, dims, first, merge = SPLITS[split]
+    x = (make() * 4 + 2).to(dtype)
+    for name in SPLIT_REDUCTIONS:
+        fn = _split_call(name, dims)
+        if fn is not None:
+            _split_geometry(_check(fn, x), first, merge)
+
+
+@pytest.mark.parametrize("split", ["all_dims", "first_dim_long", "last_dim_long"])
+def test_split_slices_where_the_sum_of_squares_overflows(split):
+    """var's chunk states switch to scaled values in some chunks and not in
+    others: the merge pass must merge scaled with unscaled states."""
+    torch.manual_seed(6)
+    make, dims, _, _ = SPLITS[split]
+    x = make()
+    x.view(-1)[: x.numel() // 3] *= 1e30  # the first chunks (or slices' first rows) only
+    _check(_split_call("std_correction_0", dims), x)
+    _check(_split_call("var", dims), x * 1e-12)
+
+
+def test_split_sum_of_margin_losses():
+    """sum's reducer (the margin losses' mean and sum over 9000 samples)."""
+    torch.manual_seed(7)
+    x, target = torch.randn(9000, 3), torch.randint(0, 3, (9000,))
+    for reduction in ("mean", "sum"):
+        fn = lambda x_, t_: torch.nn.functional.multi_margin_loss(x_, t_, reduction=reduction)  # noqa: E731
+        expected = fn(x, target)
+        actual, dispatches = run_on_kernels(fn, x, target)
+        assert_matches(actual, expected)
+        assert [d.kernel for d in dispatches][-2:] == ["sum_reduce_float_float", "sum_merge_float_float"]
+
+
+def test_split_batch_norm_stats():
+    """batch_norm_update_stats without running statistics (the stats
+    reducer, split); with them its own kernel stays one pass."""
+    torch.manual_seed(8)
+    x = torch.randn(9000, 3) * 2 + 1
+    x[5, 1] = float("inf")
+    expected = torch.batch_norm_update_stats(x, None, None, 0.1)
+    actual, dispatches = run_on_kernels(lambda t: torch.batch_norm_update_stats(t, None, None, 0.1), x)
+    assert_matches(actual, expected)
+    assert [d.variant for d in dispatches] == ["reduce", "merge"]
+    fn = _batch_norm_stats(0.1)
+    expected = fn(x, torch.zeros(3), torch.ones(3))
+    actual, dispatches = run_on_kernels(fn, x, torch.zeros(3), torch.ones(3))
+    assert_matches(actual, expected)
+    assert len(dispatches) == 1
+
+
+def test_split_only_where_groups_are_few_and_chunks_long():
+    # 3 slices of 5000: chunks of at least 4096 leave one.
+    dispatches = _check(_split_call("var", -1), torch.randn(3, 5000))
+    assert [d.threads for d in dispatches] == [(256, 3, 1)]
+    # 1024 groups already: no split.
+    dispatches = _check_exact(_split_call("aminmax", -1), torch.randn(1024, 8192))
+    assert [d.threads for d in dispatches] == [(256, 1024, 1)]
+    # 64 column groups of slices of 8192: as many chunks as 4096 allows (2),
+    # not the 16 that 1024 groups would take.
+    dispatches = _check_exact(_split_call("aminmax", 0), torch.randn(8192, 2048))
+    assert [d.threads for d in dispatches] == [(256, 64, 2), (256, 256, 1)]
 
 
 # --- batch_norm_update_stats ---------------------------------------------------

@@ -22,7 +22,7 @@ import codegen  # noqa: E402
 import macos_build  # noqa: E402
 
 CLANG = "clang++-16"
-VARIANTS = "dense_lhs_scalar|dense_rhs_scalar|dense|strided|reduce"
+VARIANTS = "dense_lhs_scalar|dense_rhs_scalar|dense|strided|reduce|merge"
 HOST_NAME = re.compile(rf"^(?P<op>\w+?)_(?:{VARIANTS})_(?P<out>[a-z]+)_(?P<in>[a-z]+)$")
 
 ENTRIES = codegen.load_registry()

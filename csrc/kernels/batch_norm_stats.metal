@@ -101,12 +101,12 @@ kernel void batch_norm_update_stats(
     uint simd_group [[simdgroup_index_in_threadgroup]],
     uint simd_size [[threads_per_simdgroup]]) {
   using reducer = channel_moments;
-  threadgroup reducer::state partials[32];
+  threadgroup reducer::state partials[mps_ops::partial_states];
   mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  const long channel = long(group.y);
-  const reducer::state s = mps_ops::merge_threadgroup<reducer>(
-      mps_ops::fold_slice<reducer>(in, layout, channel, at), partials, at);
-  if (index == 0) {
+  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
+  const reducer::state s = mps_ops::reduce_slice<reducer>(in, layout, t, partials, at);
+  const ulong channel = t.slice;
+  if (mps_ops::finishes_slice(t)) {
     const float batch_mean = reducer::mean(s), m2 = reducer::m2(s), n = reducer::count(s);
     mean[channel] = static_cast<Param>(batch_mean);
     var[channel] = static_cast<Param>(m2 / n);

@@ -34,7 +34,7 @@ kernel void masked_softmax(
   threadgroup float row_max;
   threadgroup float row_sum;
   mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  const long start = mps_ops::slice_offset(layout, long(group.y)), n = layout.inner_numel;
+  const long start = mps_ops::slice_offset<long>(layout, group.y), n = layout.inner_numel;
 
   float local_max = mps_ops::float_max::identity();
   for (long i = index; i < n; i += group_size.x) {
@@ -81,7 +81,7 @@ kernel void masked_softmax_backward(
   threadgroup float partials[32];
   threadgroup float row_dot;
   mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  const long start = mps_ops::slice_offset(layout, long(group.y)), n = layout.inner_numel;
+  const long start = mps_ops::slice_offset<long>(layout, group.y), n = layout.inner_numel;
   float dot = 0.0f;
   for (long i = index; i < n; i += group_size.x) {
     const long at_i = start + mps_ops::reduced_offset(layout, i);

@@ -1,5 +1,5 @@
 // Whole-slice min, max and aminmax (max.unary_out, min.unary_out, _aminmax,
-// _aminmax.dim): one threadgroup per output slice. A NaN anywhere in a slice
+// _aminmax.dim) over output slices (reduction.h). A NaN anywhere in a slice
 // is its min and its max, as on the CPU.
 #include <metal_stdlib>
 #include <mps_ops/reduction.h>

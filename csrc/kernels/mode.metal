@@ -2,10 +2,10 @@
 // frequent values the smallest; its index is that of its last occurrence, as
 // the CPU's sort-then-scan gives. A NaN equals nothing, so each NaN counts
 // once (as in the CPU's scan) and ranks after every number (where torch.sort
-// puts NaN): an all-NaN slice gives NaN at its first index. One threadgroup
-// per slice; each thread counts the occurrences of its share of the elements
-// (O(n^2) per slice: meant for the slice lengths mode is used on, not for
-// huge ones).
+// puts NaN): an all-NaN slice gives NaN at its first index. Threads meet
+// slices as in every reduction (reduction.h); each thread counts the
+// occurrences of its share of the elements (O(n^2) per slice: meant for the
+// slice lengths mode is used on, not for huge ones).
 #include <metal_stdlib>
 #include <mps_ops/reduction.h>
 using namespace metal;
@@ -41,6 +41,20 @@ struct mode_reducer {
   }
 };
 
+// Counts the elements equal to `value` (for a NaN: none), as a fold for
+// mps_ops::fold_elements.
+template <typename T>
+struct count_equal {
+  struct state {
+    T value;
+    int count;
+  };
+  static state fold(state s, T v) {
+    s.count += v == s.value ? 1 : 0;
+    return s;
+  }
+};
+
 template <typename T>
 kernel void mode(
     device T* values [[buffer(0)]],
@@ -54,24 +68,24 @@ kernel void mode(
     uint simd_group [[simdgroup_index_in_threadgroup]],
     uint simd_size [[threads_per_simdgroup]]) {
   using reducer = mode_reducer<T>;
-  threadgroup typename reducer::state partials[32];
+  using counter = count_equal<typename reducer::T>;
+  threadgroup typename reducer::state partials[mps_ops::partial_states];
   mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  const long slice = long(group.y), n = layout.inner_numel;
-  const long start = mps_ops::slice_offset(layout, slice);
+  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
   typename reducer::state best = reducer::identity();
-  for (long i = index; i < n; i += group_size.x) {
-    const T value = in[start + mps_ops::reduced_offset(layout, i)];
-    int count = 0;
-    for (long j = 0; j < n; ++j) {
-      count += in[start + mps_ops::reduced_offset(layout, j)] == value ? 1 : 0;
+  if (t.active) {
+    const ulong start = mps_ops::slice_offset<ulong>(layout, uint(t.slice)), n = ulong(layout.inner_numel);
+    for (ulong i = t.first; i < n; i += t.step) {
+      const auto value = static_cast<typename reducer::T>(in[start + mps_ops::reduced_offset(layout, i)]);
+      int count = mps_ops::fold_elements<counter>(typename counter::state{value, 0}, in, layout, start, ulong(0), n, 1u).count;
+      count = count == 0 ? 1 : count;  // a NaN: itself once
+      best = reducer::merge(best, typename reducer::state{count, value, long(i)});
     }
-    count = count == 0 ? 1 : count;  // a NaN: itself once
-    best = reducer::merge(best, typename reducer::state{count, typename reducer::T(value), i});
   }
-  best = mps_ops::merge_threadgroup<reducer>(best, partials, at);
-  if (index == 0) {
-    values[slice] = static_cast<T>(best.value);
-    indices[slice] = best.index;
+  best = mps_ops::merge_slice<reducer>(best, partials, layout, at);
+  if (mps_ops::finishes_slice(t)) {
+    values[t.slice] = static_cast<T>(best.value);
+    indices[t.slice] = best.index;
   }
 }
 

@@ -8,10 +8,16 @@
 #include "moments_params.h"
 using namespace metal;
 
-// Welford twice: on the values, and on the values times 2**-80 for slices
-// whose centred sum of squares overflows float although the variance (or
-// the standard deviation) does not (the CPU accumulates in double). 2**-80
-// leaves room for any count of squares of float values.
+// Slices whose centred sum of squares overflows float although the variance
+// (or the standard deviation) does not (the CPU accumulates in double) go on
+// with the values times 2**-80, which leaves room for any count of squares of
+// float values. One Welford state, switched to the scaled values where the
+// plain sum of squares first overflows: scaling by a power of two is exact
+// (but where tiny values underflow, which cannot matter beside values whose
+// squares overflow), so this gives what Welford on the scaled values from
+// the start gives, with half the state and one division per element (an
+// earlier version carried both states: more registers, fewer threads in
+// flight on a GPU).
 constant constexpr float scale_down = 0x1p-80f;
 constant constexpr float scale_up = 0x1p80f;
 
@@ -19,39 +25,54 @@ template <typename In>
 struct var_reducer {
   using params = mps_ops::moments_params;
   using welford = mps_ops::welford_reducer;
-  // Flat fields (the address-space check copies no nested structs): the
-  // plain and the scaled Welford states, one count for both.
+  // Flat fields (the address-space check copies no nested structs).
   struct state {
     float count;
-    float mean;
-    float m2;
-    float scaled_mean;
-    float scaled_m2;
+    float mean;  // times 2**-80 where scaled
+    float m2;    // times 2**-160 where scaled
+    bool scaled;
   };
-  static welford::state plain(state s) { return welford::state{s.count, s.mean, s.m2}; }
-  static welford::state scaled(state s) { return welford::state{s.count, s.scaled_mean, s.scaled_m2}; }
-  static state join(welford::state p, welford::state q) { return state{p.count, p.mean, p.m2, q.mean, q.m2}; }
+  static welford::state moments(state s) { return welford::state{s.count, s.mean, s.m2}; }
+  static state with(welford::state w, bool scaled) { return state{w.count, w.mean, w.m2, scaled}; }
+  // The moments of the values times 2**-80.
+  static welford::state scaled_moments(state s) {
+    return s.scaled ? moments(s) : welford::state{s.count, s.mean * scale_down, s.m2 * scale_down * scale_down};
+  }
+  // Whether an unscaled result overflowed where its inputs were finite.
+  static bool overflowed(welford::state result, float a, float b) {
+    return !isfinite(result.m2) && isfinite(a) && isfinite(b);
+  }
 
-  static state identity() { return join(welford::identity(), welford::identity()); }
+  static state identity() { return with(welford::identity(), false); }
   static state fold(state s, float v) {
-    return join(welford::fold(plain(s), v), welford::fold(scaled(s), v * scale_down));
+    if (!s.scaled) {
+      const welford::state plain = welford::fold(moments(s), v);
+      if (!overflowed(plain, s.m2, v)) {
+        return with(plain, false);
+      }
+    }
+    return with(welford::fold(scaled_moments(s), v * scale_down), true);
   }
   static state merge(state a, state b) {
-    return join(welford::merge(plain(a), plain(b)), welford::merge(scaled(a), scaled(b)));
+    if (!a.scaled && !b.scaled) {
+      const welford::state plain = welford::merge(moments(a), moments(b));
+      if (!overflowed(plain, a.m2, b.m2)) {
+        return with(plain, false);
+      }
+    }
+    return with(welford::merge(scaled_moments(a), scaled_moments(b)), true);
   }
   static state shuffle_xor(state s, ushort mask) {
     return state{mps_ops::shuffle_xor(s.count, mask), mps_ops::shuffle_xor(s.mean, mask),
-                 mps_ops::shuffle_xor(s.m2, mask), mps_ops::shuffle_xor(s.scaled_mean, mask),
-                 mps_ops::shuffle_xor(s.scaled_m2, mask)};
+                 mps_ops::shuffle_xor(s.m2, mask), mps_ops::shuffle_xor(s.scaled, mask)};
   }
   static float finish(state s, constant params& p) {
     const float divisor = max(0.0f, s.count - p.correction);
-    if (isfinite(s.m2) || !isfinite(s.scaled_m2)) {
-      const float var = s.m2 / divisor;
+    const float var = s.m2 / divisor;
+    if (!s.scaled) {
       return p.take_sqrt ? sqrt(var) : var;
     }
-    const float scaled_var = s.scaled_m2 / divisor;
-    return p.take_sqrt ? sqrt(scaled_var) * scale_up : scaled_var * scale_up * scale_up;
+    return p.take_sqrt ? sqrt(var) * scale_up : var * scale_up * scale_up;
   }
 };
 

@@ -78,8 +78,8 @@ std::tuple<at::Tensor, at::Tensor> batch_norm_update_stats(
     return {mean, var};
   }
   const no_params nothing{};
-  dispatch_reduction(stats_kernels.get(Variant::reduce, param_dtype, dtype), {&mean, &var}, input,
-                     plan, nothing);
+  dispatch_reduction(reducer_kernels(stats_kernels, param_dtype, dtype), {&mean, &var}, input, plan,
+                     nothing);
   return {mean, var};
 }
 

@@ -125,7 +125,7 @@ void reduce_losses(const at::Tensor& losses, int64_t reduction, at::Tensor& out)
   // The mean over no samples is 0 * inf: NaN.
   const sum_params scale{reduction == at::Reduction::Mean ? 1.0f / static_cast<float>(losses.numel())
                                                           : 1.0f};
-  dispatch_reduction(sum_kernels.get(Variant::reduce, at::kFloat, at::kFloat), {&total.tensor}, losses,
+  dispatch_reduction(reducer_kernels(sum_kernels, at::kFloat, at::kFloat), {&total.tensor}, losses,
                      plan_reduction(losses, {}), scale);
   total.copy_back();
 }

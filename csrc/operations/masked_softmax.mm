@@ -53,7 +53,7 @@ at::Tensor _masked_softmax(const at::Tensor& self, const at::Tensor& mask, std::
   at::Tensor out = at::empty(self.sizes(), self.options());
   const ReductionPlan plan = plan_reduction(input, {dim});
   dispatch_reduction(kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type()), {&out},
-                     {&input, &mask_c}, plan, {});
+                     {&input, &mask_c}, plan, {}, SliceMapping::group_per_slice);
   return out;
 }
 
@@ -81,7 +81,7 @@ at::Tensor _masked_softmax_backward(const at::Tensor& grad_output, const at::Ten
   at::Tensor grad_input = at::empty(output.sizes(), output.options());
   const ReductionPlan plan = plan_reduction(grad, {dim});
   dispatch_reduction(kernels.get(Variant::reduce, output.scalar_type(), output.scalar_type()),
-                     {&grad_input}, {&grad, &out, &mask_c}, plan, {});
+                     {&grad_input}, {&grad, &out, &mask_c}, plan, {}, SliceMapping::group_per_slice);
   return grad_input;
 }
 

@@ -27,8 +27,8 @@ at::Tensor& extremum_out(KernelCache& kernels, const char* name, const at::Tenso
   check_output(name, out, self.scalar_type(), {}, {&self}, OutputDtype::castable);
   const ReductionPlan plan = plan_reduction(self, {});
   const ContiguousOutput target(out, self.scalar_type());
-  const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());
-  dispatch_reduction(kernel, {&target.tensor}, self, plan, nothing);
+  dispatch_reduction(reducer_kernels(kernels, self.scalar_type(), self.scalar_type()), {&target.tensor},
+                     self, plan, nothing);
   target.copy_back();
   return out;
 }
@@ -52,8 +52,8 @@ std::tuple<at::Tensor, at::Tensor> aminmax_impl(const at::Tensor& self, std::opt
   const auto& shape = !dim ? std::vector<int64_t>{} : keepdim ? plan.kept_shape : plan.dropped_shape;
   at::Tensor lo = at::empty(shape, self.options()), hi = at::empty(shape, self.options());
   static KernelCache kernels("aminmax");
-  const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());
-  dispatch_reduction(kernel, {&lo, &hi}, self, plan, nothing);
+  dispatch_reduction(reducer_kernels(kernels, self.scalar_type(), self.scalar_type()), {&lo, &hi}, self,
+                     plan, nothing);
   return {lo, hi};
 }
 

@@ -36,8 +36,8 @@ at::Tensor& moments_out(const char* name, bool take_sqrt, const at::Tensor& self
                "reduction factor (input numel divided by output numel).");
   }
   const moments_params params{static_cast<float>(correction_value), take_sqrt};
-  const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());
-  dispatch_reduction(kernel, {&target.tensor}, self, plan, params);
+  dispatch_reduction(reducer_kernels(kernels, self.scalar_type(), self.scalar_type()), {&target.tensor},
+                     self, plan, params);
   target.copy_back();
   return out;
 }

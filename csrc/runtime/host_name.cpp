@@ -29,6 +29,7 @@ const char* variant_name(Variant variant) {
     case Variant::dense_lhs_scalar: return "dense_lhs_scalar";
     case Variant::dense_rhs_scalar: return "dense_rhs_scalar";
     case Variant::reduce: return "reduce";
+    case Variant::merge: return "merge";
     case Variant::count: break;
   }
   return "?";

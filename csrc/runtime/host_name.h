@@ -21,7 +21,8 @@ enum class Variant : uint8_t {
   strided,
   dense_lhs_scalar,
   dense_rhs_scalar,
-  reduce,  // one threadgroup per output slice (reduction.h)
+  reduce,  // threadgroup reductions over output slices (reduction.h)
+  merge,   // their second pass where slices were split over several groups
   count
 };
 const char* variant_name(Variant variant);

@@ -3,11 +3,16 @@
 #include "kernel_function.h"
 
 #include <ATen/WrapDimUtils.h>
+#include <ATen/ops/empty.h>
 
 #include <algorithm>
 #include <bitset>
 
 namespace mps_ops {
+
+// Bound with every dispatch: the mapping's fields fit in what the dim
+// counts' ints left over, so no dispatch binds more than before.
+static_assert(sizeof(reduction_layout) == (4 * max_ndim + 2) * sizeof(long), "reduction_layout grew");
 
 namespace {
 
@@ -53,11 +58,26 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
     }
   }
   ReductionPlan plan{};
-  plan.layout.outer_ndim = collapse(input, reduced, false, plan.layout.outer_sizes,
-                                    plan.layout.outer_strides);
-  plan.layout.inner_ndim = collapse(input, reduced, true, plan.layout.inner_sizes,
-                                    plan.layout.inner_strides);
-  if (plan.layout.outer_ndim < 0 || plan.layout.inner_ndim < 0) {
+  plan.slices = 1;
+  plan.layout.inner_numel = 1;
+  for (int64_t d = 0; d < ndim; ++d) {
+    const int64_t size = input.size(d);
+    plan.kept_shape.push_back(reduced[d] ? 1 : size);
+    if (!reduced[d]) {
+      plan.dropped_shape.push_back(size);
+      plan.slices *= size;
+    } else {
+      plan.layout.inner_numel *= size;
+    }
+  }
+  int outer_ndim = collapse(input, reduced, false, plan.layout.outer_sizes, plan.layout.outer_strides);
+  int inner_ndim = collapse(input, reduced, true, plan.layout.inner_sizes, plan.layout.inner_strides);
+  // The kernels divide reduced-element indices in 32 bits where the reduced
+  // dims do not merge into one (reduction.h's reduced_offset): a longer
+  // slice of such a layout (more than 4 G elements: an expanded input, in
+  // practice) gets the copy too, whose reduced dims merge.
+  const bool indexable = inner_ndim <= 1 || plan.layout.inner_numel <= UINT32_MAX - 1024;
+  if (outer_ndim < 0 || inner_ndim < 0 || !indexable) {
     // A copy with the kept dims first and the reduced dims innermost, each
     // group in its order: two dims at most, the same slices in the same order.
     std::vector<int64_t> order;
@@ -73,50 +93,230 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
     for (int64_t d = 0; d < ndim; ++d) {
       moved[d] = reduced[order[d]];
     }
-    plan.layout.outer_ndim = collapse(plan.input, moved, false, plan.layout.outer_sizes, plan.layout.outer_strides);
-    plan.layout.inner_ndim = collapse(plan.input, moved, true, plan.layout.inner_sizes, plan.layout.inner_strides);
+    outer_ndim = collapse(plan.input, moved, false, plan.layout.outer_sizes, plan.layout.outer_strides);
+    inner_ndim = collapse(plan.input, moved, true, plan.layout.inner_sizes, plan.layout.inner_strides);
   }
-  plan.slices = 1;
-  plan.layout.inner_numel = 1;
-  for (int64_t d = 0; d < ndim; ++d) {
-    const int64_t size = input.size(d);
-    plan.kept_shape.push_back(reduced[d] ? 1 : size);
-    if (!reduced[d]) {
-      plan.dropped_shape.push_back(size);
-      plan.slices *= size;
-    } else {
-      plan.layout.inner_numel *= size;
-    }
-  }
+  plan.layout.outer_ndim = static_cast<unsigned char>(outer_ndim);
+  plan.layout.inner_ndim = static_cast<unsigned char>(inner_ndim);
   return plan;
 }
 
-void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
-                        std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
-                        KernelParams params) {
+namespace {
+
+// Every Apple GPU's SIMD width: the kernels merge a SIMD group's states by
+// shuffles, so a slice's threads come in whole SIMD groups.
+constexpr int64_t simd_width = 32;
+// Threads per group in the mappings below: enough to hide latency, few
+// enough that a slice's merge stays short (more threads per slice only add
+// merge steps). Not tuned to any GPU.
+constexpr int64_t group_threads = 256;
+// A column-mapped slice's most rows of threads.
+constexpr int64_t max_rows = 8;
+
+int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+int64_t floor_pow2(int64_t n) {
+  int64_t p = 1;
+  while (p * 2 <= n) {
+    p *= 2;
+  }
+  return p;
+}
+int64_t ceil_pow2(int64_t n) {
+  int64_t p = 1;
+  while (p < n) {
+    p *= 2;
+  }
+  return p;
+}
+
+// Whether the kernel may count elements and add offsets in uint: every
+// element offset and the slice length below 2**31 (room for a step past the
+// end).
+bool narrow_offsets(const reduction_layout& layout) {
+  constexpr int64_t limit = int64_t{1} << 31;
+  int64_t last = 0;  // offset of the input's last element
+  for (int d = 0; d < layout.outer_ndim; ++d) {
+    last += (layout.outer_sizes[d] - 1) * layout.outer_strides[d];
+  }
+  for (int d = 0; d < layout.inner_ndim; ++d) {
+    last += std::max<int64_t>(layout.inner_sizes[d] - 1, 0) * layout.inner_strides[d];
+  }
+  return last < limit && layout.inner_numel < limit;
+}
+
+struct Mapping {
+  int64_t group;  // threads per threadgroup
+  int64_t groups;
+  int columns;
+  int threads_per_slice;
+};
+
+// Columns where the innermost kept dim lies closer-packed than the innermost
+// reduced one (a reduction over a middle or outer dim): a SIMD group then
+// reads 32 neighbouring outputs' elements together; with fewer outputs than
+// half a SIMD group most lanes would idle, and rows read better.
+bool wants_columns(const reduction_layout& layout, int64_t slices) {
+  return layout.outer_ndim > 0 && layout.inner_ndim > 0 && layout.outer_strides[0] != 0 &&
+         layout.outer_strides[0] < layout.inner_strides[0] && slices >= simd_width / 2;
+}
+
+// Rows: about 16 elements per thread, so slices of up to 512 take one SIMD
+// group each (several slices per group, merged by shuffles alone) and long
+// ones up to a whole group (of at most cap threads).
+Mapping rows_mapping(int64_t n, int64_t slices, int64_t cap) {
+  const int64_t share = std::min(cap, std::max(simd_width, ceil_pow2((n + 15) / 16)));
+  const int64_t per_group = std::min(cap / share, slices);
+  return Mapping{share * per_group, (slices + per_group - 1) / per_group, 0, static_cast<int>(share)};
+}
+
+// The most threads per group the mappings use: group_threads within the
+// pipeline's limit, in whole SIMD groups. A pipeline's limit below one SIMD
+// group (none seen on an Apple GPU) would leave no mapping: the dispatch
+// then fails on the backend's own check.
+int64_t group_cap(int64_t max_threads) {
+  return std::min(group_threads, std::max(simd_width, max_threads / simd_width * simd_width));
+}
+
+Mapping choose_mapping(const reduction_layout& layout, int64_t slices, int64_t max_threads,
+                       SliceMapping allowed) {
+  const int64_t n = layout.inner_numel;
+  const int64_t cap = group_cap(max_threads);
+  if (allowed == SliceMapping::group_per_slice) {
+    const int64_t group = std::min(round_up(std::max<int64_t>(n, 1), simd_width), cap);
+    return Mapping{group, slices, 0, static_cast<int>(group)};
+  }
+  if (wants_columns(layout, slices)) {
+    // Rows deal out a slice's elements, each thread at least 4 of them.
+    const int64_t rows = std::min({max_rows, floor_pow2(std::max<int64_t>(n / 4, 1)), cap / simd_width});
+    const int64_t columns = std::min(round_up(slices, simd_width), cap / rows / simd_width * simd_width);
+    return Mapping{columns * rows, (slices + columns - 1) / columns, static_cast<int>(columns),
+                   static_cast<int>(rows)};
+  }
+  return rows_mapping(n, slices, cap);
+}
+
+// Splitting long slices over several groups, each reducing one chunk of
+// 2**shift elements (reduction_layout's chunk_shift; chunks = 1: no split).
+struct Split {
+  int64_t chunks;
+  int shift;
+};
+
+// A dispatch of fewer groups than a GPU runs at once leaves the rest of it
+// idle: one long slice (a whole-tensor reduction) ran on one group, the
+// first-dim reduction of 262144 x 256 on 8. Where the mapping gives fewer
+// than split_groups groups, each slice is cut into chunks, so the dispatch
+// has up to split_groups groups (between half and all of that: chunk
+// lengths are powers of two), and no chunk is shorter than
+// 2**min_chunk_shift elements. Kernels and pipelines are the same on every
+// GPU; only the input's shape decides.
+//
+// split_groups: 1024 groups of 256 threads, about as many threads as the
+// largest GPUs keep in flight (an 80-core Apple GPU holds a few groups per
+// core, so do big discrete GPUs on their 100-odd cores), so the split fills
+// any of them and small GPUs (8 cores) simply run the groups in turn; it is
+// no one GPU's core count. Chunk states cost little either way: at most
+// max_chunk_state_bytes per chunk of at least 4096 elements (under 1% of
+// the input's bytes, read once by the merge pass), so erring high is cheap.
+// min_chunk_shift: a group still folds at least 16 elements per thread (a
+// column-mapped one at least 512), so each chunk's fixed costs (start,
+// merge, one state stored and read again) stay small beside its loads.
+// Chunks are powers of two so the kernel finds them by shifts.
+constexpr int64_t split_groups = 1024;
+constexpr int min_chunk_shift = 12;
+
+Split choose_split(const reduction_layout& layout, const Mapping& m) {
+  const int64_t n = layout.inner_numel;
+  const int64_t wanted = std::min((split_groups + m.groups - 1) / m.groups, n >> min_chunk_shift);
+  if (m.groups >= split_groups || wanted < 2) {
+    return Split{1, 0};
+  }
+  int shift = min_chunk_shift;
+  while ((int64_t{1} << shift) * wanted < n) {
+    ++shift;
+  }
+  return Split{(n + (int64_t{1} << shift) - 1) >> shift, shift};
+}
+
+// One pass over the input: kernel bound with outputs, [chunk states,] inputs,
+// layout, params; where split, the merge pass after it.
+void dispatch_passes(const KernelHandle* kernel, const KernelHandle* merge,
+                     std::initializer_list<const at::Tensor*> outputs,
+                     std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
+                     KernelParams params, SliceMapping mapping) {
   if (plan.slices == 0) {
     return;
   }
   TORCH_CHECK(plan.slices <= UINT32_MAX, "mps_ops: a reduction with more than 2**32 - 1 outputs");
-  // A multiple of the SIMD width (32 on every Apple GPU), enough threads for
-  // the slice, at most 256: more threads per slice only add merge steps.
-  constexpr int64_t simd_width = 32;
-  const int64_t wanted = (std::max<int64_t>(plan.layout.inner_numel, 1) + simd_width - 1) /
-                         simd_width * simd_width;
-  const uint32_t group = static_cast<uint32_t>(std::min<int64_t>(
-      {wanted, 256, static_cast<int64_t>(backend().max_threads_per_group(kernel))}));
+  const Mapping m = choose_mapping(plan.layout, plan.slices,
+                                   static_cast<int64_t>(backend().max_threads_per_group(kernel)), mapping);
+  const Split split = merge != nullptr ? choose_split(plan.layout, m) : Split{1, 0};
+  reduction_layout layout = plan.layout;
+  layout.columns = static_cast<unsigned short>(m.columns);
+  layout.threads_per_slice = static_cast<unsigned short>(m.threads_per_slice);
+  layout.narrow_offsets = narrow_offsets(plan.layout) ? 1 : 0;
+  layout.chunk_shift = static_cast<unsigned char>(split.shift);
   TORCH_INTERNAL_ASSERT(!plan.input.defined() || inputs.size() == 1,
                         "mps_ops: a reduction's copied input stands in for one input only");
+  const at::Tensor& first_input = plan.input.defined() ? plan.input : **inputs.begin();
+  // The chunk states: on the input's device, max_chunk_state_bytes each.
+  const at::Tensor chunk_states =
+      split.chunks > 1
+          ? at::empty({plan.slices * split.chunks * max_chunk_state_bytes}, first_input.options().dtype(at::kByte))
+          : at::Tensor();
   KernelFunction function(kernel);
   for (const at::Tensor* out : outputs) {
     function.bind(*out);
+  }
+  if (merge != nullptr) {
+    // Unsplit, the kernel never touches this slot: an empty span of the first output.
+    const at::Tensor& first_output = **outputs.begin();
+    function.bind(chunk_states.defined() ? BufferSpan{chunk_states, chunk_states.const_data_ptr(),
+                                                      static_cast<size_t>(chunk_states.numel())}
+                                         : BufferSpan{first_output, first_output.const_data_ptr(), 0});
   }
   for (const at::Tensor* in : inputs) {
     function.bind(plan.input.defined() ? plan.input : *in);
   }
   function.mark_operands();
-  function.bind(plan.layout, params);
-  function.dispatch(Dim3{group, static_cast<uint32_t>(plan.slices), 1}, Dim3{group, 1, 1});
+  function.bind(layout, params);
+  const uint32_t group = static_cast<uint32_t>(m.group);
+  function.dispatch(Dim3{group, static_cast<uint32_t>(m.groups), static_cast<uint32_t>(split.chunks)},
+                    Dim3{group, 1, 1});
+  if (split.chunks == 1) {
+    return;
+  }
+  // The merge pass: rows over each slice's chunk states, as over elements.
+  const Mapping rows = rows_mapping(split.chunks, plan.slices,
+                                    group_cap(static_cast<int64_t>(backend().max_threads_per_group(merge))));
+  layout.columns = 0;
+  layout.threads_per_slice = static_cast<unsigned short>(rows.threads_per_slice);
+  KernelFunction merging(merge);
+  for (const at::Tensor* out : outputs) {
+    merging.bind(*out);
+  }
+  merging.bind(chunk_states);
+  merging.mark_operands();
+  merging.bind(layout, params);
+  const uint32_t merge_group = static_cast<uint32_t>(rows.group);
+  merging.dispatch(Dim3{merge_group, static_cast<uint32_t>(rows.groups), 1}, Dim3{merge_group, 1, 1});
+}
+
+}  // namespace
+
+ReducerKernels reducer_kernels(KernelCache& kernels, c10::ScalarType out, c10::ScalarType in) {
+  return ReducerKernels{kernels.get(Variant::reduce, out, in), kernels.get(Variant::merge, out, in)};
+}
+
+void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
+                        std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
+                        KernelParams params, SliceMapping mapping) {
+  dispatch_passes(kernel, nullptr, outputs, inputs, plan, params, mapping);
+}
+
+void dispatch_reduction(const ReducerKernels& kernels, std::initializer_list<const at::Tensor*> outputs,
+                        const at::Tensor& input, const ReductionPlan& plan, KernelParams params) {
+  dispatch_passes(kernels.reduce, kernels.merge, outputs, {&input}, plan, params, SliceMapping::any);
 }
 
 }  // namespace mps_ops

@@ -1,9 +1,10 @@
 // Host half of the threadgroup reductions (csrc/kernels/include/mps_ops/
-// reduction.h): where each output slice's elements lie, and the dispatch of
-// one threadgroup per slice.
+// reduction.h): where each output slice's elements lie, and how threads and
+// threadgroups map to slices.
 #pragma once
 
 #include "backend.h"
+#include "host_name.h"
 #include "kernel_params.h"
 
 #include "../kernels/include/mps_ops/no_params.h"
@@ -30,16 +31,38 @@ struct ReductionPlan {
 // are contiguous with each other merge, so most layouts walk one inner dim.
 ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool all_if_empty = true);
 
-// One threadgroup per slice: outputs (contiguous, `plan.slices` elements
-// each) first, the inputs after them, then the layout and the params (none
+// How a kernel takes its slices: `any` as the layout's mapping fields say
+// (kernels built on reduce_slice / merge_slice), or one threadgroup per slice
+// (slice = the group's index, all its threads; masked_softmax, which shares
+// per-slice values through threadgroup variables).
+enum class SliceMapping { any, group_per_slice };
+
+// Outputs (contiguous, `plan.slices` elements each) first, the inputs after
+// them, then the layout (with the mapping chosen here) and the params (none
 // bound when empty).
 void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
                         std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
-                        KernelParams params);
+                        KernelParams params, SliceMapping mapping = SliceMapping::any);
 inline void dispatch_reduction(const KernelHandle* kernel,
                                std::initializer_list<const at::Tensor*> outputs, const at::Tensor& input,
                                const ReductionPlan& plan, KernelParams params) {
   dispatch_reduction(kernel, outputs, {&input}, plan, params);
 }
+
+// A reducer's kernels as reduction.h's REGISTER_REDUCE_ONE_OP / _TWO_OP
+// instantiate them: reduce_one / reduce_two and their merge pass.
+struct ReducerKernels {
+  const KernelHandle* reduce;
+  const KernelHandle* merge;
+};
+ReducerKernels reducer_kernels(KernelCache& kernels, c10::ScalarType out, c10::ScalarType in);
+
+// The same for reduce_one / reduce_two, which may split long slices over
+// several groups (choose_split in reduction.cpp): outputs, a scratch buffer
+// of the groups' states (bound even where nothing is split), the input, the
+// layout, the params; then, where split, the merge pass with the outputs,
+// the scratch, the layout and the params.
+void dispatch_reduction(const ReducerKernels& kernels, std::initializer_list<const at::Tensor*> outputs,
+                        const at::Tensor& input, const ReductionPlan& plan, KernelParams params);
 
 }  // namespace mps_ops

@@ -14,10 +14,11 @@ def _batch_norm_stats(dt, shape=(4, 3, 5), stats_dtype=None):
 
 
 def _large(dt):
-    """Each kernel path over 8 channels of 4096 values: with running
+    """Each kernel path over 8 channels of 8192 values: with running
     statistics in the input's dtype, in float (half and bfloat input), and
-    without (Sample.large)."""
-    shape = (16, 8, 256)
+    without (Sample.large; the last one split over two chunks per channel,
+    then the merge kernel)."""
+    shape = (32, 8, 256)
     calls = [_batch_norm_stats(dt, shape), dict(_batch_norm_stats(dt, shape), running_mean=None, running_var=None)]
     if dt != torch.float32:
         calls.append(_batch_norm_stats(dt, shape, stats_dtype=torch.float32))

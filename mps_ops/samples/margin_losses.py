@@ -13,9 +13,9 @@ def _multi_margin(dt):
 
 
 def _large_multi_margin(dt):
-    """512 rows of 10 classes (Sample.large): the mean over them is one full
-    threadgroup of the sum kernel."""
-    return dict(self=torch.randn(512, 10).to(dt), target=torch.randint(0, 10, (512,)), p=1, margin=1.0,
+    """8192 rows of 10 classes (Sample.large): the mean over them is split
+    over two threadgroups of the sum kernel, then its merge kernel."""
+    return dict(self=torch.randn(8192, 10).to(dt), target=torch.randint(0, 10, (8192,)), p=1, margin=1.0,
                 weight=torch.rand(10).to(dt), reduction=1)
 
 

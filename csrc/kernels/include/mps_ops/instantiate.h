@@ -4,7 +4,7 @@
 // Host names follow the one grammar `<op>_<variant>_<out dtype>_<in dtype>`
 // with Metal type names; the host builds the same names in
 // csrc/runtime/host_name.cpp. Variants: dense, strided, dense_lhs_scalar,
-// dense_rhs_scalar, reduce.
+// dense_rhs_scalar, reduce, merge (a split reduction's second pass).
 #pragma once
 
 #include <mps_ops/dtype_sets.h>

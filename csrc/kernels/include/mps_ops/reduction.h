@@ -1,7 +1,25 @@
-// Threadgroup reductions: one threadgroup per output slice. Each thread folds
-// the elements tid, tid + group_size, ... of its slice into a state, SIMD
-// groups merge their states with butterfly shuffles, and the first SIMD group
-// merges the SIMD groups' partials from threadgroup memory.
+// Threadgroup reductions. The host (csrc/runtime/reduction.cpp) maps threads
+// to output slices one of two ways (reduction_layout.h says which):
+//   rows     W consecutive threads share a slice, W a multiple of the SIMD
+//            width: one SIMD group for short slices, so a group holds several
+//            slices and merges them by shuffles alone, or up to the whole
+//            group for long ones, whose SIMD groups' partials then meet in
+//            threadgroup memory. Thread t of a slice folds its elements
+//            t, t + W, ..., so neighbouring threads read neighbouring elements
+//            where the reduced dim is the innermost.
+//   columns  neighbouring threads take neighbouring slices (one SIMD group
+//            reads 32 neighbouring outputs' elements at once where the reduced
+//            dim is not the innermost), a few rows of threads deal out each
+//            slice's elements, and the rows' states meet in threadgroup memory.
+// Long slices with few outputs split over several groups: each reduces one
+// chunk of the slice (grid z) and stores its state; a second kernel
+// (reduce_one_merge / reduce_two_merge) merges each slice's chunk states in
+// chunk order and finishes them (reduction.cpp's choose_split says when).
+// Element offsets come without division where the reduced dims collapse to
+// one (the common case: the offset steps by a constant), indices are
+// divided in 32 bits (a GPU does 64-bit division in software, tens of
+// instructions and registers), and offsets are 32-bit where the host found
+// every one below 2**31.
 //
 // A reducer R describes the state:
 //   using state = ...;                       a plain struct or scalar
@@ -32,22 +50,35 @@ inline Out reducer_result(Result value) {
   return static_cast<Out>(value);
 }
 
-// Element offset of the first element of output slice `slice`.
-inline long slice_offset(constant reduction_layout& layout, long slice) {
-  long offset = 0;
+// Element offset (type I: uint where the host found every offset below
+// 2**31, else ulong) of the first element of output slice `slice`. Slice
+// numbers and dim sizes stay below 2**32 (the host refuses more slices), so
+// the divisions are 32-bit ones.
+template <typename I>
+inline I slice_offset(constant reduction_layout& layout, uint slice) {
+  I offset = 0;
   for (int d = 0; d < layout.outer_ndim; ++d) {
-    offset += (slice % layout.outer_sizes[d]) * layout.outer_strides[d];
-    slice /= layout.outer_sizes[d];
+    const uint size = uint(layout.outer_sizes[d]);
+    offset += I(slice % size) * I(layout.outer_strides[d]);
+    slice /= size;
   }
   return offset;
 }
 
-// Element offset of the i-th reduced element from its slice's start.
-inline long reduced_offset(constant reduction_layout& layout, long i) {
-  long offset = 0;
+// Element offset of the i-th reduced element from its slice's start: one
+// multiplication where the reduced dims collapsed to one, else a 32-bit
+// division per dim (the host keeps such slices below 2**32 elements).
+template <typename I>
+inline I reduced_offset(constant reduction_layout& layout, I i) {
+  if (layout.inner_ndim == 1) {
+    return i * I(layout.inner_strides[0]);
+  }
+  uint rest = uint(i);
+  I offset = 0;
   for (int d = 0; d < layout.inner_ndim; ++d) {
-    offset += (i % layout.inner_sizes[d]) * layout.inner_strides[d];
-    i /= layout.inner_sizes[d];
+    const uint size = uint(layout.inner_sizes[d]);
+    offset += I(rest % size) * I(layout.inner_strides[d]);
+    rest /= size;
   }
   return offset;
 }
@@ -109,72 +140,281 @@ struct group_position {
   uint simd_size;     // threads_per_simdgroup
 };
 
-template <typename R, typename In>
-inline typename R::state fold_slice(
+// Threadgroup memory for the states that meet there: a row-mapped group
+// leaves one per SIMD group (at most 1024 / 32), a column-mapped one
+// (rows - 1) * columns < max_column_group.
+enum { partial_states = max_column_group };
+
+// Which slice a thread works on, and which of its elements: first, first +
+// step, ... (reduction_layout says how the host mapped threads to slices).
+struct slice_thread {
+  ulong slice;
+  uint first;
+  uint step;
+  bool active;  // false past the last slice: folds nothing, still merges
+};
+
+// The number of output slices: below 2**32 (the host refuses more).
+inline uint slice_count(constant reduction_layout& layout) {
+  uint count = 1;
+  for (int d = 0; d < layout.outer_ndim; ++d) {
+    count *= uint(layout.outer_sizes[d]);
+  }
+  return count;
+}
+
+inline slice_thread place_thread(constant reduction_layout& layout, uint group, thread const group_position& at) {
+  const uint share = uint(layout.threads_per_slice);
+  const ulong slices = ulong(slice_count(layout));
+  if (layout.columns == 0) {
+    const ulong slice = ulong(group) * (at.size / share) + at.index / share;
+    return slice_thread{slice, at.index % share, share, slice < slices};
+  }
+  const uint columns = uint(layout.columns);
+  const ulong slice = ulong(group) * columns + at.index % columns;
+  return slice_thread{slice, at.index / columns, share, slice < slices};
+}
+
+// Whether this thread holds its slice's merged state (after merge_slice).
+inline bool finishes_slice(thread const slice_thread& t) {
+  return t.active && t.first == 0;
+}
+
+// Folds the elements first, first + step, ... before `end` of the slice
+// starting at `start` into state. I is the offset type (uint or ulong, as
+// slice_offset).
+template <typename R, typename I, typename In>
+inline typename R::state fold_elements(
+    typename R::state state,
     constant In* in,
     constant reduction_layout& layout,
-    long slice,
-    thread const group_position& at) {
-  typename R::state state = R::identity();
-  const long start = slice_offset(layout, slice);
-  for (long i = at.index; i < layout.inner_numel; i += at.size) {
-    state = R::fold(state, static_cast<opmath_t<In>>(in[start + reduced_offset(layout, i)]));
+    I start,
+    I first,
+    I end,
+    uint step) {
+  if (layout.inner_ndim <= 1) {
+    // One reduced dim (or none, one element): the offset steps by a constant,
+    // and the count may pass 2**32 (a long expanded input).
+    const I stride = I(layout.inner_strides[0]);
+    const I jump = I(step) * stride;
+    I offset = start + first * stride;
+    for (I i = first; i < end; i += step, offset += jump) {
+      state = R::fold(state, static_cast<opmath_t<In>>(in[offset]));
+    }
+    return state;
+  }
+  // Several reduced dims: the host keeps such slices below 2**32 elements.
+  for (uint i = uint(first); i < uint(end); i += step) {
+    state = R::fold(state, static_cast<opmath_t<In>>(in[start + reduced_offset(layout, I(i))]));
   }
   return state;
 }
 
+// The chunks a split slice has (reduction_layout's chunk_shift > 0).
+inline uint chunk_count(constant reduction_layout& layout) {
+  const ulong length = ulong(1) << layout.chunk_shift;
+  return uint((ulong(layout.inner_numel) + length - 1) >> layout.chunk_shift);
+}
+
+// The reduced elements [begin, end) that the groups at grid z = chunk fold:
+// the whole slice unless the host split it.
+struct element_range {
+  ulong begin;
+  ulong end;
+};
+inline element_range chunk_elements(constant reduction_layout& layout, uint chunk) {
+  const ulong n = ulong(layout.inner_numel);
+  if (layout.chunk_shift == 0) {
+    return element_range{0, n};
+  }
+  const ulong begin = ulong(chunk) << layout.chunk_shift;
+  const ulong end = begin + (ulong(1) << layout.chunk_shift);
+  return element_range{begin, end < n ? end : n};
+}
+
 template <typename R>
-inline typename R::state merge_simd_group(typename R::state state, uint simd_size) {
-  for (ushort mask = ushort(simd_size / 2); mask > 0; mask >>= 1) {
+inline typename R::state merge_simd_group(typename R::state state, uint width) {
+  for (ushort mask = ushort(width / 2); mask > 0; mask >>= 1) {
     state = R::merge(state, R::shuffle_xor(state, mask));
   }
   return state;
 }
 
-// The whole threadgroup's state, complete in thread 0. partials holds one
-// state per SIMD group (32: Metal's 1024-thread limit over the SIMD width).
+// The states of `share` consecutive threads per slice (a multiple of the SIMD
+// width, or the whole group), complete in each slice's first thread.
 template <typename R>
-inline typename R::state merge_threadgroup(
+inline typename R::state merge_consecutive(
     typename R::state state,
     threadgroup typename R::state* partials,
-    thread const group_position& at) {
-  state = merge_simd_group<R>(state, at.simd_size);
-  const uint n_simd_groups = (at.size + at.simd_size - 1) / at.simd_size;
-  if (n_simd_groups == 1) {
+    thread const group_position& at,
+    uint share) {
+  state = merge_simd_group<R>(state, metal::min(share, at.simd_size));
+  if (share <= at.simd_size) {
     return state;
   }
+  const uint simd_groups_per_slice = (share + at.simd_size - 1) / at.simd_size;
   if (at.lane == 0) {
     partials[at.simd_group] = state;
   }
   metal::threadgroup_barrier(metal::mem_flags::mem_threadgroup);
-  if (at.simd_group == 0) {
+  if (at.simd_group % simd_groups_per_slice == 0) {
     state = R::identity();
-    if (at.lane < n_simd_groups) {
-      state = partials[at.lane];
+    if (at.lane < simd_groups_per_slice) {
+      state = partials[at.simd_group + at.lane];
     }
     state = merge_simd_group<R>(state, at.simd_size);
   }
   return state;
 }
 
+// The states of a column-mapped group's rows, complete in row 0. The rows
+// after the first leave theirs in threadgroup memory; row 0 merges them in
+// row order.
+template <typename R>
+inline typename R::state merge_rows(
+    typename R::state state,
+    threadgroup typename R::state* partials,
+    thread const group_position& at,
+    uint columns,
+    uint rows) {
+  if (rows == 1) {
+    return state;
+  }
+  const uint row = at.index / columns, column = at.index % columns;
+  if (row > 0) {
+    partials[(row - 1) * columns + column] = state;
+  }
+  metal::threadgroup_barrier(metal::mem_flags::mem_threadgroup);
+  if (row == 0) {
+    for (uint r = 1; r < rows; ++r) {
+      state = R::merge(state, partials[(r - 1) * columns + column]);
+    }
+  }
+  return state;
+}
 
-// The state of one whole slice, complete in thread 0.
+// The state of each slice, complete where finishes_slice: every thread of
+// the group calls it (it may pass a barrier). partials holds partial_states.
+template <typename R>
+inline typename R::state merge_slice(
+    typename R::state state,
+    threadgroup typename R::state* partials,
+    constant reduction_layout& layout,
+    thread const group_position& at) {
+  if (layout.columns == 0) {
+    return merge_consecutive<R>(state, partials, at, uint(layout.threads_per_slice));
+  }
+  return merge_rows<R>(state, partials, at, uint(layout.columns), uint(layout.threads_per_slice));
+}
+
+// The whole threadgroup's state, complete in thread 0 (for kernels that fold
+// their own values one group per slice). partials holds one state per SIMD
+// group: 32 at most (Metal's 1024-thread limit over the SIMD width).
+template <typename R>
+inline typename R::state merge_threadgroup(
+    typename R::state state,
+    threadgroup typename R::state* partials,
+    thread const group_position& at) {
+  return merge_consecutive<R>(state, partials, at, metal::max(at.size, at.simd_size));
+}
+
+// This thread's share of its slice (of chunk `chunk` of it where the host
+// split slices) folded and merged with the other threads of the slice: the
+// slice's (chunk's) state, complete where finishes_slice(t).
 template <typename R, typename In>
 inline typename R::state reduce_slice(
     constant In* in,
     constant reduction_layout& layout,
-    long slice,
+    thread const slice_thread& t,
     threadgroup typename R::state* partials,
-    thread const group_position& at) {
-  return merge_threadgroup<R>(fold_slice<R>(in, layout, slice, at), partials, at);
+    thread const group_position& at,
+    uint chunk = 0) {
+  typename R::state state = R::identity();
+  if (t.active) {
+    const element_range range = chunk_elements(layout, chunk);
+    if (layout.narrow_offsets) {
+      state = fold_elements<R>(state, in, layout, slice_offset<uint>(layout, uint(t.slice)),
+                               uint(range.begin) + t.first, uint(range.end), t.step);
+    } else {
+      state = fold_elements<R>(state, in, layout, slice_offset<ulong>(layout, uint(t.slice)),
+                               range.begin + t.first, range.end, t.step);
+    }
+  }
+  return merge_slice<R>(state, partials, layout, at);
 }
 
-// Reductions with one output per slice (max, min, std, var): out[slice] =
-// R::finish(state, params).
+// Where a split slice's chunk states lie in the scratch buffer: slice by
+// slice, each slice's chunks in order.
+template <typename R>
+inline ulong chunk_state_index(constant reduction_layout& layout, ulong slice, uint chunk) {
+  static_assert(sizeof(typename R::state) <= max_chunk_state_bytes,
+                "a reducer state larger than the host's scratch allows per state");
+  return slice * chunk_count(layout) + chunk;
+}
+
+// This thread's run of a split slice's chunk states (from the first pass),
+// merged in chunk order. Rows mapping (threads_per_slice threads per slice):
+// thread t of the slice takes a run of consecutive chunks, and merge_slice
+// then merges lower threads' states before higher ones', so every merge
+// takes an earlier part of the slice before a later one.
+template <typename R>
+inline typename R::state merge_chunk_run(
+    constant uchar* chunk_states,
+    constant reduction_layout& layout,
+    thread const slice_thread& t) {
+  typename R::state state = R::identity();
+  if (t.active) {
+    const uint chunks = chunk_count(layout);
+    const uint run = (chunks + t.step - 1) / t.step;
+    const uint begin = metal::min(t.first * run, chunks), end = metal::min(begin + run, chunks);
+    constant typename R::state* states = reinterpret_cast<constant typename R::state*>(chunk_states);
+    const ulong first = chunk_state_index<R>(layout, t.slice, 0);
+    for (uint c = begin; c < end; ++c) {
+      const typename R::state chunk = states[first + c];
+      state = R::merge(state, chunk);
+    }
+  }
+  return state;
+}
+
+// Reductions with one output per slice (max, min, std, var, sum): out[slice]
+// = R::finish(state, params).
+// Where the host split slices (layout.chunk_shift > 0), each group stores its
+// chunk's state in chunk_states instead, for reduce_one_merge; otherwise
+// chunk_states is bound but never touched.
 template <typename R, typename Out, typename In>
 kernel void reduce_one(
     device Out* out [[buffer(0)]],
-    constant In* in [[buffer(1)]],
+    device uchar* chunk_states [[buffer(1)]],
+    constant In* in [[buffer(2)]],
+    constant reduction_layout& layout [[buffer(3)]],
+    constant typename R::params& params [[buffer(4)]],
+    uint3 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint3 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup typename R::state partials[partial_states];
+  group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const slice_thread t = place_thread(layout, group.y, at);
+  const typename R::state state = reduce_slice<R>(in, layout, t, partials, at, group.z);
+  if (finishes_slice(t)) {
+    if (layout.chunk_shift != 0) {
+      reinterpret_cast<device typename R::state*>(chunk_states)[chunk_state_index<R>(layout, t.slice, group.z)] = state;
+    } else {
+      out[t.slice] = reducer_result<Out>(R::finish(state, params));
+    }
+  }
+}
+
+// The second pass of a split reduce_one: out[slice] = R::finish(the slice's
+// chunk states merged in order, params), as reduce_one would have written.
+// The layout is reduce_one's with the rows mapping over chunk states.
+template <typename R, typename Out, typename In>
+kernel void reduce_one_merge(
+    device Out* out [[buffer(0)]],
+    constant uchar* chunk_states [[buffer(1)]],
     constant reduction_layout& layout [[buffer(2)]],
     constant typename R::params& params [[buffer(3)]],
     uint2 group [[threadgroup_position_in_grid]],
@@ -183,22 +423,52 @@ kernel void reduce_one(
     uint lane [[thread_index_in_simdgroup]],
     uint simd_group [[simdgroup_index_in_threadgroup]],
     uint simd_size [[threads_per_simdgroup]]) {
-  threadgroup typename R::state partials[32];
+  threadgroup typename R::state partials[partial_states];
   group_position at{index, group_size.x, lane, simd_group, simd_size};
-  const long slice = long(group.y);
-  const typename R::state state = reduce_slice<R>(in, layout, slice, partials, at);
-  if (index == 0) {
-    out[slice] = reducer_result<Out>(R::finish(state, params));
+  const slice_thread t = place_thread(layout, group.y, at);
+  const typename R::state state =
+      merge_slice<R>(merge_chunk_run<R>(chunk_states, layout, t), partials, layout, at);
+  if (finishes_slice(t)) {
+    out[t.slice] = reducer_result<Out>(R::finish(state, params));
   }
 }
 
-// Reductions with two outputs per slice (aminmax): R::finish(state, params,
-// out0[slice], out1[slice]).
+// Reductions with two outputs per slice (aminmax, batch_norm_stats):
+// R::finish(state, params, out0[slice], out1[slice]).
+// Split slices as reduce_one's.
 template <typename R, typename Out, typename In>
 kernel void reduce_two(
     device Out* out0 [[buffer(0)]],
     device Out* out1 [[buffer(1)]],
-    constant In* in [[buffer(2)]],
+    device uchar* chunk_states [[buffer(2)]],
+    constant In* in [[buffer(3)]],
+    constant reduction_layout& layout [[buffer(4)]],
+    constant typename R::params& params [[buffer(5)]],
+    uint3 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint3 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup typename R::state partials[partial_states];
+  group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const slice_thread t = place_thread(layout, group.y, at);
+  const typename R::state state = reduce_slice<R>(in, layout, t, partials, at, group.z);
+  if (finishes_slice(t)) {
+    if (layout.chunk_shift != 0) {
+      reinterpret_cast<device typename R::state*>(chunk_states)[chunk_state_index<R>(layout, t.slice, group.z)] = state;
+    } else {
+      R::finish(state, params, out0[t.slice], out1[t.slice]);
+    }
+  }
+}
+
+// The second pass of a split reduce_two.
+template <typename R, typename Out, typename In>
+kernel void reduce_two_merge(
+    device Out* out0 [[buffer(0)]],
+    device Out* out1 [[buffer(1)]],
+    constant uchar* chunk_states [[buffer(2)]],
     constant reduction_layout& layout [[buffer(3)]],
     constant typename R::params& params [[buffer(4)]],
     uint2 group [[threadgroup_position_in_grid]],
@@ -207,25 +477,31 @@ kernel void reduce_two(
     uint lane [[thread_index_in_simdgroup]],
     uint simd_group [[simdgroup_index_in_threadgroup]],
     uint simd_size [[threads_per_simdgroup]]) {
-  threadgroup typename R::state partials[32];
+  threadgroup typename R::state partials[partial_states];
   group_position at{index, group_size.x, lane, simd_group, simd_size};
-  const long slice = long(group.y);
-  const typename R::state state = reduce_slice<R>(in, layout, slice, partials, at);
-  if (index == 0) {
-    R::finish(state, params, out0[slice], out1[slice]);
+  const slice_thread t = place_thread(layout, group.y, at);
+  const typename R::state state =
+      merge_slice<R>(merge_chunk_run<R>(chunk_states, layout, t), partials, layout, at);
+  if (finishes_slice(t)) {
+    R::finish(state, params, out0[t.slice], out1[t.slice]);
   }
 }
 
 }  // namespace mps_ops
-
-// Host names `<op>_reduce_<out>_<in>`, the one grammar's reduce variant.
+// Host names `<op>_reduce_<out>_<in>` (the one grammar's reduce variant) and
+// `<op>_merge_<out>_<in>` (the merge pass of split slices): the host runs
+// the second where it splits slices over several groups.
 // The _SAME_TYPE forms take one type for both, the shape dtype sets apply:
 //   MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_ONE_OP_SAME_TYPE, var)
 #define REGISTER_REDUCE_ONE_OP(OP, OUT, IN)                                                    \
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, reduce, OUT, IN), mps_ops::reduce_one,             \
+                      OP##_reducer<IN>, OUT, IN)                                               \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, merge, OUT, IN), mps_ops::reduce_one_merge,        \
                       OP##_reducer<IN>, OUT, IN)
 #define REGISTER_REDUCE_ONE_OP_SAME_TYPE(OP, T) REGISTER_REDUCE_ONE_OP(OP, T, T)
 #define REGISTER_REDUCE_TWO_OP(OP, OUT, IN)                                                    \
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, reduce, OUT, IN), mps_ops::reduce_two,             \
+                      OP##_reducer<IN>, OUT, IN)                                               \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, merge, OUT, IN), mps_ops::reduce_two_merge,        \
                       OP##_reducer<IN>, OUT, IN)
 #define REGISTER_REDUCE_TWO_OP_SAME_TYPE(OP, T) REGISTER_REDUCE_TWO_OP(OP, T, T)
