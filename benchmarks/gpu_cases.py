@@ -25,13 +25,15 @@ from op_inputs import OPS, layout_inputs, registry_ops
 MIN_INPUT_BYTES = 256 << 20
 TIMED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
-# Element-wise ops whose arithmetic per byte is high (series, continued
-# fractions, Newton steps, loops over a degree): the `weak-baseline` rule's
-# "low arithmetic per byte" is every other op. Each is named here once.
+# Ops whose arithmetic per byte is high (series, continued fractions, Newton
+# steps, loops over a degree; multilabel margin compares every class with
+# every listed target, O(classes) work per element): the `weak-baseline`
+# rule's "low arithmetic per byte" is every other op. Each is named here once.
 HIGH_ARITHMETIC = frozenset({
     "special_ndtri", "special_log_ndtr", "special_airy_ai", "special_erfcx",
     "special_laguerre_polynomial_l", "special_legendre_polynomial_p", "gcd", "lcm",
     "_pdist_forward", "_pdist_backward", "mode", "_upsample_lanczos2d_aa",
+    "multilabel_margin_loss_forward", "multilabel_margin_loss_backward",
 })
 
 
