@@ -45,7 +45,8 @@ template <typename F>
 using params_t = typename params_of<F>::type;
 
 // Byte offsets of NOPS operands at the start of row `row` of a strided grid
-// (x = the innermost dim, y = the rest). strides is laid out [operand][dim].
+// (x = the innermost dim, y = the rest). strides is laid out [operand][dim];
+// the kernels keep operand N's innermost stride as strideN.
 // 32-bit throughout: the host dispatches 32-bit indexable pieces only (every
 // byte offset below 2**31), and a GPU divides 32-bit integers in a few
 // instructions but 64-bit ones in software. The outermost dim's coordinate is
@@ -84,6 +85,11 @@ constexpr uint per_thread() {
   return elements_per_thread(sizeof(T));
 }
 
+// Every loop over a thread's elements is unrolled in full (the compiler
+// leaves a heavy functor's loop rolled otherwise): the elements then live in
+// registers, where a rolled loop indexing them would put them in the stack,
+// in device memory on both Apple GPUs and NVIDIA's.
+//
 // The first element of dense-grid thread `thread_index`; the others follow
 // at steps of elementwise_tile.
 template <typename T>
@@ -135,13 +141,22 @@ kernel void unary_dense(
     uint thread_index [[thread_position_in_grid]]) {
   const uint first = first_element<In>(thread_index);
   const uint step = elementwise_tile;
+  const uint count = n;
   const F f = make_functor<F>(params);
   In a[per_thread<In>()];
-  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
-    a[k] = in[i];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      a[k] = in[i];
+    }
   }
-  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
-    out[i] = functor_result<Out>(f(a[k]));
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      out[i] = functor_result<Out>(f(a[k]));
+    }
   }
 }
 
@@ -158,12 +173,23 @@ kernel void unary_strided(
   int offsets[2];
   row_offsets<2>(pos.y, sizes, strides, ndim, offsets);
   const F f = make_functor<F>(params);
+  const uint inner = sizes[0];
+  const int stride0 = strides[0];
+  const int stride1 = strides[ndim];
   In a[per_thread<In>()];
-  for (uint k = 0, x = pos.x; k < per_thread<In>() && x < sizes[0]; ++k, x += grid.x) {
-    a[k] = element_at<In>(in, offsets[1] + int(x) * strides[ndim]);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      a[k] = element_at<In>(in, offsets[1] + int(x) * stride1);
+    }
   }
-  for (uint k = 0, x = pos.x; k < per_thread<In>() && x < sizes[0]; ++k, x += grid.x) {
-    element_at<Out>(out, offsets[0] + int(x) * strides[0]) = functor_result<Out>(f(a[k]));
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      element_at<Out>(out, offsets[0] + int(x) * stride0) = functor_result<Out>(f(a[k]));
+    }
   }
 }
 
@@ -177,14 +203,23 @@ kernel void binary_dense(
     uint thread_index [[thread_position_in_grid]]) {
   const uint first = first_element<In>(thread_index);
   const uint step = elementwise_tile;
+  const uint count = n;
   const F f = make_functor<F>(params);
   In a[per_thread<In>()], b[per_thread<In>()];
-  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
-    a[k] = lhs[i];
-    b[k] = rhs[i];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      a[k] = lhs[i];
+      b[k] = rhs[i];
+    }
   }
-  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
-    out[i] = functor_result<Out>(f(a[k], b[k]));
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      out[i] = functor_result<Out>(f(a[k], b[k]));
+    }
   }
 }
 
@@ -198,14 +233,23 @@ kernel void binary_dense_lhs_scalar(
     uint thread_index [[thread_position_in_grid]]) {
   const uint first = first_element<In>(thread_index);
   const uint step = elementwise_tile;
+  const uint count = n;
   const F f = make_functor<F>(params);
   const In a = lhs;
   In b[per_thread<In>()];
-  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
-    b[k] = rhs[i];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      b[k] = rhs[i];
+    }
   }
-  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
-    out[i] = functor_result<Out>(f(a, b[k]));
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      out[i] = functor_result<Out>(f(a, b[k]));
+    }
   }
 }
 
@@ -219,14 +263,23 @@ kernel void binary_dense_rhs_scalar(
     uint thread_index [[thread_position_in_grid]]) {
   const uint first = first_element<In>(thread_index);
   const uint step = elementwise_tile;
+  const uint count = n;
   const F f = make_functor<F>(params);
   const In b = rhs;
   In a[per_thread<In>()];
-  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
-    a[k] = lhs[i];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      a[k] = lhs[i];
+    }
   }
-  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
-    out[i] = functor_result<Out>(f(a[k], b));
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      out[i] = functor_result<Out>(f(a[k], b));
+    }
   }
 }
 
@@ -244,13 +297,25 @@ kernel void binary_strided(
   int offsets[3];
   row_offsets<3>(pos.y, sizes, strides, ndim, offsets);
   const F f = make_functor<F>(params);
+  const uint inner = sizes[0];
+  const int stride0 = strides[0];
+  const int stride1 = strides[ndim];
+  const int stride2 = strides[2 * ndim];
   In a[per_thread<In>()], b[per_thread<In>()];
-  for (uint k = 0, x = pos.x; k < per_thread<In>() && x < sizes[0]; ++k, x += grid.x) {
-    a[k] = element_at<In>(lhs, offsets[1] + int(x) * strides[ndim]);
-    b[k] = element_at<In>(rhs, offsets[2] + int(x) * strides[2 * ndim]);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      a[k] = element_at<In>(lhs, offsets[1] + int(x) * stride1);
+      b[k] = element_at<In>(rhs, offsets[2] + int(x) * stride2);
+    }
   }
-  for (uint k = 0, x = pos.x; k < per_thread<In>() && x < sizes[0]; ++k, x += grid.x) {
-    element_at<Out>(out, offsets[0] + int(x) * strides[0]) = functor_result<Out>(f(a[k], b[k]));
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      element_at<Out>(out, offsets[0] + int(x) * stride0) = functor_result<Out>(f(a[k], b[k]));
+    }
   }
 }
 
@@ -265,13 +330,22 @@ kernel void unary_two_outputs_dense(
     uint thread_index [[thread_position_in_grid]]) {
   const uint first = first_element<In>(thread_index);
   const uint step = elementwise_tile;
+  const uint count = n;
   const F f = make_functor<F>(params);
   In a[per_thread<In>()];
-  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
-    a[k] = in[i];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      a[k] = in[i];
+    }
   }
-  for (uint k = 0, i = first; k < per_thread<In>() && i < n; ++k, i += step) {
-    f(a[k], out0[i], out1[i]);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      f(a[k], out0[i], out1[i]);
+    }
   }
 }
 
@@ -289,13 +363,25 @@ kernel void unary_two_outputs_strided(
   int offsets[3];
   row_offsets<3>(pos.y, sizes, strides, ndim, offsets);
   const F f = make_functor<F>(params);
+  const uint inner = sizes[0];
+  const int stride0 = strides[0];
+  const int stride1 = strides[ndim];
+  const int stride2 = strides[2 * ndim];
   In a[per_thread<In>()];
-  for (uint k = 0, x = pos.x; k < per_thread<In>() && x < sizes[0]; ++k, x += grid.x) {
-    a[k] = element_at<In>(in, offsets[2] + int(x) * strides[2 * ndim]);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      a[k] = element_at<In>(in, offsets[2] + int(x) * stride2);
+    }
   }
-  for (uint k = 0, x = pos.x; k < per_thread<In>() && x < sizes[0]; ++k, x += grid.x) {
-    f(a[k], element_at<Out0>(out0, offsets[0] + int(x) * strides[0]),
-      element_at<Out1>(out1, offsets[1] + int(x) * strides[ndim]));
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      f(a[k], element_at<Out0>(out0, offsets[0] + int(x) * stride0),
+        element_at<Out1>(out1, offsets[1] + int(x) * stride1));
+    }
   }
 }
 
