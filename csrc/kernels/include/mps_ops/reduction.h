@@ -195,10 +195,22 @@ inline typename R::state fold_elements(
   if (layout.inner_ndim <= 1) {
     // One reduced dim (or none, one element): the offset steps by a constant,
     // and the count may pass 2**32 (a long expanded input).
+    // Four loads are issued before the four folds that use them, in the
+    // same order as one at a time (so bit-identical): a fold waits for its
+    // load, and a loop of one load per fold keeps one load in flight per
+    // thread where the memory system needs several (on an Apple GPU too).
     const I stride = I(layout.inner_strides[0]);
     const I jump = I(step) * stride;
     I offset = start + first * stride;
-    for (I i = first; i < end; i += step, offset += jump) {
+    I i = first;
+    for (; i + 3 * I(step) < end; i += 4 * I(step), offset += 4 * jump) {
+      const opmath_t<In> v0 = static_cast<opmath_t<In>>(in[offset]);
+      const opmath_t<In> v1 = static_cast<opmath_t<In>>(in[offset + jump]);
+      const opmath_t<In> v2 = static_cast<opmath_t<In>>(in[offset + 2 * jump]);
+      const opmath_t<In> v3 = static_cast<opmath_t<In>>(in[offset + 3 * jump]);
+      state = R::fold(R::fold(R::fold(R::fold(state, v0), v1), v2), v3);
+    }
+    for (; i < end; i += step, offset += jump) {
       state = R::fold(state, static_cast<opmath_t<In>>(in[offset]));
     }
     return state;
