@@ -7,6 +7,7 @@
 // index of it within the D*H*W plane, as the CPU does.
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
+#include <mps_ops/shape_limits.h>
 #include <mps_ops/types.h>
 
 #include "adaptive_pool3d_params.h"
@@ -133,32 +134,109 @@ kernel void adaptive_max_pool3d(
   indices[offset5(o, g.index_strides)] = best_index;
 }
 
+// 32-bit versions of the cell bounds for the backward passes: every input
+// coordinate and size fits 32 bits (the host allows no more than 2**32 - 1
+// input elements and 2**32 - 1 cells along an axis), and only a product of
+// two of them can overflow, so the product is 64-bit and the division
+// 32-bit where the product allows (a GPU divides 64-bit integers in software,
+// tens of instructions).
+inline uint div32(ulong num, uint den) {
+  return num <= 0xffffffffUL ? uint(num) / den : uint(num / ulong(den));
+}
+inline uint cell_start32(uint o, uint in_size, uint out_size) {
+  return div32(ulong(o) * in_size, out_size);
+}
+inline uint cell_end32(uint o, uint in_size, uint out_size) {
+  return div32(ulong(o + 1) * in_size + out_size - 1, out_size);
+}
+// The output cells [first, last) along one axis that cover input [i0, i1).
+inline void covering32(uint i0, uint i1, uint in_size, uint out_size, thread uint& first, thread uint& last) {
+  first = div32(ulong(i0) * out_size, in_size);
+  last = min(div32(ulong(i1) * out_size + in_size - 1, in_size), out_size);
+}
+
+// Max-pool backward: each thread takes a run of up to K neighbouring input
+// elements along W (K = elements_per_thread), so it reads each covering
+// cell's index once for the whole run instead of once per element, compares
+// it with the run's place in the plane, and gathers the cell's gradient
+// into that element's sum: the sums take the cells in the same order as
+// the CPU, deterministic, no atomics. Coordinates are 32-bit (one division
+// per coordinate of the run's row, a few per axis for the covering cells).
+// The thread holding a cell's window corner (its first d, h and w) also
+// checks the cell's index lies in the window and, if not, sets *invalid for
+// the host to raise (an index elsewhere gathers nowhere).
 template <typename T>
 kernel void adaptive_max_pool3d_backward(
     device T* grad_in [[buffer(0)]],
-    constant T* grad_out [[buffer(1)]],
-    constant long* indices [[buffer(2)]],
-    constant mps_ops::pool3d_geometry& g [[buffer(3)]],
+    device int* invalid [[buffer(1)]],
+    constant T* grad_out [[buffer(2)]],
+    constant long* indices [[buffer(3)]],
+    constant mps_ops::pool3d_geometry& g [[buffer(4)]],
     uint index [[thread_position_in_grid]]) {
-  long i[5];
-  unflatten5(long(index), g.in_sizes, i);
-  long od0, od1, oh0, oh1, ow0, ow1;
-  covering(i[2], g.in_sizes[2], g.out_sizes[2], od0, od1);
-  covering(i[3], g.in_sizes[3], g.out_sizes[3], oh0, oh1);
-  covering(i[4], g.in_sizes[4], g.out_sizes[4], ow0, ow1);
-  const long me = (i[2] * g.in_sizes[3] + i[3]) * g.in_sizes[4] + i[4];
-  mps_ops::opmath_t<T> sum = 0;
-  for (long od = od0; od < od1; ++od) {
-    for (long oh = oh0; oh < oh1; ++oh) {
-      for (long ow = ow0; ow < ow1; ++ow) {
-        const long o[5] = {i[0], i[1], od, oh, ow};
-        if (indices[offset5(o, g.index_strides)] == me) {
-          sum += mps_ops::opmath_t<T>(grad_out[offset5(o, g.out_strides)]);
+  constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
+  const uint C = uint(g.in_sizes[1]), D = uint(g.in_sizes[2]), H = uint(g.in_sizes[3]), W = uint(g.in_sizes[4]);
+  const uint OD = uint(g.out_sizes[2]), OH = uint(g.out_sizes[3]), OW = uint(g.out_sizes[4]);
+  const uint runs = (W + K - 1) / K;
+  uint row = index / runs;
+  const uint w0 = (index - row * runs) * K;
+  const uint count = min(K, W - w0);
+  const uint h = row % H;
+  row /= H;
+  const uint d = row % D;
+  row /= D;
+  const uint c = row % C;
+  const uint n = row / C;
+  uint od0, od1, oh0, oh1, ow0, ow1;
+  covering32(d, d + 1, D, OD, od0, od1);
+  covering32(h, h + 1, H, OH, oh0, oh1);
+  covering32(w0, w0 + count, W, OW, ow0, ow1);
+  const long run_start = long((d * H + h) * W + w0);
+  const long out_base = long(n) * g.out_strides[0] + long(c) * g.out_strides[1];
+  const long index_base = long(n) * g.index_strides[0] + long(c) * g.index_strides[1];
+  mps_ops::opmath_t<T> sum[K];
+  for (uint k = 0; k < K; ++k) {
+    sum[k] = 0;
+  }
+  for (uint od = od0; od < od1; ++od) {
+    const bool corner_d = d == cell_start32(od, D, OD);
+    for (uint oh = oh0; oh < oh1; ++oh) {
+      const bool corner_dh = corner_d && h == cell_start32(oh, H, OH);
+      for (uint ow = ow0; ow < ow1; ++ow) {
+        const long at = long(od) * g.index_strides[2] + long(oh) * g.index_strides[3] + long(ow) * g.index_strides[4];
+        const long cell_index = indices[index_base + at];
+        const long place = cell_index - run_start;
+        if (place >= 0 && place < long(count)) {
+          const mps_ops::opmath_t<T> grad = mps_ops::opmath_t<T>(
+              grad_out[out_base + long(od) * g.out_strides[2] + long(oh) * g.out_strides[3] + long(ow) * g.out_strides[4]]);
+          for (uint k = 0; k < K; ++k) {  // unrolled: the sums stay in registers
+            if (long(k) == place) {
+              sum[k] += grad;
+            }
+          }
+        }
+        if (corner_dh) {
+          const uint cw = cell_start32(ow, W, OW);
+          if (cw >= w0 && cw < w0 + count) {
+            bool inside = cell_index >= 0 && cell_index < long(D) * H * W;
+            if (inside) {
+              const uint plane = uint(cell_index);
+              const uint iw = plane % W, ih = (plane / W) % H, id = plane / W / H;
+              inside = id >= d && id < cell_end32(od, D, OD) && ih >= h && ih < cell_end32(oh, H, OH) &&
+                       iw >= cw && iw < cell_end32(ow, W, OW);
+            }
+            if (!inside) {
+              *invalid = 1;
+            }
+          }
         }
       }
     }
   }
-  grad_in[offset5(i, g.in_strides)] = static_cast<T>(sum);
+  const long in_base = long(n) * g.in_strides[0] + long(c) * g.in_strides[1] + long(d) * g.in_strides[2] +
+                       long(h) * g.in_strides[3];
+  for (uint k = 0; k < count; ++k) {
+    grad_in[in_base + long(w0 + k) * g.in_strides[4]] = static_cast<T>(sum[k]);
+  }
 }
 
 // One thread per element of the grid's tensor: the host names say "dense".

@@ -10,6 +10,7 @@
 // of every window whose index names it (no atomics).
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
+#include <mps_ops/per_element.h>
 #include "fractional_max_pool_params.h"
 using namespace metal;
 
@@ -29,6 +30,10 @@ inline long window_start(T sample, long o, long in_size, long out_size, long poo
 
 }  // namespace
 
+// Up to K outputs per thread (elements_per_thread; per_element.h's tiles),
+// coordinates 32-bit: the host allows no more than 2**32 - 1 outputs, so
+// every coordinate and size of them fits, and a GPU divides 32-bit integers
+// in a few instructions but 64-bit ones in software.
 template <typename T>
 kernel void fractional_max_pool(
     device T* out [[buffer(0)]],
@@ -36,38 +41,44 @@ kernel void fractional_max_pool(
     constant T* in [[buffer(2)]],
     constant T* samples [[buffer(3)]],
     constant mps_ops::fractional_pool_params& p [[buffer(4)]],
-    uint index [[thread_position_in_grid]]) {
-  long rest = long(index);
-  const long ow = rest % p.out_w;
-  rest /= p.out_w;
-  const long oh = rest % p.out_h;
-  rest /= p.out_h;
-  const long ot = rest % p.out_t;
-  const long plane = rest / p.out_t;
-  const long n = plane / p.channels, c = plane % p.channels;
-  // The CPU's sample order: (width, height) for 2-D, (time, height, width) for 3-D.
-  constant T* u = samples + plane * p.sample_count;
+    uint thread_index [[thread_position_in_grid]]) {
+  constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
+  const uint out_w = uint(p.out_w), out_h = uint(p.out_h), out_t = uint(p.out_t), channels = uint(p.channels);
+  const uint n_out = uint(p.batch) * channels * out_t * out_h * out_w;
   const bool three_d = p.sample_count > 2;
-  const long w0 = window_start(u[three_d ? 2 : 0], ow, p.width, p.out_w, p.pool_w);
-  const long h0 = window_start(u[1], oh, p.height, p.out_h, p.pool_h);
-  // 2-D: one window of depth 1 at 0 (the last-window rule), no sample read.
-  const long t0 = three_d ? window_start(u[0], ot, p.depth, p.out_t, p.pool_t) : 0;
-  constant T* base = in + n * p.in_strides[0] + c * p.in_strides[1];
-  float best = -numeric_limits<float>::infinity();
-  long best_index = (t0 * p.height + h0) * p.width + w0;
-  for (long t = t0; t < t0 + p.pool_t; ++t) {
-    for (long h = h0; h < h0 + p.pool_h; ++h) {
-      for (long w = w0; w < w0 + p.pool_w; ++w) {
-        const float value = base[t * p.in_strides[2] + h * p.in_strides[3] + w * p.in_strides[4]];
-        if (value > best || isnan(value)) {
-          best = value;
-          best_index = (t * p.height + h) * p.width + w;
+  for (uint k = 0, index = mps_ops::per_element_first<K>(thread_index); k < K && index < n_out;
+       ++k, index += mps_ops::elementwise_tile) {
+    uint rest = index;
+    const uint ow = rest % out_w;
+    rest /= out_w;
+    const uint oh = rest % out_h;
+    rest /= out_h;
+    const uint ot = rest % out_t;
+    const uint plane = rest / out_t;
+    const uint n = plane / channels, c = plane - n * channels;
+    // The CPU's sample order: (width, height) for 2-D, (time, height, width) for 3-D.
+    constant T* u = samples + long(plane) * p.sample_count;
+    const long w0 = window_start(u[three_d ? 2 : 0], long(ow), p.width, p.out_w, p.pool_w);
+    const long h0 = window_start(u[1], long(oh), p.height, p.out_h, p.pool_h);
+    // 2-D: one window of depth 1 at 0 (the last-window rule), no sample read.
+    const long t0 = three_d ? window_start(u[0], long(ot), p.depth, p.out_t, p.pool_t) : 0;
+    constant T* base = in + long(n) * p.in_strides[0] + long(c) * p.in_strides[1];
+    float best = -numeric_limits<float>::infinity();
+    long best_index = (t0 * p.height + h0) * p.width + w0;
+    for (long t = t0; t < t0 + p.pool_t; ++t) {
+      for (long h = h0; h < h0 + p.pool_h; ++h) {
+        for (long w = w0; w < w0 + p.pool_w; ++w) {
+          const float value = base[t * p.in_strides[2] + h * p.in_strides[3] + w * p.in_strides[4]];
+          if (value > best || isnan(value)) {
+            best = value;
+            best_index = (t * p.height + h) * p.width + w;
+          }
         }
       }
     }
+    out[index] = static_cast<T>(best);
+    indices[index] = best_index;
   }
-  out[index] = static_cast<T>(best);
-  indices[index] = best_index;
 }
 
 // grad_in is contiguous (batch, channels, depth, height, width); grad_out and

@@ -1,7 +1,7 @@
 // Forward-mode derivatives of GLU (glu(x) = a * sigmoid(b), x = [a, b]
 // halved along dim): glu_jvp gives d(glu) from dx, glu_backward_jvp gives
-// d(grad_x) from dx, grad_x's first half and d(grad_glu). One thread per
-// element of the half shape; every operand is a view (a half of x, dx or
+// d(grad_x) from dx, grad_x's first half and d(grad_glu). Up to K elements
+// of a row of the half shape per thread; every operand is a view (a half of x, dx or
 // grad_x, broadcast) read through its own strides, in float for half and
 // bfloat. The CPU's expressions, term for term, so infinities and NaN come
 // out as there: with s = sigmoid(b), n = db - db * s,
@@ -10,21 +10,28 @@
 //   d grad_b    = d grad_a * (a - a * s) + grad_a * (da - da * s - a * s * n)
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
+#include <mps_ops/shape_limits.h>
 #include "glu_jvp_params.h"
 using namespace metal;
 
 namespace {
 
-// Element offsets of the first n operands at position `flat` of the half shape.
-inline void operand_offsets(long flat, constant mps_ops::glu_geometry& g, int n, thread long* offsets) {
-  for (int op = 0; op < n; ++op) {
+// Element offsets of the first N operands at the start of row `row` of the
+// half shape (x = its innermost dim, y = the rest): 32-bit coordinates (the
+// host allows no more than 2**32 - 1 elements; a GPU divides 64-bit integers
+// in software), the outermost one what is left of the row, so a 2-D shape
+// divides nothing.
+template <int N>
+inline void row_offsets(uint row, constant mps_ops::glu_geometry& g, thread long* offsets) {
+  for (int op = 0; op < N; ++op) {
     offsets[op] = 0;
   }
-  for (int d = g.ndim - 1; d >= 0; --d) {
-    const long coord = flat % g.sizes[d];
-    flat /= g.sizes[d];
-    for (int op = 0; op < n; ++op) {
-      offsets[op] += coord * g.strides[op][d];
+  for (int d = g.ndim - 2; d >= 0; --d) {
+    const uint size = uint(g.sizes[d]);
+    const uint coord = d > 0 ? row % size : row;
+    row /= size;
+    for (int op = 0; op < N; ++op) {
+      offsets[op] += long(coord) * g.strides[op][d];
     }
   }
 }
@@ -35,6 +42,9 @@ inline float sigmoid(float v) {
 
 }  // namespace
 
+// Each thread takes up to K elements of a row (elements_per_thread), all
+// loaded before any is computed, the row's threads stepping by their count
+// (the strided element-wise kernels' grid, elementwise.h).
 // Operands: out, glu, b, da, db.
 template <typename T>
 kernel void glu_jvp(
@@ -44,12 +54,24 @@ kernel void glu_jvp(
     constant T* da [[buffer(3)]],
     constant T* db [[buffer(4)]],
     constant mps_ops::glu_geometry& g [[buffer(5)]],
-    uint index [[thread_position_in_grid]]) {
+    uint2 pos [[thread_position_in_grid]],
+    uint2 grid [[threads_per_grid]]) {
+  constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
   long o[5];
-  operand_offsets(long(index), g, 5, o);
-  const float s = sigmoid(float(b[o[2]]));
-  const float dbv = float(db[o[4]]);
-  out[o[0]] = static_cast<T>(float(da[o[3]]) * s + float(glu[o[1]]) * (dbv - s * dbv));
+  row_offsets<5>(pos.y, g, o);
+  const int last = g.ndim - 1;
+  const uint inner = uint(g.sizes[last]);
+  float gluv[K], bv[K], dav[K], dbv[K];
+  for (uint k = 0, x = pos.x; k < K && x < inner; ++k, x += grid.x) {
+    gluv[k] = float(glu[o[1] + long(x) * g.strides[1][last]]);
+    bv[k] = float(b[o[2] + long(x) * g.strides[2][last]]);
+    dav[k] = float(da[o[3] + long(x) * g.strides[3][last]]);
+    dbv[k] = float(db[o[4] + long(x) * g.strides[4][last]]);
+  }
+  for (uint k = 0, x = pos.x; k < K && x < inner; ++k, x += grid.x) {
+    const float s = sigmoid(bv[k]);
+    out[o[0] + long(x) * g.strides[0][last]] = static_cast<T>(dav[k] * s + gluv[k] * (dbv[k] - s * dbv[k]));
+  }
 }
 
 // Operands: out_a, out_b, grad_a (grad_x's first half), a, b, dgrad_glu, da, db.
@@ -64,16 +86,31 @@ kernel void glu_backward_jvp(
     constant T* da [[buffer(6)]],
     constant T* db [[buffer(7)]],
     constant mps_ops::glu_geometry& g [[buffer(8)]],
-    uint index [[thread_position_in_grid]]) {
+    uint2 pos [[thread_position_in_grid]],
+    uint2 grid [[threads_per_grid]]) {
+  constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
   long o[8];
-  operand_offsets(long(index), g, 8, o);
-  const float s = sigmoid(float(b[o[4]]));
-  const float av = float(a[o[3]]), dav = float(da[o[6]]), dbv = float(db[o[7]]);
-  const float ga = float(grad_a[o[2]]), glu = av * s;
-  const float n = dbv - dbv * s;
-  const float dgrad_a = float(dgrad_glu[o[5]]) * s + ga * n;
-  out_a[o[0]] = static_cast<T>(dgrad_a);
-  out_b[o[1]] = static_cast<T>(dgrad_a * (av - glu) + ga * (dav - dav * s - glu * n));
+  row_offsets<8>(pos.y, g, o);
+  const int last = g.ndim - 1;
+  const uint inner = uint(g.sizes[last]);
+  float gav[K], av[K], bv[K], dgv[K], dav[K], dbv[K];
+  for (uint k = 0, x = pos.x; k < K && x < inner; ++k, x += grid.x) {
+    gav[k] = float(grad_a[o[2] + long(x) * g.strides[2][last]]);
+    av[k] = float(a[o[3] + long(x) * g.strides[3][last]]);
+    bv[k] = float(b[o[4] + long(x) * g.strides[4][last]]);
+    dgv[k] = float(dgrad_glu[o[5] + long(x) * g.strides[5][last]]);
+    dav[k] = float(da[o[6] + long(x) * g.strides[6][last]]);
+    dbv[k] = float(db[o[7] + long(x) * g.strides[7][last]]);
+  }
+  for (uint k = 0, x = pos.x; k < K && x < inner; ++k, x += grid.x) {
+    const float s = sigmoid(bv[k]);
+    const float ga = gav[k], glu = av[k] * s;
+    const float n = dbv[k] - dbv[k] * s;
+    const float dgrad_a = dgv[k] * s + ga * n;
+    out_a[o[0] + long(x) * g.strides[0][last]] = static_cast<T>(dgrad_a);
+    out_b[o[1] + long(x) * g.strides[1][last]] =
+        static_cast<T>(dgrad_a * (av[k] - glu) + ga * (dav[k] - dav[k] * s - glu * n));
+  }
 }
 
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, glu_jvp, strided)

@@ -6,24 +6,39 @@
 // the CPU.
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
+#include <mps_ops/per_element.h>
 #include "rrelu_params.h"
 using namespace metal;
 
+// Up to K elements per thread (elements_per_thread; per_element.h's tiles),
+// all of x loaded before any is computed: several loads in flight per
+// thread, its set-up paid once for them all.
 template <typename T>
 kernel void rrelu_with_noise(
     device T* out [[buffer(0)]],
     device T* noise [[buffer(1)]],
     constant T* x [[buffer(2)]],
     constant mps_ops::rrelu_params& params [[buffer(3)]],
-    uint index [[thread_position_in_grid]]) {
-  const T value = x[index];
+    uint thread_index [[thread_position_in_grid]]) {
+  constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
+  const uint first = mps_ops::per_element_first<K>(thread_index), step = mps_ops::elementwise_tile;
+  T value[K];
+  for (uint k = 0, i = first; k < K && i < params.count; ++k, i += step) {
+    value[k] = x[i];
+  }
   if (params.training == 0) {
-    out[index] = float(value) > 0.0f ? value : static_cast<T>(float(value) * params.slope);
-  } else if (float(value) <= 0.0f) {
-    out[index] = static_cast<T>(float(value) * float(noise[index]));
-  } else {
-    noise[index] = T(1);
-    out[index] = value;
+    for (uint k = 0, i = first; k < K && i < params.count; ++k, i += step) {
+      out[i] = float(value[k]) > 0.0f ? value[k] : static_cast<T>(float(value[k]) * params.slope);
+    }
+    return;
+  }
+  for (uint k = 0, i = first; k < K && i < params.count; ++k, i += step) {
+    if (float(value[k]) <= 0.0f) {
+      out[i] = static_cast<T>(float(value[k]) * float(noise[i]));
+    } else {
+      noise[i] = T(1);
+      out[i] = value[k];
+    }
   }
 }
 

@@ -11,6 +11,7 @@ namespace mps_ops {
 struct rrelu_params {
   float slope;
   int training;
+  unsigned int count;  // elements (the host allows no more than 2**32 - 1)
 };
 
 }  // namespace mps_ops

@@ -9,18 +9,11 @@
 #include "../runtime/per_element.h"
 
 #include "../kernels/adaptive_pool3d_params.h"
+#include "../kernels/include/mps_ops/shape_limits.h"
 
 #include <ATen/native/Resize.h>
-#include <ATen/ops/add.h>
-#include <ATen/ops/all.h>
-#include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/floor_divide.h>
-#include <ATen/ops/ge.h>
-#include <ATen/ops/logical_and.h>
-#include <ATen/ops/lt.h>
-#include <ATen/ops/mul.h>
-#include <ATen/ops/remainder.h>
+#include <ATen/ops/zeros.h>
 
 namespace mps_ops {
 
@@ -52,32 +45,6 @@ void as_5d(const at::Tensor& t, long* sizes, long* strides) {
     sizes[d] = d < lead ? 1 : t.size(d - lead);
     strides[d] = d < lead ? 0 : t.stride(d - lead);
   }
-}
-
-// Each index must name an element of its own cell's window, as the forward
-// pass records it: the backward gathers each element's gradient from the
-// cells whose windows cover it. (The CPU scatters any index, even outside
-// the tensor.) One reduction read back: on a Mac this waits for the GPU.
-void check_max_indices(const char* op, const at::Tensor& indices, const at::Tensor& self) {
-  const int64_t depth = self.size(-3), height = self.size(-2), width = self.size(-1);
-  const at::Tensor coords[3] = {at::floor_divide(indices, height * width),
-                                at::remainder(at::floor_divide(indices, width), height),
-                                at::remainder(indices, width)};
-  const int64_t in[3] = {depth, height, width};
-  at::Tensor inside = at::ge(indices, 0);
-  for (int axis = 0; axis < 3; ++axis) {
-    const int64_t out = indices.size(axis - 3);
-    // The cell's window along the axis: [o * in / out, ceil((o + 1) * in / out)).
-    std::vector<int64_t> along(indices.dim(), 1);
-    along[indices.dim() - 3 + axis] = out;
-    const at::Tensor o = at::arange(out, indices.options()).view(along);
-    const at::Tensor start = at::floor_divide(at::mul(o, in[axis]), out);
-    const at::Tensor end = at::floor_divide(at::add(at::mul(o, in[axis]), in[axis] + out - 1), out);
-    inside = at::logical_and(inside, at::logical_and(at::ge(coords[axis], start), at::lt(coords[axis], end)));
-  }
-  inside = at::logical_and(inside, at::lt(indices, depth * height * width));
-  TORCH_CHECK(at::all(inside).item<bool>(), op, ": every index must name an element of its output cell's "
-              "window (as adaptive_max_pool3d records it)");
 }
 
 // A backward's grad_output (and indices) against self: the CPU's checks of
@@ -133,9 +100,6 @@ void check_pool_backward(const char* op, const at::Tensor& grad_output, const at
   if (indices != nullptr) {
     TORCH_CHECK(indices->scalar_type() == at::kLong, "expected scalar type Long but found ",
                 indices->scalar_type());
-  }
-  if (indices != nullptr && indices->numel() > 0) {
-    check_max_indices(op, *indices, self);
   }
 }
 
@@ -228,8 +192,31 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
   as_5d(grad_output, g.out_sizes, g.out_strides);
   long unused[5];
   as_5d(indices, unused, g.index_strides);
+  const int64_t numel = target.tensor.numel();
+  if (numel == 0) {
+    return grad_input;
+  }
+  // 32-bit coordinates in the kernel: every input size and element count,
+  // and every output size, fits 32 bits.
+  TORCH_CHECK(numel <= UINT32_MAX && g.out_sizes[2] <= UINT32_MAX && g.out_sizes[3] <= UINT32_MAX &&
+                  g.out_sizes[4] <= UINT32_MAX,
+              "mps_ops: adaptive_max_pool3d_backward over more than 2**32 - 1 elements");
+  // One thread per run of up to K elements along W (the kernel says why).
+  const int64_t per_thread = elements_per_thread(grad_output.element_size());
+  const int64_t width = g.in_sizes[4];
+  const int64_t threads = numel / width * ((width + per_thread - 1) / per_thread);
+  // Set by the kernel where an index lies outside its cell's window: the
+  // backward gathers each element's gradient from the cells whose windows
+  // cover it, so such an index would be dropped where the CPU scatters it
+  // anywhere (even outside the tensor). One value read back: on a Mac this
+  // waits for the GPU.
+  const at::Tensor invalid = at::zeros({1}, indices.options().dtype(at::kInt));
   static KernelCache kernels("adaptive_max_pool3d_backward");
-  dispatch_per_element(kernels, target.tensor, {&target.tensor, &grad_output, &indices}, g);
+  KernelFunction function(kernels.get(Variant::dense, grad_output.scalar_type(), grad_output.scalar_type()));
+  function.bind_operands(target.tensor, invalid, grad_output, indices).bind(g);
+  function.dispatch(Dim3{static_cast<uint32_t>(threads), 1, 1});
+  TORCH_CHECK(invalid.item<int>() == 0, "adaptive_max_pool3d_backward: every index must name an element of its "
+              "output cell's window (as adaptive_max_pool3d records it)");
   target.copy_back();
   return grad_input;
 }

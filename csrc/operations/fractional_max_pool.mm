@@ -11,6 +11,7 @@
 #include "../runtime/per_element.h"
 
 #include "../kernels/fractional_max_pool_params.h"
+#include "../kernels/include/mps_ops/shape_limits.h"
 
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
@@ -102,7 +103,9 @@ std::tuple<at::Tensor&, at::Tensor&> pool_out(const char* op, int64_t dims, cons
   check_output(op, indices, at::kLong, shape, {&self, &random_samples, &output});
   const ContiguousOutput out(output), idx(indices);
   const at::Tensor samples = random_samples.contiguous();
-  dispatch_per_element(kernels, out.tensor, {&out.tensor, &idx.tensor, &self, &samples}, p);
+  // Up to elements_per_thread outputs per thread (the kernel says why).
+  dispatch_per_element(kernels, out.tensor, {&out.tensor, &idx.tensor, &self, &samples}, p,
+                       elements_per_thread(self.element_size()));
   out.copy_back();
   idx.copy_back();
   return {output, indices};

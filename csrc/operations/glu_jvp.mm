@@ -8,6 +8,7 @@
 #include "../runtime/op_checks.h"
 
 #include "../kernels/glu_jvp_params.h"
+#include "../kernels/include/mps_ops/shape_limits.h"
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
@@ -41,7 +42,7 @@ std::vector<int64_t> broadcast_shape(std::initializer_list<const at::Tensor*> op
   return shape;
 }
 
-// One thread per element of the outputs' shape (all operands expanded to
+// Threads over the outputs' shape (all operands expanded to
 // it), each operand through its own strides. Size-1 dims are dropped; a
 // shape that still needs more than glu_max_dims dims runs on contiguous
 // copies (one dim), the outputs copied back.
@@ -80,7 +81,11 @@ void dispatch_glu(KernelCache& kernels, int outputs, std::vector<at::Tensor> ope
     }
   }
   function.bind_operand_list(operands).bind(g);
-  function.dispatch(Dim3{static_cast<uint32_t>(shape_of.numel()), 1, 1});
+  // x: the innermost dim, up to elements_per_thread of it per thread; y: the
+  // rest (the strided element-wise kernels' grid).
+  const uint32_t inner = static_cast<uint32_t>(g.sizes[g.ndim - 1]);
+  const uint32_t per_thread = elements_per_thread(shape_of.element_size());
+  function.dispatch(Dim3{(inner + per_thread - 1) / per_thread, static_cast<uint32_t>(shape_of.numel() / inner), 1});
   for (int i = 0; i < outputs; ++i) {
     if (!operands[i].is_same(targets[i]) && operands[i].data_ptr() != targets[i].data_ptr()) {
       targets[i].copy_(operands[i].view(targets[i].sizes()));

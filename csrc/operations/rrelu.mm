@@ -10,6 +10,7 @@
 #include "../runtime/per_element.h"
 
 #include "../kernels/rrelu_params.h"
+#include "../kernels/include/mps_ops/shape_limits.h"
 
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
@@ -50,9 +51,12 @@ void rrelu_into(const at::Tensor& self, at::Tensor& noise, const at::Scalar& low
   }
   // The CPU's mean slope: (lower + upper) / 2 in double, then the kernel's float.
   const rrelu_params params{static_cast<float>((lower.to<double>() + upper.to<double>()) / 2.0),
-                            training ? 1 : 0};
+                            training ? 1 : 0, static_cast<unsigned int>(self.numel())};
   const ContiguousOutput target(out);
-  dispatch_per_element(kernels, target.tensor, {&target.tensor, &noise_target.tensor, &x}, params);
+  // Up to elements_per_thread elements per thread (the kernel says why);
+  // dispatch_per_element refuses more than 2**32 - 1, so count holds them.
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &noise_target.tensor, &x}, params,
+                       elements_per_thread(self.element_size()));
   noise_target.copy_back();
   target.copy_back();
 }

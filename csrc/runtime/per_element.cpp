@@ -2,10 +2,13 @@
 
 #include "kernel_function.h"
 
+#include "../kernels/include/mps_ops/shape_limits.h"
+
 namespace mps_ops {
 
 void dispatch_per_element(KernelCache& kernels, const at::Tensor& grid_like,
-                          std::initializer_list<const at::Tensor*> operands, KernelParams params) {
+                          std::initializer_list<const at::Tensor*> operands, KernelParams params,
+                          unsigned per_thread) {
   if (grid_like.numel() == 0) {
     return;
   }
@@ -13,7 +16,10 @@ void dispatch_per_element(KernelCache& kernels, const at::Tensor& grid_like,
               " over more than 2**32 - 1 elements");
   KernelFunction function(kernels.get(Variant::dense, grid_like.scalar_type(), grid_like.scalar_type()));
   function.bind_operand_list(operands).bind(params);
-  function.dispatch(Dim3{static_cast<uint32_t>(grid_like.numel()), 1, 1});
+  const uint64_t n = static_cast<uint64_t>(grid_like.numel());
+  const uint64_t tile = static_cast<uint64_t>(elementwise_tile) * per_thread;
+  const uint64_t threads = per_thread <= 1 ? n : (n + tile - 1) / tile * elementwise_tile;
+  function.dispatch(Dim3{static_cast<uint32_t>(threads), 1, 1});
 }
 
 }  // namespace mps_ops

@@ -12,8 +12,14 @@
 namespace mps_ops {
 
 // One thread per element of `grid_like` (dense variant, its dtype): the
-// operands (outputs first) in the first slots, then `params`.
+// operands (outputs first) in the first slots, then `params`. With
+// per_thread > 1, each thread takes up to per_thread elements in the tiles
+// of the element-wise kernels (shape_limits.h's elementwise_tile: lane l of
+// a tile takes l, l + tile, ... of the tile's tile * per_thread neighbouring
+// elements; per_element.h's per_element_first gives a thread's first), the
+// grid a whole number of tiles; the kernel stops at the element count.
 void dispatch_per_element(KernelCache& kernels, const at::Tensor& grid_like,
-                          std::initializer_list<const at::Tensor*> operands, KernelParams params);
+                          std::initializer_list<const at::Tensor*> operands, KernelParams params,
+                          unsigned per_thread = 1);
 
 }  // namespace mps_ops

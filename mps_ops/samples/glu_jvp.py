@@ -7,7 +7,8 @@ import torch
 from . import Sample
 
 
-# rows x 2 * half: the samples' (3, 4), the large calls' (96, 128) (Sample.large).
+# rows x 2 * half: the samples' (3, 4), the large calls' (96, 1024) (Sample.large: up to 8
+# elements of a row per thread, still several full threadgroups).
 def _glu_jvp(dt, rows=3, half=2):
     x, dx = torch.randn(rows, 2 * half).to(dt), torch.randn(rows, 2 * half).to(dt)
     return dict(glu=torch.nn.functional.glu(x.float(), 1).to(dt), x=x, dx=dx, dim=1)
@@ -21,8 +22,8 @@ def _glu_backward_jvp(dt, rows=3, half=2):
 
 
 OVERLOAD_SAMPLES = [
-    Sample("glu_jvp", _glu_jvp, large=lambda dt: _glu_jvp(dt, 96, 64)),
+    Sample("glu_jvp", _glu_jvp, large=lambda dt: _glu_jvp(dt, 96, 512)),
     # The CPU's composite rounds each op in half: compare in float32.
     Sample("glu_backward_jvp", _glu_backward_jvp, dtypes=(torch.float32,),
-           large=lambda dt: _glu_backward_jvp(dt, 96, 64)),
+           large=lambda dt: _glu_backward_jvp(dt, 96, 512)),
 ]
