@@ -121,6 +121,33 @@ inline F make_functor(constant P& params) {
   return F(params);
 }
 
+// values[k] = src[first + k * elementwise_tile]: a dense-grid thread's
+// elements, those below count.
+template <typename T>
+inline void load_dense(thread T* values, constant T* src, uint first, uint count) {
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<T>(); ++k) {
+    const uint i = first + k * elementwise_tile;
+    if (i < count) {
+      values[k] = src[i];
+    }
+  }
+}
+
+// values[k] = the T at byte offset base + (x + k * step) * stride: a strided
+// row's thread's elements, those with x + k * step below inner.
+template <typename T>
+inline void load_row(thread T* values, constant char* src, int base, int stride, uint x, uint step,
+                     uint inner) {
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<T>(); ++k) {
+    const uint at = x + k * step;
+    if (at < inner) {
+      values[k] = element_at<T>(src, base + int(at) * stride);
+    }
+  }
+}
+
 // The value a functor returned, to store as Out. A functor returns exactly
 // the output type its instantiation names: a mismatch (a float result stored
 // into a half output, an integer functor instantiated for a float output)
@@ -144,13 +171,7 @@ kernel void unary_dense(
   const uint count = n;
   const F f = make_functor<F>(params);
   In a[per_thread<In>()];
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < per_thread<In>(); ++k) {
-    const uint i = first + k * step;
-    if (i < count) {
-      a[k] = in[i];
-    }
-  }
+  load_dense(a, in, first, count);
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < per_thread<In>(); ++k) {
     const uint i = first + k * step;
@@ -177,13 +198,7 @@ kernel void unary_strided(
   const int stride0 = strides[0];
   const int stride1 = strides[ndim];
   In a[per_thread<In>()];
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < per_thread<In>(); ++k) {
-    const uint x = pos.x + k * grid.x;
-    if (x < inner) {
-      a[k] = element_at<In>(in, offsets[1] + int(x) * stride1);
-    }
-  }
+  load_row(a, in, offsets[1], stride1, pos.x, grid.x, inner);
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < per_thread<In>(); ++k) {
     const uint x = pos.x + k * grid.x;
@@ -206,14 +221,8 @@ kernel void binary_dense(
   const uint count = n;
   const F f = make_functor<F>(params);
   In a[per_thread<In>()], b[per_thread<In>()];
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < per_thread<In>(); ++k) {
-    const uint i = first + k * step;
-    if (i < count) {
-      a[k] = lhs[i];
-      b[k] = rhs[i];
-    }
-  }
+  load_dense(a, lhs, first, count);
+  load_dense(b, rhs, first, count);
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < per_thread<In>(); ++k) {
     const uint i = first + k * step;
@@ -237,13 +246,7 @@ kernel void binary_dense_lhs_scalar(
   const F f = make_functor<F>(params);
   const In a = lhs;
   In b[per_thread<In>()];
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < per_thread<In>(); ++k) {
-    const uint i = first + k * step;
-    if (i < count) {
-      b[k] = rhs[i];
-    }
-  }
+  load_dense(b, rhs, first, count);
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < per_thread<In>(); ++k) {
     const uint i = first + k * step;
@@ -267,13 +270,7 @@ kernel void binary_dense_rhs_scalar(
   const F f = make_functor<F>(params);
   const In b = rhs;
   In a[per_thread<In>()];
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < per_thread<In>(); ++k) {
-    const uint i = first + k * step;
-    if (i < count) {
-      a[k] = lhs[i];
-    }
-  }
+  load_dense(a, lhs, first, count);
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < per_thread<In>(); ++k) {
     const uint i = first + k * step;
@@ -302,14 +299,8 @@ kernel void binary_strided(
   const int stride1 = strides[ndim];
   const int stride2 = strides[2 * ndim];
   In a[per_thread<In>()], b[per_thread<In>()];
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < per_thread<In>(); ++k) {
-    const uint x = pos.x + k * grid.x;
-    if (x < inner) {
-      a[k] = element_at<In>(lhs, offsets[1] + int(x) * stride1);
-      b[k] = element_at<In>(rhs, offsets[2] + int(x) * stride2);
-    }
-  }
+  load_row(a, lhs, offsets[1], stride1, pos.x, grid.x, inner);
+  load_row(b, rhs, offsets[2], stride2, pos.x, grid.x, inner);
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < per_thread<In>(); ++k) {
     const uint x = pos.x + k * grid.x;
@@ -333,13 +324,7 @@ kernel void unary_two_outputs_dense(
   const uint count = n;
   const F f = make_functor<F>(params);
   In a[per_thread<In>()];
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < per_thread<In>(); ++k) {
-    const uint i = first + k * step;
-    if (i < count) {
-      a[k] = in[i];
-    }
-  }
+  load_dense(a, in, first, count);
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < per_thread<In>(); ++k) {
     const uint i = first + k * step;
@@ -368,13 +353,7 @@ kernel void unary_two_outputs_strided(
   const int stride1 = strides[ndim];
   const int stride2 = strides[2 * ndim];
   In a[per_thread<In>()];
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < per_thread<In>(); ++k) {
-    const uint x = pos.x + k * grid.x;
-    if (x < inner) {
-      a[k] = element_at<In>(in, offsets[2] + int(x) * stride2);
-    }
-  }
+  load_row(a, in, offsets[2], stride2, pos.x, grid.x, inner);
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < per_thread<In>(); ++k) {
     const uint x = pos.x + k * grid.x;

@@ -36,6 +36,7 @@
 #include <mps_ops/instantiate.h>
 #include <mps_ops/no_params.h>
 #include <mps_ops/reduction_layout.h>
+#include <mps_ops/shape_limits.h>
 #include <mps_ops/types.h>
 
 namespace mps_ops {
@@ -195,20 +196,26 @@ inline typename R::state fold_elements(
   if (layout.inner_ndim <= 1) {
     // One reduced dim (or none, one element): the offset steps by a constant,
     // and the count may pass 2**32 (a long expanded input).
-    // Four loads are issued before the four folds that use them, in the
-    // same order as one at a time (so bit-identical): a fold waits for its
-    // load, and a loop of one load per fold keeps one load in flight per
+    // A run of loads (elements_per_thread of In, as the element-wise
+    // kernels keep in flight) is issued before the folds that use them, in
+    // the same order as one at a time (so bit-identical): a fold waits for
+    // its load, and one load per dependent fold keeps one load in flight per
     // thread where the memory system needs several (on an Apple GPU too).
+    constexpr uint run = elements_per_thread(sizeof(In));
     const I stride = I(layout.inner_strides[0]);
     const I jump = I(step) * stride;
     I offset = start + first * stride;
     I i = first;
-    for (; i + 3 * I(step) < end; i += 4 * I(step), offset += 4 * jump) {
-      const opmath_t<In> v0 = static_cast<opmath_t<In>>(in[offset]);
-      const opmath_t<In> v1 = static_cast<opmath_t<In>>(in[offset + jump]);
-      const opmath_t<In> v2 = static_cast<opmath_t<In>>(in[offset + 2 * jump]);
-      const opmath_t<In> v3 = static_cast<opmath_t<In>>(in[offset + 3 * jump]);
-      state = R::fold(R::fold(R::fold(R::fold(state, v0), v1), v2), v3);
+    for (; i + (run - 1) * I(step) < end; i += run * I(step), offset += run * jump) {
+      opmath_t<In> values[run];
+      _Pragma("clang loop unroll(full)")
+      for (uint k = 0; k < run; ++k) {
+        values[k] = static_cast<opmath_t<In>>(in[offset + k * jump]);
+      }
+      _Pragma("clang loop unroll(full)")
+      for (uint k = 0; k < run; ++k) {
+        state = R::fold(state, values[k]);
+      }
     }
     for (; i < end; i += step, offset += jump) {
       state = R::fold(state, static_cast<opmath_t<In>>(in[offset]));
