@@ -194,6 +194,7 @@ kernel void adaptive_max_pool3d_backward(
   const long out_base = long(n) * g.out_strides[0] + long(c) * g.out_strides[1];
   const long index_base = long(n) * g.index_strides[0] + long(c) * g.index_strides[1];
   mps_ops::opmath_t<T> sum[K];
+  _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < K; ++k) {
     sum[k] = 0;
   }
@@ -208,6 +209,7 @@ kernel void adaptive_max_pool3d_backward(
         if (place >= 0 && place < long(count)) {
           const mps_ops::opmath_t<T> grad = mps_ops::opmath_t<T>(
               grad_out[out_base + long(od) * g.out_strides[2] + long(oh) * g.out_strides[3] + long(ow) * g.out_strides[4]]);
+          _Pragma("clang loop unroll(full)")
           for (uint k = 0; k < K; ++k) {  // unrolled: the sums stay in registers
             if (long(k) == place) {
               sum[k] += grad;
@@ -234,8 +236,11 @@ kernel void adaptive_max_pool3d_backward(
   }
   const long in_base = long(n) * g.in_strides[0] + long(c) * g.in_strides[1] + long(d) * g.in_strides[2] +
                        long(h) * g.in_strides[3];
-  for (uint k = 0; k < count; ++k) {
-    grad_in[in_base + long(w0 + k) * g.in_strides[4]] = static_cast<T>(sum[k]);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {  // up to K, so that sum[k] stays in a register
+    if (k < count) {
+      grad_in[in_base + long(w0 + k) * g.in_strides[4]] = static_cast<T>(sum[k]);
+    }
   }
 }
 

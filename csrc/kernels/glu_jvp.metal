@@ -62,15 +62,23 @@ kernel void glu_jvp(
   const int last = g.ndim - 1;
   const uint inner = uint(g.sizes[last]);
   float gluv[K], bv[K], dav[K], dbv[K];
-  for (uint k = 0, x = pos.x; k < K && x < inner; ++k, x += grid.x) {
-    gluv[k] = float(glu[o[1] + long(x) * g.strides[1][last]]);
-    bv[k] = float(b[o[2] + long(x) * g.strides[2][last]]);
-    dav[k] = float(da[o[3] + long(x) * g.strides[3][last]]);
-    dbv[k] = float(db[o[4] + long(x) * g.strides[4][last]]);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      gluv[k] = float(glu[o[1] + long(x) * g.strides[1][last]]);
+      bv[k] = float(b[o[2] + long(x) * g.strides[2][last]]);
+      dav[k] = float(da[o[3] + long(x) * g.strides[3][last]]);
+      dbv[k] = float(db[o[4] + long(x) * g.strides[4][last]]);
+    }
   }
-  for (uint k = 0, x = pos.x; k < K && x < inner; ++k, x += grid.x) {
-    const float s = sigmoid(bv[k]);
-    out[o[0] + long(x) * g.strides[0][last]] = static_cast<T>(dav[k] * s + gluv[k] * (dbv[k] - s * dbv[k]));
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      const float s = sigmoid(bv[k]);
+      out[o[0] + long(x) * g.strides[0][last]] = static_cast<T>(dav[k] * s + gluv[k] * (dbv[k] - s * dbv[k]));
+    }
   }
 }
 
@@ -94,22 +102,30 @@ kernel void glu_backward_jvp(
   const int last = g.ndim - 1;
   const uint inner = uint(g.sizes[last]);
   float gav[K], av[K], bv[K], dgv[K], dav[K], dbv[K];
-  for (uint k = 0, x = pos.x; k < K && x < inner; ++k, x += grid.x) {
-    gav[k] = float(grad_a[o[2] + long(x) * g.strides[2][last]]);
-    av[k] = float(a[o[3] + long(x) * g.strides[3][last]]);
-    bv[k] = float(b[o[4] + long(x) * g.strides[4][last]]);
-    dgv[k] = float(dgrad_glu[o[5] + long(x) * g.strides[5][last]]);
-    dav[k] = float(da[o[6] + long(x) * g.strides[6][last]]);
-    dbv[k] = float(db[o[7] + long(x) * g.strides[7][last]]);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      gav[k] = float(grad_a[o[2] + long(x) * g.strides[2][last]]);
+      av[k] = float(a[o[3] + long(x) * g.strides[3][last]]);
+      bv[k] = float(b[o[4] + long(x) * g.strides[4][last]]);
+      dgv[k] = float(dgrad_glu[o[5] + long(x) * g.strides[5][last]]);
+      dav[k] = float(da[o[6] + long(x) * g.strides[6][last]]);
+      dbv[k] = float(db[o[7] + long(x) * g.strides[7][last]]);
+    }
   }
-  for (uint k = 0, x = pos.x; k < K && x < inner; ++k, x += grid.x) {
-    const float s = sigmoid(bv[k]);
-    const float ga = gav[k], glu = av[k] * s;
-    const float n = dbv[k] - dbv[k] * s;
-    const float dgrad_a = dgv[k] * s + ga * n;
-    out_a[o[0] + long(x) * g.strides[0][last]] = static_cast<T>(dgrad_a);
-    out_b[o[1] + long(x) * g.strides[1][last]] =
-        static_cast<T>(dgrad_a * (av[k] - glu) + ga * (dav[k] - dav[k] * s - glu * n));
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      const float s = sigmoid(bv[k]);
+      const float ga = gav[k], glu = av[k] * s;
+      const float n = dbv[k] - dbv[k] * s;
+      const float dgrad_a = dgv[k] * s + ga * n;
+      out_a[o[0] + long(x) * g.strides[0][last]] = static_cast<T>(dgrad_a);
+      out_b[o[1] + long(x) * g.strides[1][last]] =
+          static_cast<T>(dgrad_a * (av[k] - glu) + ga * (dav[k] - dav[k] * s - glu * n));
+    }
   }
 }
 

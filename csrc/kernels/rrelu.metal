@@ -22,22 +22,35 @@ kernel void rrelu_with_noise(
     uint thread_index [[thread_position_in_grid]]) {
   constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
   const uint first = mps_ops::per_element_first<K>(thread_index), step = mps_ops::elementwise_tile;
+  const uint count = params.count;  // read once: the stores below could alias it
   T value[K];
-  for (uint k = 0, i = first; k < K && i < params.count; ++k, i += step) {
-    value[k] = x[i];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      value[k] = x[i];
+    }
   }
   if (params.training == 0) {
-    for (uint k = 0, i = first; k < K && i < params.count; ++k, i += step) {
-      out[i] = float(value[k]) > 0.0f ? value[k] : static_cast<T>(float(value[k]) * params.slope);
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < K; ++k) {
+      const uint i = first + k * step;
+      if (i < count) {
+        out[i] = float(value[k]) > 0.0f ? value[k] : static_cast<T>(float(value[k]) * params.slope);
+      }
     }
     return;
   }
-  for (uint k = 0, i = first; k < K && i < params.count; ++k, i += step) {
-    if (float(value[k]) <= 0.0f) {
-      out[i] = static_cast<T>(float(value[k]) * float(noise[i]));
-    } else {
-      noise[i] = T(1);
-      out[i] = value[k];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      if (float(value[k]) <= 0.0f) {
+        out[i] = static_cast<T>(float(value[k]) * float(noise[i]));
+      } else {
+        noise[i] = T(1);
+        out[i] = value[k];
+      }
     }
   }
 }
