@@ -1,6 +1,7 @@
 #include "elementwise.h"
 
 #include "kernel_function.h"
+#include "per_element.h"
 
 #include "../kernels/include/mps_ops/no_params.h"
 #include "../kernels/include/mps_ops/shape_limits.h"
@@ -136,8 +137,7 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
   const uint32_t per_thread = elements_per_thread(c10::elementSize(in_dtype));
   if (variant != Variant::strided) {
     kernel.bind(numel, with_params);
-    const uint32_t tiles = ceil_div(ceil_div(numel, per_thread), elementwise_tile);
-    kernel.dispatch(Dim3{tiles * elementwise_tile, 1, 1});
+    kernel.dispatch(Dim3{tiled_threads(numel, per_thread), 1, 1});
     return;
   }
   // Dims of size 1 are left out; an iteration without others is one

@@ -16,10 +16,12 @@ void dispatch_per_element(KernelCache& kernels, const at::Tensor& grid_like,
               " over more than 2**32 - 1 elements");
   KernelFunction function(kernels.get(Variant::dense, grid_like.scalar_type(), grid_like.scalar_type()));
   function.bind_operand_list(operands).bind(params);
-  const uint64_t n = static_cast<uint64_t>(grid_like.numel());
+  function.dispatch(Dim3{tiled_threads(static_cast<uint64_t>(grid_like.numel()), per_thread), 1, 1});
+}
+
+uint32_t tiled_threads(uint64_t n, unsigned per_thread) {
   const uint64_t tile = static_cast<uint64_t>(elementwise_tile) * per_thread;
-  const uint64_t threads = per_thread <= 1 ? n : (n + tile - 1) / tile * elementwise_tile;
-  function.dispatch(Dim3{static_cast<uint32_t>(threads), 1, 1});
+  return static_cast<uint32_t>(per_thread <= 1 ? n : (n + tile - 1) / tile * elementwise_tile);
 }
 
 }  // namespace mps_ops

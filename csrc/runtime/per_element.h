@@ -22,4 +22,9 @@ void dispatch_per_element(KernelCache& kernels, const at::Tensor& grid_like,
                           std::initializer_list<const at::Tensor*> operands, KernelParams params,
                           unsigned per_thread = 1);
 
+// The threads of such a grid over n elements: n for one per thread, else
+// whole tiles of elementwise_tile threads covering n (the element-wise
+// kernels' dense grids too).
+uint32_t tiled_threads(uint64_t n, unsigned per_thread);
+
 }  // namespace mps_ops

@@ -23,6 +23,7 @@
 
 #include <mps_ops/instantiate.h>
 #include <mps_ops/no_params.h>
+#include <mps_ops/per_element.h>
 #include <mps_ops/shape_limits.h>
 #include <mps_ops/types.h>
 
@@ -85,17 +86,11 @@ constexpr uint per_thread() {
   return elements_per_thread(sizeof(T));
 }
 
-// Every loop over a thread's elements is unrolled in full (the compiler
-// leaves a heavy functor's loop rolled otherwise): the elements then live in
-// registers, where a rolled loop indexing them would put them in the stack,
-// in device memory on both Apple GPUs and NVIDIA's.
-//
 // The first element of dense-grid thread `thread_index`; the others follow
-// at steps of elementwise_tile.
+// at steps of elementwise_tile (per_element.h's tiles).
 template <typename T>
 inline uint first_element(uint thread_index) {
-  const uint tile = thread_index / elementwise_tile;
-  return tile * (elementwise_tile * per_thread<T>()) + thread_index % elementwise_tile;
+  return per_element_first<per_thread<T>()>(thread_index);
 }
 
 template <typename T>
@@ -121,6 +116,11 @@ inline F make_functor(constant P& params) {
   return F(params);
 }
 
+// Every loop over a thread's elements is unrolled in full (the compiler
+// leaves a heavy functor's loop rolled otherwise): the elements then live in
+// registers, where a rolled loop indexing them would put them in the stack,
+// in device memory on both Apple GPUs and NVIDIA's.
+//
 // values[k] = src[first + k * elementwise_tile]: a dense-grid thread's
 // elements, those below count.
 template <typename T>

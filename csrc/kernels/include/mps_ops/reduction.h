@@ -374,6 +374,13 @@ inline ulong chunk_state_index(constant reduction_layout& layout, ulong slice, u
   return slice * chunk_count(layout) + chunk;
 }
 
+// The first pass's store of one chunk's state.
+template <typename R>
+inline void store_chunk_state(device uchar* chunk_states, constant reduction_layout& layout, ulong slice,
+                              uint chunk, typename R::state state) {
+  reinterpret_cast<device typename R::state*>(chunk_states)[chunk_state_index<R>(layout, slice, chunk)] = state;
+}
+
 // This thread's run of a split slice's chunk states (from the first pass),
 // merged in chunk order. Rows mapping (threads_per_slice threads per slice):
 // thread t of the slice takes a run of consecutive chunks, and merge_slice
@@ -423,7 +430,7 @@ kernel void reduce_one(
   const typename R::state state = reduce_slice<R>(in, layout, t, partials, at, group.z);
   if (finishes_slice(t)) {
     if (layout.chunk_shift != 0) {
-      reinterpret_cast<device typename R::state*>(chunk_states)[chunk_state_index<R>(layout, t.slice, group.z)] = state;
+      store_chunk_state<R>(chunk_states, layout, t.slice, group.z, state);
     } else {
       out[t.slice] = reducer_result<Out>(R::finish(state, params));
     }
@@ -478,7 +485,7 @@ kernel void reduce_two(
   const typename R::state state = reduce_slice<R>(in, layout, t, partials, at, group.z);
   if (finishes_slice(t)) {
     if (layout.chunk_shift != 0) {
-      reinterpret_cast<device typename R::state*>(chunk_states)[chunk_state_index<R>(layout, t.slice, group.z)] = state;
+      store_chunk_state<R>(chunk_states, layout, t.slice, group.z, state);
     } else {
       R::finish(state, params, out0[t.slice], out1[t.slice]);
     }
