@@ -44,6 +44,32 @@ struct channel_moments {
     }
     return s;
   }
+  // A run's own moments over its finite values and counts of the others,
+  // without branches (folding a run with infinities one value at a time
+  // beside the finite case made the kernel too big to inline its slice
+  // reduction). All finite, it is welford_reducer::of_run's arithmetic.
+  template <uint run>
+  static state of_run(thread const float* values) {
+    state s = identity();
+    float scaled_sum = 0.0f;  // of values / run: no sum of finite values overflows
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      const float v = values[k];
+      const bool finite = isfinite(v);
+      s.count += finite ? 1.0f : 0.0f;
+      scaled_sum += finite ? v * (1.0f / float(run)) : 0.0f;
+      s.nan += isnan(v) ? 1 : 0;
+      s.positive_inf += !finite && v > 0.0f ? 1 : 0;
+      s.negative_inf += !finite && v < 0.0f ? 1 : 0;
+    }
+    s.mean = s.count == float(run) ? scaled_sum : s.count == 0.0f ? 0.0f : scaled_sum * (float(run) / s.count);
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      const float deviation = values[k] - s.mean;
+      s.m2 += isfinite(values[k]) ? deviation * deviation : 0.0f;
+    }
+    return s;
+  }
   static state merge(state a, state b) {
     state s = with_finite(a, welford::merge(finite(a), finite(b)));
     s.positive_inf += b.positive_inf;

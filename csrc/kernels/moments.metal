@@ -53,6 +53,26 @@ struct var_reducer {
     }
     return with(welford::fold(scaled_moments(s), v * scale_down), true);
   }
+  // A run whose centred squares overflow float (its values finite) goes on
+  // scaled, as fold does.
+  template <uint run>
+  static state of_run(thread const float* values) {
+    const welford::state plain = welford::of_run<run>(values);
+    bool finite = true;
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      finite = finite && isfinite(values[k]);
+    }
+    if (isfinite(plain.m2) || !finite) {
+      return with(plain, false);
+    }
+    float scaled[run];
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      scaled[k] = values[k] * scale_down;
+    }
+    return with(welford::of_run<run>(scaled), true);
+  }
   static state merge(state a, state b) {
     if (!a.scaled && !b.scaled) {
       const welford::state plain = welford::merge(moments(a), moments(b));

@@ -24,6 +24,25 @@ struct welford_reducer {
     const float mean = metal::isfinite(delta) ? s.mean + delta / count : s.mean + (v / count - s.mean / count);
     return state{count, mean, s.m2 + delta * (v - mean)};
   }
+  // The moments of a run of values alone (reduction.h's fold_run merges them
+  // in): the mean from the values times 1 / run (exact for a power of two,
+  // and no sum of finite values overflows), then their squared deviations.
+  template <uint run>
+  static state of_run(thread const float* values) {
+    static_assert((run & (run - 1)) == 0, "a run's length scales exactly only as a power of two");
+    float mean = 0.0f;
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      mean += values[k] * (1.0f / float(run));
+    }
+    float m2 = 0.0f;
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      const float deviation = values[k] - mean;
+      m2 += deviation * deviation;
+    }
+    return state{float(run), mean, m2};
+  }
   static state merge(state a, state b) {
     if (b.count == 0.0f) {
       return a;

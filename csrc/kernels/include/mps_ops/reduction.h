@@ -181,6 +181,27 @@ inline bool finishes_slice(thread const slice_thread& t) {
   return t.active && t.first == 0;
 }
 
+// Folds a run of loaded values into state. A reducer whose fold costs more
+// than its merge (Welford's: a division per value) declares
+//   template <uint run> static state of_run(thread const opmath* values);
+// the state of the run alone, merged in after state: one division per run.
+// Any other folds them one at a time, in order (bit-identical to folding
+// each as it is loaded). The int/long argument picks the first overload
+// where R has of_run, the second otherwise.
+template <typename R, uint run, typename V>
+inline auto fold_run(typename R::state state, thread const V* values, int)
+    -> decltype(R::template of_run<run>(values)) {
+  return R::merge(state, R::template of_run<run>(values));
+}
+template <typename R, uint run, typename V>
+inline typename R::state fold_run(typename R::state state, thread const V* values, long) {
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < run; ++k) {
+    state = R::fold(state, values[k]);
+  }
+  return state;
+}
+
 // Folds the elements first, first + step, ... before `end` of the slice
 // starting at `start` into state. I is the offset type (uint or ulong, as
 // slice_offset).
@@ -197,14 +218,13 @@ inline typename R::state fold_elements(
     // One reduced dim (or none, one element): the offset steps by a constant,
     // and the count may pass 2**32 (a long expanded input).
     // A run of loads (elements_per_thread of In, as the element-wise
-    // kernels keep in flight) is issued before the folds that use them, in
-    // the same order as one at a time (so bit-identical): a fold waits for
-    // its load, and one load per dependent fold keeps one load in flight per
-    // thread where the memory system needs several (on an Apple GPU too).
-    // Reducers with a state over 8 bytes (Welford's) fold one load at a time:
-    // unrolled, their division chains cost more than the loads in flight
-    // gain (H100: var 946 -> 703 GB/s with runs of 4, aminmax 1855 -> 2258).
-    constexpr uint run = sizeof(typename R::state) > 8 ? 1 : elements_per_thread(sizeof(In));
+    // kernels keep in flight) is issued before the folds that use them: a
+    // fold waits for its load, and one load per dependent fold keeps one
+    // load in flight per thread where the memory system needs several (on
+    // an Apple GPU too). Welford's reducers merge each run's own moments
+    // (fold_run): folded one at a time, the run's chain of divisions cost
+    // more than its loads in flight gained (H100: var 946 -> 703 GB/s).
+    constexpr uint run = elements_per_thread(sizeof(In));
     const I stride = I(layout.inner_strides[0]);
     const I jump = I(step) * stride;
     I offset = start + first * stride;
@@ -215,10 +235,7 @@ inline typename R::state fold_elements(
       for (uint k = 0; k < run; ++k) {
         values[k] = static_cast<opmath_t<In>>(in[offset + k * jump]);
       }
-      _Pragma("clang loop unroll(full)")
-      for (uint k = 0; k < run; ++k) {
-        state = R::fold(state, values[k]);
-      }
+      state = fold_run<R, run>(state, values, 0);
     }
     for (; i < end; i += step, offset += jump) {
       state = R::fold(state, static_cast<opmath_t<In>>(in[offset]));
@@ -342,9 +359,12 @@ inline typename R::state merge_threadgroup(
 
 // This thread's share of its slice (of chunk `chunk` of it where the host
 // split slices) folded and merged with the other threads of the slice: the
-// slice's (chunk's) state, complete where finishes_slice(t).
+// slice's (chunk's) state, complete where finishes_slice(t). Always inlined
+// (as Apple's own METAL_FUNC is): a kernel pair sharing one reducer
+// (batch_norm_stats and batch_norm_update_stats) made the inliner call it
+// out of line, its slice_thread then passed through local memory.
 template <typename R, typename In>
-inline typename R::state reduce_slice(
+inline __attribute__((__always_inline__)) typename R::state reduce_slice(
     constant In* in,
     constant reduction_layout& layout,
     thread const slice_thread& t,
