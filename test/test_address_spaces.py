@@ -36,6 +36,16 @@ PLANTED = {
         5,
         r"cannot pass pointer to address space 'device' as a pointer to address space 'thread'",
     ),
+    # A substitution failure with its reason is a real error (one without a
+    # reason is a cascade of the temporary quirk: test_quirk_cascade...).
+    "substitution_failure_with_a_reason": (
+        "template <typename T> inline typename T::missing pick(T v) { return v; }\n"
+        "kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+        "  out[i] = pick(1.0f);\n"
+        "}\n",
+        5,
+        r"no matching function for call to 'pick'",
+    ),
     "write_through_constant_pointer": (
         "kernel void k(constant float* in [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
         "  in[i] = 2.0f;\n"
@@ -237,3 +247,15 @@ def test_errors_in_included_headers_point_into_the_header(tmp_path):
     assert re.search(rf"{re.escape(str(inc / 'helpers.h'))}:5:\d+: error: ", text), text
     assert f"{metal}:7:" in text, text  # the instantiation note names the kernel's line
 
+
+
+def test_quirk_cascade_is_a_reasonless_substitution_failure_only():
+    """A specialization that failed on the temporary quirk fails again,
+    without a reason, where a second caller uses it: that block is left out;
+    one with a reason, or another candidate's note, is kept."""
+    error = "a.h:9:13: error: no matching function for call to 'fold'"
+    reasonless = "a.h:2:28: note: candidate template ignored: substitution failure [with R = r<half>, run = 8]"
+    assert check_address_spaces._is_quirk_cascade([error, reasonless])
+    assert not check_address_spaces._is_quirk_cascade([error, reasonless + ": no type named 'state'"])
+    assert not check_address_spaces._is_quirk_cascade(
+        [error, reasonless, "a.h:3:1: note: candidate function not viable: no known conversion"])

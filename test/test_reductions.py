@@ -169,29 +169,31 @@ def test_one_slice_of_more_than_2_31_elements():
     # One slice: split into chunks of 2**22 (2**21 would make more than 1024),
     # then merged.
     assert [(d.kernel, d.threads) for d in dispatches] == [
-        ("aminmax_reduce_float_float", (256, 1, 513)), ("aminmax_merge_float_float", (64, 1, 1))]
+        ("aminmax_reduce_float_float", (256, 1, 513)), ("aminmax_merge_float_float", (32, 1, 1))]
     var, _ = run_on_kernels(lambda t: torch.var(t, 1, out=torch.empty(0)), x)
     assert var.tolist() == [0.0, 0.0]
 
 
 # --- how threads meet slices (csrc/runtime/reduction.cpp's choose_mapping) ---------
 
-# (input, dim, threads (x = group size, y = groups), group size): rows of
-# 32 threads per short slice, several slices per group and a last group
-# partly past the last slice; wider rows for longer slices; columns
-# (neighbouring threads on neighbouring outputs) for middle and outer dims.
+# (input, dim, threads (x = group size, y = groups)): rows of 8 threads per
+# short slice (about 32 elements each), several slices per group and a
+# last group partly past the last slice; wider rows for longer slices;
+# columns (neighbouring threads on neighbouring outputs) for middle and
+# outer dims.
 MAPPINGS = {
-    "short_rows_8_per_group": (lambda: torch.randn(37, 45), -1, (256, 5, 1)),
-    "rows_of_64_threads": (lambda: torch.randn(13, 600), -1, (256, 4, 1)),
-    "rows_of_128_threads": (lambda: torch.randn(3, 1500), -1, (256, 2, 1)),
+    "short_rows_32_per_group": (lambda: torch.randn(37, 45), -1, (256, 2, 1)),
+    "rows_of_16_threads": (lambda: torch.randn(20, 400), -1, (256, 2, 1)),
+    "rows_of_64_threads": (lambda: torch.randn(13, 1500), -1, (256, 4, 1)),
+    "rows_of_128_threads": (lambda: torch.randn(3, 3000), -1, (256, 2, 1)),
     "slice_longer_than_a_group": (lambda: torch.randn(3, 5000), -1, (256, 3, 1)),
-    "few_outputs_stay_rows": (lambda: torch.randn(100, 10), 0, (256, 2, 1)),
+    "few_outputs_stay_rows": (lambda: torch.randn(100, 10), 0, (96, 1, 1)),
     "middle_dim_columns": (lambda: torch.randn(5, 40, 33), 1, (256, 6, 1)),
     "outer_dim_columns": (lambda: torch.randn(300, 70), 0, (256, 3, 1)),
     "short_columns_one_row": (lambda: torch.randn(3, 50), 0, (64, 1, 1)),
     "transposed_columns": (lambda: torch.randn(70, 300).t(), 1, (256, 10, 1)),
     "strided_columns": (lambda: torch.randn(90, 2, 40)[::3, 1], 0, (256, 1, 1)),
-    "transposed_rows": (lambda: torch.randn(45, 37).t(), 0, (256, 6, 1)),
+    "transposed_rows": (lambda: torch.randn(45, 37).t(), 0, (256, 2, 1)),
 }
 
 MAPPED_REDUCTIONS = {
@@ -210,7 +212,7 @@ def test_thread_mappings(mapping, name):
     assert [d.threads for d in dispatches] == [threads]
 
 
-@pytest.mark.parametrize("mapping", ["short_rows_8_per_group", "middle_dim_columns", "outer_dim_columns"])
+@pytest.mark.parametrize("mapping", ["short_rows_32_per_group", "middle_dim_columns", "outer_dim_columns"])
 def test_thread_mappings_keep_integers_and_nan_exact(mapping):
     torch.manual_seed(1)
     make, dim, _ = MAPPINGS[mapping]
@@ -222,13 +224,29 @@ def test_thread_mappings_keep_integers_and_nan_exact(mapping):
         _check(MAPPED_REDUCTIONS[name](dim), x)
 
 
-@pytest.mark.parametrize("mapping", ["short_rows_8_per_group", "outer_dim_columns", "short_columns_one_row"])
+@pytest.mark.parametrize("mapping", ["short_rows_32_per_group", "outer_dim_columns", "short_columns_one_row"])
 def test_mode_thread_mappings(mapping):
     make, dim, threads = MAPPINGS[mapping]
     x = (make() * 2).round()
     _check_mode(x, dim)
     _, dispatches = run_on_kernels(lambda t: torch.mode(t, dim), x)
     assert [d.threads for d in dispatches] == [threads]
+
+
+# Two reduced dims that do not merge (reduction.h's plane_walk): a thread's
+# step through the slice shorter than the inner reduced dim (the walk carries
+# into the outer one now and then), longer than it (every step moves the
+# outer one too), and batch norm's batch and spatial dims.
+@pytest.mark.parametrize("shape", [(7, 3, 37), (50, 3, 5), (33, 2, 300)])
+def test_rows_over_two_reduced_dims(shape):
+    torch.manual_seed(4)
+    x = torch.randn(shape) * 3 + 1
+    _check(lambda t: torch.var(t, (0, 2), out=torch.empty(0)), x)
+    _check(lambda t: torch.std(t, (0, 2), correction=0, out=torch.empty(0)), x.half())
+    fn = _batch_norm_stats(0.2)
+    expected = fn(x, torch.zeros(shape[1]), torch.ones(shape[1]))
+    actual, _ = run_on_kernels(fn, x, torch.zeros(shape[1]), torch.ones(shape[1]))
+    assert_matches(actual, expected)
 
 
 def test_columns_over_several_reduced_dims():
@@ -246,7 +264,7 @@ def test_columns_over_several_reduced_dims():
     assert [d.threads for d in dispatches] == [(256, 2, 1)]
 
 
-@pytest.mark.parametrize("mapping", ["short_rows_8_per_group", "slice_longer_than_a_group",
+@pytest.mark.parametrize("mapping", ["short_rows_32_per_group", "slice_longer_than_a_group",
                                      "outer_dim_columns", "middle_dim_columns"])
 def test_var_std_where_the_sum_of_squares_overflows(mapping):
     """Values whose centred sum of squares overflows float although var (or
@@ -275,19 +293,20 @@ def test_empty_reduced_dim_in_columns():
 # the length is no multiple of it. Small enough for the emulator: the rule
 # depends on the group count, never on a GPU.
 SPLITS = {
-    # One slice, 4 chunks of 4096 (one state per merging thread).
+    # One slice, 4 chunks of 4096 (8 merging threads, 4 with one state each).
     "all_dims": (lambda: torch.randn(64, 256), None, (256, 1, 4), (32, 1, 1)),
-    # 34 chunks: the merge pass's threads take runs of two states.
+    # 34 chunks: the merge pass's 8 threads take 4 or 5 states each.
     "all_dims_34_chunks": (lambda: torch.randn(34, 4096), None, (256, 1, 34), (32, 1, 1)),
     # Columns (first dim): 2 groups of 32 outputs, 3 chunks of 8192, the
     # last 3616 long.
-    "first_dim_long": (lambda: torch.randn(20000, 40), 0, (256, 2, 3), (256, 5, 1)),
-    # Rows: 3 groups, 2 chunks (8192 and 1808).
-    "last_dim_long": (lambda: torch.randn(3, 10000), -1, (256, 3, 2), (96, 1, 1)),
+    "first_dim_long": (lambda: torch.randn(20000, 40), 0, (256, 2, 3), (256, 2, 1)),
+    # Rows: 3 groups, 2 chunks (8192 and 1808); the merge pass's 3 slices
+    # of 8 threads in one SIMD group.
+    "last_dim_long": (lambda: torch.randn(3, 10000), -1, (256, 3, 2), (32, 1, 1)),
     # Rows of stride 3 (few outputs stay rows), a strided view.
-    "transposed_long": (lambda: torch.randn(10000, 6)[:, ::2].t(), 1, (256, 3, 2), (96, 1, 1)),
+    "transposed_long": (lambda: torch.randn(10000, 6)[:, ::2].t(), 1, (256, 3, 2), (32, 1, 1)),
     # Two reduced dims that do not merge (the divided index path).
-    "two_reduced_dims": (lambda: torch.randn(40, 3, 300), (0, 2), (256, 3, 2), (96, 1, 1)),
+    "two_reduced_dims": (lambda: torch.randn(40, 3, 300), (0, 2), (256, 3, 2), (32, 1, 1)),
 }
 
 
@@ -420,7 +439,7 @@ def test_split_only_where_groups_are_few_and_chunks_long():
     # 64 column groups of slices of 8192: as many chunks as 4096 allows (2),
     # not the 16 that 1024 groups would take.
     dispatches = _check_exact(_split_call("aminmax", 0), torch.randn(8192, 2048))
-    assert [d.threads for d in dispatches] == [(256, 64, 2), (256, 256, 1)]
+    assert [d.threads for d in dispatches] == [(256, 64, 2), (256, 64, 1)]
 
 
 # --- batch_norm_update_stats ---------------------------------------------------

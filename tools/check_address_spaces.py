@@ -490,6 +490,19 @@ def _is_temporary_quirk(line: str) -> bool:
     return False
 
 
+_REASONLESS_SUBSTITUTION_RE = re.compile(r"note: candidate template ignored: substitution failure \[[^\]]*\]$")
+
+
+def _is_quirk_cascade(block: list[str]) -> bool:
+    """A call whose only candidates failed substitution without a reason:
+    clang gives none where the same specialization failed to instantiate
+    before, which the temporary quirk makes happen (its first failure is left
+    out above); a real substitution failure names its reason."""
+    candidates = [line for line in block if "note: candidate" in line]
+    return (any("no matching function for call" in line for line in block) and bool(candidates)
+            and all(_REASONLESS_SUBSTITUTION_RE.search(line) for line in candidates))
+
+
 def error_blocks(stderr: str) -> tuple[list[str], int]:
     """clang's output, one entry per error with its notes and include stack,
     leaving out the errors that only come from the temporary quirk; and how
@@ -508,7 +521,7 @@ def error_blocks(stderr: str) -> tuple[list[str], int]:
             blocks[-1].append(line)
         else:
             prefix.append(line)
-    kept = [b for b in blocks if not any(_is_temporary_quirk(line) for line in b)]
+    kept = [b for b in blocks if not any(_is_temporary_quirk(line) for line in b) and not _is_quirk_cascade(b)]
     if all("too many errors emitted" in "".join(b) for b in kept):
         kept = []
     return ["\n".join(b) for b in kept], len(blocks)

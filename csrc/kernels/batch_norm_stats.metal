@@ -44,6 +44,7 @@ struct channel_moments {
     }
     return s;
   }
+  using runs = mps_ops::runs_merged;  // runs merge by of_run (reduction.h's run_folding)
   // A run's own moments over its finite values and counts of the others,
   // without branches (folding a run with infinities one value at a time
   // beside the finite case made the kernel too big to inline its slice

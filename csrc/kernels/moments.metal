@@ -53,6 +53,7 @@ struct var_reducer {
     }
     return with(welford::fold(scaled_moments(s), v * scale_down), true);
   }
+  using runs = mps_ops::runs_merged;  // runs merge by of_run (reduction.h's run_folding)
   // A run whose centred squares overflow float (its values finite) goes on
   // scaled, as fold does.
   template <uint run>

@@ -34,10 +34,6 @@ template <typename F, typename = void>
 struct params_of {
   using type = no_params;
 };
-template <typename T>
-struct void_if_type {
-  using type = void;
-};
 template <typename F>
 struct params_of<F, typename void_if_type<typename F::params>::type> {
   using type = typename F::params;

@@ -24,7 +24,8 @@ struct welford_reducer {
     const float mean = metal::isfinite(delta) ? s.mean + delta / count : s.mean + (v / count - s.mean / count);
     return state{count, mean, s.m2 + delta * (v - mean)};
   }
-  // The moments of a run of values alone (reduction.h's fold_run merges them
+  using runs = mps_ops::runs_merged;  // runs merge by of_run (reduction.h's run_folding)
+  // The moments of a run of values alone (reduction.h's run_folding merges them
   // in): the mean from the values times 1 / run (exact for a power of two,
   // and no sum of finite values overflows), then their squared deviations.
   template <uint run>

@@ -1,8 +1,8 @@
 // Threadgroup reductions. The host (csrc/runtime/reduction.cpp) maps threads
 // to output slices one of two ways (reduction_layout.h says which):
-//   rows     W consecutive threads share a slice, W a multiple of the SIMD
-//            width: one SIMD group for short slices, so a group holds several
-//            slices and merges them by shuffles alone, or up to the whole
+//   rows     W consecutive threads share a slice, W a power of two: 8 or
+//            more in one SIMD group for short slices, so a group holds
+//            several slices and merges them by shuffles alone, or up to the whole
 //            group for long ones, whose SIMD groups' partials then meet in
 //            threadgroup memory. Thread t of a slice folds its elements
 //            t, t + W, ..., so neighbouring threads read neighbouring elements
@@ -181,23 +181,112 @@ inline bool finishes_slice(thread const slice_thread& t) {
   return t.active && t.first == 0;
 }
 
-// Folds a run of loaded values into state. A reducer whose fold costs more
-// than its merge (Welford's: a division per value) declares
+// How a run of loaded values folds into a state. A reducer folds them one
+// at a time, in order (bit-identical to folding each as it is loaded),
+// unless its fold costs more than its merge (Welford's: a division per
+// value); such a reducer declares
+//   using runs = runs_merged;
 //   template <uint run> static state of_run(thread const opmath* values);
-// the state of the run alone, merged in after state: one division per run.
-// Any other folds them one at a time, in order (bit-identical to folding
-// each as it is loaded). The int/long argument picks the first overload
-// where R has of_run, the second otherwise.
-template <typename R, uint run, typename V>
-inline auto fold_run(typename R::state state, thread const V* values, int)
-    -> decltype(R::template of_run<run>(values)) {
-  return R::merge(state, R::template of_run<run>(values));
+// of_run gives the state of the run alone, merged in after state: one
+// division per run, and runs of at least 8 (4 floats left var at 0.74x
+// torch's CUDA kernel on an H100, its divisions the cost).
+struct runs_folded {};
+struct runs_merged {};
+template <typename R, typename = void>
+struct runs_of {
+  using type = runs_folded;
+};
+template <typename R>
+struct runs_of<R, typename void_if_type<typename R::runs>::type> {
+  using type = typename R::runs;
+};
+
+// How each kind folds a run, and its loads per run (issued before the folds
+// that use them): elements_per_thread of the input type, as the
+// element-wise kernels keep in flight, or at least 8 where runs merge.
+// (Kinds are template arguments, never values: a tag passed by value trips
+// tools/check_address_spaces.py's OpenCL rendering of MSL.)
+template <typename Runs>
+struct run_folding;
+template <>
+struct run_folding<runs_folded> {
+  static constexpr uint length(uint in_size) { return elements_per_thread(in_size); }
+  template <typename R, uint run, typename V>
+  static typename R::state fold(typename R::state state, thread const V* values) {
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      state = R::fold(state, values[k]);
+    }
+    return state;
+  }
+};
+template <>
+struct run_folding<runs_merged> {
+  static constexpr uint length(uint in_size) {
+    return elements_per_thread(in_size) > 8 ? elements_per_thread(in_size) : 8;
+  }
+  template <typename R, uint run, typename V>
+  static typename R::state fold(typename R::state state, thread const V* values) {
+    return R::merge(state, R::template of_run<run>(values));
+  }
+};
+
+// A thread's walk over its elements' offsets, one step (the thread's stride
+// through the slice's elements) at a time, without division.
+// One reduced dim: the offset steps by a constant.
+template <typename I>
+struct line_walk {
+  I offset;
+  I jump;
+};
+template <typename I>
+inline line_walk<I> next(line_walk<I> walk) {
+  return line_walk<I>{walk.offset + walk.jump, walk.jump};
 }
-template <typename R, uint run, typename V>
-inline typename R::state fold_run(typename R::state state, thread const V* values, long) {
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < run; ++k) {
-    state = R::fold(state, values[k]);
+// Two reduced dims (batch_norm's batch and spatial dims): element
+// i = q * size0 + r lies at q * stride1 + r * stride0; a step adds its own
+// (q, r) and carries r past size0 into q. 32-bit coordinates: the host
+// keeps slices of several dims below 2**32 elements.
+template <typename I>
+struct plane_walk {
+  I offset;
+  I jump;  // a step's (q, r) in offset
+  I wrap;  // r past size0: one more q, size0 fewer r (modulo I where negative)
+  uint r;
+  uint step_r;
+  uint size0;
+};
+template <typename I>
+inline plane_walk<I> next(plane_walk<I> walk) {
+  const uint r = walk.r + walk.step_r;
+  const bool carry = r >= walk.size0;
+  return plane_walk<I>{walk.offset + walk.jump + (carry ? walk.wrap : I(0)), walk.jump, walk.wrap,
+                       carry ? r - walk.size0 : r, walk.step_r, walk.size0};
+}
+
+// Folds the elements i, i + step, ... before `end` at the offsets `walk`
+// gives from `in`. A run of loads is issued before the folds that use
+// them: a fold waits for its load, and one load per dependent fold keeps one
+// load in flight per thread where the memory system needs several (on an
+// Apple GPU too). Welford's reducers merge each run's own moments
+// (run_folding): folded one at a time, the run's chain of divisions cost more
+// than its loads in flight gained (H100: var 946 -> 703 GB/s).
+template <typename R, typename I, typename In, typename Walk>
+inline typename R::state fold_walk(typename R::state state, constant In* in, Walk walk, I i, I end, uint step) {
+  using folding = run_folding<typename runs_of<R>::type>;
+  constexpr uint run = folding::length(sizeof(In));
+  for (; i + (run - 1) * I(step) < end; i += run * I(step)) {
+    opmath_t<In> values[run];
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      values[k] = static_cast<opmath_t<In>>(in[walk.offset]);
+      walk = next(walk);
+    }
+    state = folding::template fold<R, run, opmath_t<In>>(state, values);
+  }
+  for (; i < end; i += step) {
+    state = R::fold(state, static_cast<opmath_t<In>>(in[walk.offset]));
+    walk = next(walk);
   }
   return state;
 }
@@ -215,34 +304,22 @@ inline typename R::state fold_elements(
     I end,
     uint step) {
   if (layout.inner_ndim <= 1) {
-    // One reduced dim (or none, one element): the offset steps by a constant,
-    // and the count may pass 2**32 (a long expanded input).
-    // A run of loads (elements_per_thread of In, as the element-wise
-    // kernels keep in flight) is issued before the folds that use them: a
-    // fold waits for its load, and one load per dependent fold keeps one
-    // load in flight per thread where the memory system needs several (on
-    // an Apple GPU too). Welford's reducers merge each run's own moments
-    // (fold_run): folded one at a time, the run's chain of divisions cost
-    // more than its loads in flight gained (H100: var 946 -> 703 GB/s).
-    constexpr uint run = elements_per_thread(sizeof(In));
+    // One reduced dim (or none, one element): the count may pass 2**32 (a
+    // long expanded input).
     const I stride = I(layout.inner_strides[0]);
-    const I jump = I(step) * stride;
-    I offset = start + first * stride;
-    I i = first;
-    for (; i + (run - 1) * I(step) < end; i += run * I(step), offset += run * jump) {
-      opmath_t<In> values[run];
-      _Pragma("clang loop unroll(full)")
-      for (uint k = 0; k < run; ++k) {
-        values[k] = static_cast<opmath_t<In>>(in[offset + k * jump]);
-      }
-      state = fold_run<R, run>(state, values, 0);
-    }
-    for (; i < end; i += step, offset += jump) {
-      state = R::fold(state, static_cast<opmath_t<In>>(in[offset]));
-    }
-    return state;
+    return fold_walk<R>(state, in, line_walk<I>{start + first * stride, I(step) * stride}, first, end, step);
   }
-  // Several reduced dims: the host keeps such slices below 2**32 elements.
+  if (layout.inner_ndim == 2) {
+    const uint size0 = uint(layout.inner_sizes[0]);
+    const I stride0 = I(layout.inner_strides[0]), stride1 = I(layout.inner_strides[1]);
+    const uint r = uint(first) % size0, step_r = step % size0;
+    return fold_walk<R>(state, in,
+                        plane_walk<I>{start + I(uint(first) / size0) * stride1 + I(r) * stride0,
+                                      I(step / size0) * stride1 + I(step_r) * stride0, stride1 - I(size0) * stride0,
+                                      r, step_r, size0},
+                        uint(first), uint(end), step);
+  }
+  // Three or more reduced dims: a division per dim and element.
   for (uint i = uint(first); i < uint(end); i += step) {
     state = R::fold(state, static_cast<opmath_t<In>>(in[start + reduced_offset(layout, I(i))]));
   }
@@ -279,8 +356,9 @@ inline typename R::state merge_simd_group(typename R::state state, uint width) {
   return state;
 }
 
-// The states of `share` consecutive threads per slice (a multiple of the SIMD
-// width, or the whole group), complete in each slice's first thread.
+// The states of `share` consecutive threads per slice (a power of two up to
+// the SIMD width, a multiple of it, or the whole group), complete in each
+// slice's first thread.
 template <typename R>
 inline typename R::state merge_consecutive(
     typename R::state state,

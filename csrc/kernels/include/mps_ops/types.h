@@ -22,4 +22,11 @@ struct opmath<bfloat> {
 template <typename T>
 using opmath_t = typename opmath<T>::type;
 
+// void where T names a type: for detecting a member type (X<R, void> picks a
+// partial specialisation on typename void_if_type<typename R::member>::type).
+template <typename T>
+struct void_if_type {
+  using type = void;
+};
+
 }  // namespace mps_ops
