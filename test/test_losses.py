@@ -26,6 +26,13 @@ def _case(kind):
         return torch.randn(6, 9), torch.randint(0, 9, (6,))
     if kind == "many_classes":
         return torch.randn(3, 700) * 0.05, torch.randint(0, 700, (3,))
+    # share threads per sample (row_threads): 8, 32 samples per group, the
+    # last group partly past the last sample; 64, four per group, their
+    # SIMD groups' sums meeting in threadgroup memory.
+    if kind == "many_short_samples":
+        return torch.randn(70, 40), torch.randint(0, 40, (70,))
+    if kind == "long_samples":
+        return torch.randn(5, 1100), torch.randint(0, 1100, (5,))
     if kind == "strided":
         return torch.randn(6, 18)[:, ::2], torch.randint(0, 9, (12,))[::2]
     if kind == "vector":
@@ -37,7 +44,7 @@ def _case(kind):
     raise ValueError(kind)
 
 
-KINDS = ["matrix", "many_classes", "strided", "vector", "vector_scalar_target", "zero_dim"]
+KINDS = ["matrix", "many_classes", "many_short_samples", "long_samples", "strided", "vector", "vector_scalar_target", "zero_dim"]
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])

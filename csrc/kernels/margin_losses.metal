@@ -1,4 +1,7 @@
-// multi_margin_loss and its backward: one threadgroup per sample, summing
+// multi_margin_loss and its backward: `share` threads per sample (several
+// samples per threadgroup, merged by shuffles where share fits a SIMD
+// group: one group per sample left an H100 at 0.3x torch, each group's
+// chain of dependent loads and barriers idling the memory system), summing
 // over its classes. Per sample, with x its row and y its target:
 //   loss = sum over j != y of max(0, margin - x[y] + x[j])^p * w[y] / c
 //   d loss / d x[j] = (z > 0) * (p == 1 ? 1 : 2z) * w[y] * g / c, z = margin - x[y] + x[j]
@@ -27,6 +30,22 @@ inline void load_class_run(thread float* values, constant T* row, long first, lo
   }
 }
 
+// Which sample a thread works on and which of its classes: first, first +
+// step, ... (share threads per sample, group_size / share samples per group;
+// the last group's threads past the last sample are inactive but merge).
+struct sample_thread {
+  long sample;
+  long first;
+  long step;
+  bool active;
+};
+inline sample_thread place_in_sample(constant mps_ops::multi_margin_params& params, uint group,
+                                     thread const mps_ops::group_position& at) {
+  const uint share = params.share;
+  const long sample = long(group) * long(at.size / share) + long(at.index / share);
+  return sample_thread{sample, long(at.index % share), long(share), sample < params.n};
+}
+
 }  // namespace
 
 template <typename T>
@@ -44,27 +63,29 @@ kernel void multi_margin_loss(
     uint simd_size [[threads_per_simdgroup]]) {
   threadgroup float partials[32];
   mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  const long i = long(group.y), c = params.c;
-  const long y = target[i];
-  constant T* row = x + i * c;
-  const float x_y = row[y], w = weight[y];
+  const sample_thread t = place_in_sample(params, group.y, at);
+  const long i = t.sample, c = params.c;
   float sum = 0.0f;
-  const long step = group_size.x;
-  constexpr long class_run = mps_ops::elements_per_thread(sizeof(T));
-  for (long first = index; first < c; first += class_run * step) {
-    float values[class_run];
-    load_class_run(values, row, first, step, c);
-    _Pragma("clang loop unroll(full)")
-    for (long k = 0; k < class_run; ++k) {
-      const long j = first + k * step;
-      const float z = params.margin - x_y + values[k];
-      if (j < c && j != y && z > 0.0f) {
-        sum += (params.p == 1 ? z : z * z) * w;
+  if (t.active) {
+    const long y = target[i];
+    constant T* row = x + i * c;
+    const float x_y = row[y], w = weight[y];
+    constexpr long class_run = mps_ops::elements_per_thread(sizeof(T));
+    for (long first = t.first; first < c; first += class_run * t.step) {
+      float values[class_run];
+      load_class_run(values, row, first, t.step, c);
+      _Pragma("clang loop unroll(full)")
+      for (long k = 0; k < class_run; ++k) {
+        const long j = first + k * t.step;
+        const float z = params.margin - x_y + values[k];
+        if (j < c && j != y && z > 0.0f) {
+          sum += (params.p == 1 ? z : z * z) * w;
+        }
       }
     }
   }
-  sum = mps_ops::merge_threadgroup<mps_ops::float_sum>(sum, partials, at);
-  if (index == 0) {
+  sum = mps_ops::merge_consecutive<mps_ops::float_sum>(sum, partials, at, params.share);
+  if (t.active && t.first == 0) {
     loss[i] = static_cast<T>(sum / float(c));
   }
 }
@@ -85,33 +106,37 @@ kernel void multi_margin_loss_backward(
     uint simd_size [[threads_per_simdgroup]]) {
   threadgroup float partials[32];
   mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  const long i = long(group.y), c = params.c;
-  const long y = target[i];
-  constant T* row = x + i * c;
-  device T* grad_row = grad_x + i * c;
-  // As the CPU: the terms at scale, their product with grad_output last.
-  const float g = params.scale, grad_out = float(grad[params.grad_per_sample ? i : 0]);
-  const float x_y = row[y], w = weight[y];
-  float target_grad = 0.0f;
-  const long step = group_size.x;
-  constexpr long class_run = mps_ops::elements_per_thread(sizeof(T));
-  for (long first = index; first < c; first += class_run * step) {
-    float values[class_run];
-    load_class_run(values, row, first, step, c);
-    _Pragma("clang loop unroll(full)")
-    for (long k = 0; k < class_run; ++k) {
-      const long j = first + k * step;
-      if (j < c && j != y) {
-        const float z = params.margin - x_y + values[k];
-        const float h = z > 0.0f ? (params.p == 1 ? g : 2.0f * g * z) * w : 0.0f;
-        grad_row[j] = static_cast<T>(h * grad_out);
-        target_grad -= h;
+  const sample_thread t = place_in_sample(params, group.y, at);
+  const long i = t.sample, c = params.c;
+  long y = 0;
+  float grad_out = 0.0f, target_grad = 0.0f;
+  if (t.active) {
+    y = target[i];
+    constant T* row = x + i * c;
+    device T* grad_row = grad_x + i * c;
+    // As the CPU: the terms at scale, their product with grad_output last.
+    const float g = params.scale;
+    grad_out = float(grad[params.grad_per_sample ? i : 0]);
+    const float x_y = row[y], w = weight[y];
+    constexpr long class_run = mps_ops::elements_per_thread(sizeof(T));
+    for (long first = t.first; first < c; first += class_run * t.step) {
+      float values[class_run];
+      load_class_run(values, row, first, t.step, c);
+      _Pragma("clang loop unroll(full)")
+      for (long k = 0; k < class_run; ++k) {
+        const long j = first + k * t.step;
+        if (j < c && j != y) {
+          const float z = params.margin - x_y + values[k];
+          const float h = z > 0.0f ? (params.p == 1 ? g : 2.0f * g * z) * w : 0.0f;
+          grad_row[j] = static_cast<T>(h * grad_out);
+          target_grad -= h;
+        }
       }
     }
   }
-  target_grad = mps_ops::merge_threadgroup<mps_ops::float_sum>(target_grad, partials, at);
-  if (index == 0) {
-    grad_row[y] = static_cast<T>(target_grad * grad_out);
+  target_grad = mps_ops::merge_consecutive<mps_ops::float_sum>(target_grad, partials, at, params.share);
+  if (t.active && t.first == 0) {
+    grad_x[i * c + y] = static_cast<T>(target_grad * grad_out);
   }
 }
 

@@ -6,7 +6,8 @@
 
 namespace mps_ops {
 
-// multi_margin_loss (+ backward) over n samples of c classes. Backward:
+// multi_margin_loss (+ backward) over n samples of c classes, `share`
+// threads per sample (a power of two; the host's row_threads). Backward:
 // the gradient of sample i is grad[grad_per_sample ? i : 0] * scale.
 struct multi_margin_params {
   float margin;
@@ -15,6 +16,7 @@ struct multi_margin_params {
   long n;
   long c;
   float scale;
+  unsigned int share;
 };
 
 // multilabel_margin_loss (+ backward): n samples of c classes; backward's

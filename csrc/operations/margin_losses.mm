@@ -109,11 +109,23 @@ MarginProblem multi_margin_problem(const char* op, const at::Tensor& self, const
   MarginProblem problem{n, c, self.reshape({n, c}).contiguous(), target.reshape({n}).contiguous(),
                         has_weight ? weight->reshape({c}).contiguous() : at::ones({c}, self.options()),
                         {}};
-  problem.params = multi_margin_params{static_cast<float>(margin.toDouble()), 0, 0, n, c, 1.0f};
+  problem.params = multi_margin_params{static_cast<float>(margin.toDouble()), 0, 0, n, c, 1.0f, 1};
   return problem;
 }
 
-// One threadgroup per sample: a multiple of the SIMD width, at most 256.
+// multi_margin_loss's kernels: `share` threads per sample (row_threads, set
+// in params), several samples per group. Dispatches it.
+void dispatch_per_sample_rows(KernelFunction& function, const KernelHandle* kernel, MarginProblem& problem) {
+  const RowThreads rows = row_threads(problem.c, problem.n, backend().max_threads_per_group(kernel));
+  TORCH_CHECK(rows.groups <= UINT32_MAX, "mps_ops: multi_margin_loss over more than 2**32 - 1 threadgroups");
+  problem.params.share = static_cast<unsigned int>(rows.share);
+  function.bind(problem.params);
+  function.dispatch(Dim3{static_cast<uint32_t>(rows.group), static_cast<uint32_t>(rows.groups), 1},
+                    Dim3{static_cast<uint32_t>(rows.group), 1, 1});
+}
+
+// multilabel_margin_loss: one threadgroup per sample, a multiple of the SIMD
+// width, at most 256.
 Dim3 per_sample_group(int64_t c) {
   return Dim3{static_cast<uint32_t>(std::min<int64_t>(256, (c + 31) / 32 * 32)), 1, 1};
 }
@@ -153,10 +165,10 @@ at::Tensor& multi_margin_loss_out(const at::Tensor& self, const at::Tensor& targ
   // Per-sample losses are written to out; reduced ones to scratch space first.
   const ContiguousOutput losses(per_sample ? out : at::empty({problem.n}, self.options()));
   TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multi_margin_loss over more than 2**32 - 1 samples");
-  const Dim3 group = per_sample_group(problem.c);
-  KernelFunction function(loss_kernels.get(Variant::reduce, at::kFloat, at::kFloat));
-  function.bind_operands(losses.tensor, problem.x, problem.target, problem.weight).bind(problem.params);
-  function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
+  const KernelHandle* kernel = loss_kernels.get(Variant::reduce, at::kFloat, at::kFloat);
+  KernelFunction function(kernel);
+  function.bind_operands(losses.tensor, problem.x, problem.target, problem.weight);
+  dispatch_per_sample_rows(function, kernel, problem);
   if (per_sample) {
     losses.copy_back();
     return out;
@@ -199,11 +211,11 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
   problem.params.p = static_cast<int>(p.toLong());
   problem.params.grad_per_sample = per_sample;
   problem.params.scale = loss_grad_scale(reduction, problem.n, problem.c);
-  const Dim3 group = per_sample_group(problem.c);
-  KernelFunction function(kernels.get(Variant::reduce, at::kFloat, at::kFloat));
+  const KernelHandle* kernel = kernels.get(Variant::reduce, at::kFloat, at::kFloat);
+  KernelFunction function(kernel);
   // grad_input is contiguous (checked above, as the CPU checks it).
-  function.bind_operands(grad_input, grad, problem.x, problem.target, problem.weight).bind(problem.params);
-  function.dispatch(Dim3{group.x, static_cast<uint32_t>(problem.n), 1}, group);
+  function.bind_operands(grad_input, grad, problem.x, problem.target, problem.weight);
+  dispatch_per_sample_rows(function, kernel, problem);
   return grad_input;
 }
 

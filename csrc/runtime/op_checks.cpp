@@ -5,6 +5,7 @@
 #include <ATen/ops/aminmax.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/stack.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/ScalarType.h>
@@ -115,8 +116,10 @@ at::Tensor empty_output_like(const at::Tensor& like, c10::ScalarType dtype) {
 }
 
 std::pair<int64_t, int64_t> value_range(const at::Tensor& values) {
+  // One copy to the host, not one per bound: each waits for the GPU.
   const auto [lowest, highest] = at::aminmax(values);
-  return {lowest.item<int64_t>(), highest.item<int64_t>()};
+  const at::Tensor bounds = at::stack({lowest, highest}).to(at::kCPU, at::kLong);
+  return {bounds[0].item<int64_t>(), bounds[1].item<int64_t>()};
 }
 
 }  // namespace mps_ops

@@ -173,12 +173,17 @@ bool wants_columns(const reduction_layout& layout, int64_t slices) {
 constexpr int64_t elements_per_row_thread = 32;
 constexpr int64_t min_threads_per_slice = 8;
 
-Mapping rows_mapping(int64_t n, int64_t slices, int64_t cap) {
+RowThreads rows_of(int64_t n, int64_t slices, int64_t cap) {
   const int64_t share = std::min(
       cap, std::max(min_threads_per_slice, ceil_pow2((n + elements_per_row_thread - 1) / elements_per_row_thread)));
   const int64_t group = std::min(cap, round_up(share * slices, simd_width));
   const int64_t per_group = group / share;
-  return Mapping{group, (slices + per_group - 1) / per_group, 0, static_cast<int>(share)};
+  return RowThreads{share, group, (slices + per_group - 1) / per_group};
+}
+
+Mapping rows_mapping(int64_t n, int64_t slices, int64_t cap) {
+  const RowThreads rows = rows_of(n, slices, cap);
+  return Mapping{rows.group, rows.groups, 0, static_cast<int>(rows.share)};
 }
 
 // The most threads per group the mappings use: group_threads within the
@@ -315,6 +320,10 @@ void dispatch_passes(const KernelHandle* kernel, const KernelHandle* merge,
 }
 
 }  // namespace
+
+RowThreads row_threads(int64_t row_length, int64_t rows, int64_t max_threads) {
+  return rows_of(row_length, rows, group_cap(max_threads));
+}
 
 ReducerKernels reducer_kernels(KernelCache& kernels, c10::ScalarType out, c10::ScalarType in) {
   return ReducerKernels{kernels.get(Variant::reduce, out, in), kernels.get(Variant::merge, out, in)};

@@ -49,6 +49,17 @@ inline void dispatch_reduction(const KernelHandle* kernel,
   dispatch_reduction(kernel, outputs, {&input}, plan, params);
 }
 
+// Threads for kernels that fold rows of their own, one result per row (the
+// margin losses): `share` threads per row (a power of two, at least 8, about
+// 32 elements each: the reductions' rows mapping), `group` threads per
+// threadgroup (whole SIMD groups, group / share rows), `groups` groups.
+struct RowThreads {
+  int64_t share;
+  int64_t group;
+  int64_t groups;
+};
+RowThreads row_threads(int64_t row_length, int64_t rows, int64_t max_threads);
+
 // A reducer's kernels as reduction.h's REGISTER_REDUCE_ONE_OP / _TWO_OP
 // instantiate them: reduce_one / reduce_two and their merge pass.
 struct ReducerKernels {

@@ -42,8 +42,10 @@ OVERLOAD_SAMPLES = [
     Sample("multi_margin_loss", _multi_margin, {"target": INDEX}, large=_large_multi_margin),
     Sample("multi_margin_loss.out", lambda dt: dict(_multi_margin(dt), out=empty(dt)), {"target": INDEX}),
     # Backward samples without reduction: one gradient per sample.
+    # Large: 8192 samples, 8 threads each, 32 per threadgroup.
     Sample("multi_margin_loss_backward",
-           lambda dt: dict(_multi_margin(dt), reduction=0, grad_output=torch.randn(4).to(dt)), {"target": INDEX}),
+           lambda dt: dict(_multi_margin(dt), reduction=0, grad_output=torch.randn(4).to(dt)), {"target": INDEX},
+           large=lambda dt: dict(_large_multi_margin(dt), reduction=0, grad_output=torch.randn(8192).to(dt))),
     Sample("multi_margin_loss_backward.grad_input",
            lambda dt: dict(_multi_margin(dt), reduction=0, grad_output=torch.randn(4).to(dt), grad_input=empty(dt)),
            {"target": INDEX}),

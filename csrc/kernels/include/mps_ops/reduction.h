@@ -310,6 +310,9 @@ inline typename R::state fold_elements(
     return fold_walk<R>(state, in, line_walk<I>{start + first * stride, I(step) * stride}, first, end, step);
   }
   if (layout.inner_ndim == 2) {
+    if (uint(first) >= uint(end)) {
+      return state;  // nothing to fold; size0 may be 0 (an empty slice)
+    }
     const uint size0 = uint(layout.inner_sizes[0]);
     const I stride0 = I(layout.inner_strides[0]), stride1 = I(layout.inner_strides[1]);
     const uint r = uint(first) % size0, step_r = step % size0;
