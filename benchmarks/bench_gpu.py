@@ -2,6 +2,7 @@
 
     python benchmarks/bench_gpu.py --json results/bench_gpu.json [--families reduction,pooling]
     python benchmarks/bench_gpu.py --from-json results/bench_gpu.json   # table and chart again
+    ncu --profile-from-start off ... python benchmarks/bench_gpu.py --profile --families logit_
 
 Needs the CUDA backend (tools/gpu_check.sh --bench builds it and runs this).
 The GPU stands in for an Apple GPU: it shows faults of kernel design
@@ -249,12 +250,45 @@ def write(report: dict, json_path: Path) -> None:
     print(summary(report) + ("" if drawn else " (no matplotlib: no chart)"))
 
 
+def profile(cases, dtypes=None) -> None:
+    """One call of ours and one of torch's per case between cudaProfilerStart
+    and Stop, after a warm-up call of each: what `ncu --profile-from-start off`
+    profiles (tools/gpu_check.sh --profile). No timing."""
+    from mps_ops.testing import emulate
+
+    for case in cases:
+        if dtypes and str(case.dtype).replace("torch.", "") not in dtypes:
+            continue
+        inputs = case.make()
+        baseline = case.baseline or case.call
+
+        def ours():
+            with emulate():
+                case.call(*inputs)
+
+        try:
+            ours(), baseline(*inputs)
+            torch.cuda.synchronize()
+            torch.cuda.profiler.start()
+            ours(), baseline(*inputs)
+            torch.cuda.synchronize()
+            torch.cuda.profiler.stop()
+            print(f"profiled {case.family} {case.kernel} {case.dtype}", flush=True)
+        except Exception as e:  # the next case still runs
+            print(f"not profiled {case.family} {case.kernel} {case.dtype}: {type(e).__name__}: {e}", flush=True)
+        del inputs
+        torch.cuda.empty_cache()
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the results here (and .md, .png beside it)")
     parser.add_argument("--from-json", type=Path, help="redraw the table and chart of an earlier run")
     parser.add_argument("--families", help="comma-separated families or kernels (substrings of the family)")
     parser.add_argument("--deadline", type=float, default=0, help="start no case after this many seconds")
+    parser.add_argument("--profile", action="store_true",
+                        help="one call each of ours and torch's per case, for ncu --profile-from-start off")
+    parser.add_argument("--dtypes", help="comma-separated dtypes (float32,float16,...): only these (with --profile)")
     args = parser.parse_args(argv)
     if args.from_json:
         write(json.loads(args.from_json.read_text()), args.from_json)
@@ -264,9 +298,14 @@ def main(argv=None) -> int:
     if mps_ops.backend != "cuda" or not torch.cuda.is_available():
         print(f"bench_gpu: needs the CUDA backend and a GPU (backend {mps_ops.backend!r}); nothing measured")
         return 2
+    from gpu_cases import all_cases
+
+    if args.profile:
+        profile(all_cases(args.families.split(",") if args.families else None),
+                args.dtypes.split(",") if args.dtypes else None)
+        return 0
     if not args.json:
         parser.error("--json is required")
-    from gpu_cases import all_cases
 
     started = time.monotonic()
     cycles = _sleep_cycles_per_second()

@@ -28,6 +28,8 @@ TABLES = {
     "transposed": lambda: (torch.randn(40, 9) * 2).t(),
     "strided": lambda: (torch.randn(9, 80) * 2)[:, ::2],
     "wide": lambda: torch.randn(4, 700),
+    # Rows of many runs of loads per thread, over several SIMD groups.
+    "long": lambda: torch.randn(6, 9000) * 0.05,
 }
 
 
@@ -50,6 +52,16 @@ def test_embedding_renorm_reduced_precision_and_int_indices(dtype):
     weight = (torch.randn(6, 30) * 3).to(dtype)
     indices = torch.tensor([5, 1, 1, 0], dtype=torch.int32)
     fn = _renorm()
+    assert_matches(run_on_kernels(fn, weight.clone(), indices)[0], fn(weight.clone(), indices))
+
+
+def test_many_short_rows_share_threadgroups():
+    """Indices of 16-element rows, several per threadgroup, each row named
+    up to a few times across groups: renormed once."""
+    torch.manual_seed(1)
+    weight = torch.randn(300, 16)
+    indices = torch.randint(-300, 300, (1000,))
+    fn = _renorm(max_norm=2.0)
     assert_matches(run_on_kernels(fn, weight.clone(), indices)[0], fn(weight.clone(), indices))
 
 

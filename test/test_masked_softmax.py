@@ -61,6 +61,27 @@ def test_reduced_precision_long_rows_and_strided_input(dtype):
     assert_matches(run_on_kernels(fn, x, mask)[0], fn(x, mask))
 
 
+@pytest.mark.parametrize("length", [33, 2000, 9000])
+def test_rows_across_the_mapping(length):
+    """Rows of a few elements per thread, of more threads than a SIMD group
+    (their max and sum shared through threadgroup memory), and of more
+    elements per thread than one run of loads; a +inf makes its row NaN,
+    as on the CPU."""
+    torch.manual_seed(length)
+    x = torch.randn(6, length) * 3
+    x[2, length // 3] = float("inf")
+    mask = torch.rand(6, length) > 0.8
+    mask[4] = True
+    mask[2, length // 3] = False
+    fn = lambda x_, m_: torch.ops.aten._masked_softmax(x_, m_, 1, None)  # noqa: E731
+    expected = fn(x, mask)
+    assert expected[2].isnan().all()
+    assert_matches(run_on_kernels(fn, x, mask)[0], expected)
+    back = lambda g_, o_, m_: torch.ops.aten._masked_softmax_backward(g_, o_, m_, 1)  # noqa: E731
+    grad, out = torch.randn(6, length), torch.nan_to_num(expected)
+    assert_matches(run_on_kernels(back, grad, out, mask)[0], back(grad, out, mask))
+
+
 def test_zero_dim_and_errors():
     fn = lambda x_, m_: torch.ops.aten._masked_softmax(x_, m_, 0, None)  # noqa: E731
     for m in (torch.tensor(False), torch.tensor(True)):

@@ -21,6 +21,9 @@
 #               a copy of the tree); tools/gpu_compare.py compares the results
 #   --bench     benchmarks/bench_gpu.py: ours against torch's CUDA kernels
 #               (BENCH_FAMILIES=reduction,pooling: a subset)
+#   --profile   Nsight Compute (ncu) over one call of ours and one of torch's
+#               per case of BENCH_FAMILIES (BENCH_DTYPES=float16: only those):
+#               throughput, occupancy, stall reasons, instructions (ncu.csv)
 # Writes RESULTS_DIR/gpu_check.txt (what ran, passed, failed, skipped, host
 # names launched and never launched; a one-line summary last) beside the logs.
 set -uo pipefail
@@ -37,7 +40,7 @@ start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
 
 case "$MODE" in
-  --tests|--sanitize|--compare|--bench) ;;
+  --tests|--sanitize|--compare|--bench|--profile) ;;
   *) echo "gpu_check: unknown mode $MODE" >&2; exit 2 ;;
 esac
 if [ ! -f build/cuda/kernels.txt ]; then
@@ -143,6 +146,15 @@ case "$MODE" in
     python benchmarks/bench_gpu.py --json "$RESULTS/bench_gpu.json" --deadline "$(( budget - 60 ))" \
       ${BENCH_FAMILIES:+--families "$BENCH_FAMILIES"} > "$RESULTS/bench.log" 2>&1
     echo "gpu_check: bench exited $? after $(elapsed) s"
+    ;;
+  --profile)
+    ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
+    timeout "$(( budget - 10 ))" "$ncu" --profile-from-start off --csv --page details \
+      --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
+      --section InstructionStats --section MemoryWorkloadAnalysis \
+      python benchmarks/bench_gpu.py --profile ${BENCH_FAMILIES:+--families "$BENCH_FAMILIES"} \
+      ${BENCH_DTYPES:+--dtypes "$BENCH_DTYPES"} > "$RESULTS/ncu.csv" 2> "$RESULTS/ncu.log"
+    echo "gpu_check: ncu exited $? after $(elapsed) s"
     ;;
 esac
 python tools/gpu_check_report.py "$RESULTS" --mode="$MODE"

@@ -4,7 +4,7 @@ name per first launch), the sanitizers' logs and gpu_launch_all's reports.
 Host names are those of build/cuda/kernels.txt. The last line is a one-line
 summary.
 
-    python tools/gpu_check_report.py RESULTS_DIR --mode=--tests|--sanitize|--compare|--bench
+    python tools/gpu_check_report.py RESULTS_DIR --mode=--tests|--sanitize|--compare|--bench|--profile
 """
 
 from __future__ import annotations
@@ -154,6 +154,35 @@ def compare_section(results: str, names: list[str], out: list[str]) -> str:
     return "compare: " + "; ".join(parts)
 
 
+# ncu's metrics a kernel's line shows, by their names in ncu's details page.
+PROFILE_METRICS = {
+    "Duration": "us", "DRAM Throughput": "dram%", "Compute (SM) Throughput": "sm%",
+    "Registers Per Thread": "regs", "Achieved Occupancy": "occ%", "Executed Instructions": "instr",
+    "Block Size": "block", "Memory Throughput": "mem%", "Warp Cycles Per Issued Instruction": "cpi",
+}
+
+
+def profile_section(results: str, out: list) -> str:
+    """A line per kernel ncu profiled (ncu.csv): time, throughputs,
+    registers, occupancy, instructions."""
+    import csv
+
+    path = os.path.join(results, "ncu.csv")
+    rows = []
+    if os.path.exists(path):
+        lines = [line for line in open(path) if line.startswith('"')]
+        rows = list(csv.DictReader(lines))
+    kernels: dict = {}
+    for row in rows:
+        entry = kernels.setdefault(row["ID"], {"name": row["Kernel Name"][:60]})
+        label = PROFILE_METRICS.get(row.get("Metric Name", ""))
+        if label:
+            entry[label] = row["Metric Value"]
+    for entry in kernels.values():
+        out.append(" ".join([entry.pop("name")] + [f"{k}={v}" for k, v in entry.items()]))
+    return f"{len(kernels)} kernels profiled" if kernels else "nothing profiled (see ncu.log)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results")
@@ -175,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
             summary = sanitize_section(args.results, names, out)
         elif args.mode == "--compare":
             summary = compare_section(args.results, names, out)
+        elif args.mode == "--profile":
+            summary = profile_section(args.results, out)
         else:
             bench = os.path.join(args.results, "bench.log")
             lines = [line.rstrip() for line in open(bench)] if os.path.exists(bench) else ["no bench.log"]

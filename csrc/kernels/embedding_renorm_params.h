@@ -15,6 +15,8 @@ struct embedding_renorm_params {
   long dim;
   long row_stride;
   long column_stride;
+  long count;  // indices
+  unsigned share;  // threads per index (row_threads), several indices per group
 };
 
 }  // namespace mps_ops

@@ -6,6 +6,9 @@
 
 namespace mps_ops {
 
+// Elements per thread, whatever the dtype.
+enum { adagrad_elements_per_thread = 4 };
+
 // _fused_adagrad_: the hyperparameters; lr comes from a tensor when
 // lr_from_tensor (the tensor_lr overload), grad_scale and found_inf only when
 // their flags say they were given.
@@ -18,6 +21,7 @@ struct adagrad_params {
   int lr_from_tensor;
   int has_grad_scale;
   int has_found_inf;
+  unsigned count;  // the parameter's elements
 };
 
 }  // namespace mps_ops

@@ -10,7 +10,6 @@
 //   d grad_b    = d grad_a * (a - a * s) + grad_a * (da - da * s - a * s * n)
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
-#include <mps_ops/shape_limits.h>
 #include "glu_jvp_params.h"
 using namespace metal;
 
@@ -42,7 +41,7 @@ inline float sigmoid(float v) {
 
 }  // namespace
 
-// Each thread takes up to K elements of a row (elements_per_thread), all
+// Each thread takes up to K elements of a row (glu_elements_per_thread), all
 // loaded before any is computed, the row's threads stepping by their count
 // (the strided element-wise kernels' grid, elementwise.h).
 // Operands: out, glu, b, da, db.
@@ -56,7 +55,7 @@ kernel void glu_jvp(
     constant mps_ops::glu_geometry& g [[buffer(5)]],
     uint2 pos [[thread_position_in_grid]],
     uint2 grid [[threads_per_grid]]) {
-  constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
+  constexpr uint K = mps_ops::glu_elements_per_thread;
   long o[5];
   row_offsets<5>(pos.y, g, o);
   const int last = g.ndim - 1;
@@ -96,7 +95,7 @@ kernel void glu_backward_jvp(
     constant mps_ops::glu_geometry& g [[buffer(8)]],
     uint2 pos [[thread_position_in_grid]],
     uint2 grid [[threads_per_grid]]) {
-  constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
+  constexpr uint K = mps_ops::glu_elements_per_thread;
   long o[8];
   row_offsets<8>(pos.y, g, o);
   const int last = g.ndim - 1;

@@ -6,6 +6,10 @@
 
 namespace mps_ops {
 
+// Elements per thread, whatever the dtype: 4 operands of 8 halves each held
+// at once took 64 registers (H100: half the threads resident).
+enum { glu_elements_per_thread = 4 };
+
 // glu_jvp / glu_backward_jvp: the half shape (ndim dims, innermost last) and
 // each operand's strides in elements, [operand][dim]. 8 x 8 keeps it within
 // what one setBytes carries here (1 KiB).

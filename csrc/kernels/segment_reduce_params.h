@@ -6,6 +6,9 @@
 
 namespace mps_ops {
 
+// The output (forward) or data (backward) elements each thread takes.
+enum { segment_elements_per_thread = 4 };
+
 // _segment_reduce (+ backward): data viewed as (outer, length, inner) around
 // the reduced axis, segments per outer row; offsets (outer, segments + 1).
 // reduction: 0 sum, 1 mean, 2 max, 3 min, 4 prod.

@@ -4,6 +4,7 @@
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
+#include "../runtime/reduction.h"
 
 #include "../kernels/embedding_renorm_params.h"
 
@@ -43,12 +44,17 @@ at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, doubl
   const at::Tensor flat = indices.reshape({-1});
   const at::Tensor index_list = flat.scalar_type() == at::kLong ? flat.contiguous() : flat.to(at::kLong);
   at::Tensor claimed = at::zeros({rows}, self.options().dtype(at::kInt));
+  TORCH_CHECK(self.size(1) <= INT32_MAX, "mps_ops: embedding_renorm_ of rows over 2**31 - 1 elements");
+  const KernelHandle* kernel = kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type());
+  const RowThreads threads = row_threads(self.size(1), n, backend().max_threads_per_group(kernel));
+  TORCH_CHECK(threads.groups <= UINT32_MAX, "mps_ops: embedding_renorm_ over more than 2**32 - 1 threadgroups");
   const embedding_renorm_params params{static_cast<float>(max_norm), static_cast<float>(norm_type), rows,
-                                       self.size(1), self.stride(0), self.stride(1)};
-  const uint32_t group = static_cast<uint32_t>(std::min<int64_t>(256, (self.size(1) + 31) / 32 * 32));
-  KernelFunction function(kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type()));
+                                       self.size(1), self.stride(0), self.stride(1), n,
+                                       static_cast<uint32_t>(threads.share)};
+  const uint32_t group = static_cast<uint32_t>(threads.group);
+  KernelFunction function(kernel);
   function.bind_operands(self, claimed, index_list).bind(params);
-  function.dispatch(Dim3{group, static_cast<uint32_t>(n), 1}, Dim3{group, 1, 1});
+  function.dispatch(Dim3{group, static_cast<uint32_t>(threads.groups), 1}, Dim3{group, 1, 1});
   return self;
 }
 

@@ -65,6 +65,9 @@ fractional_pool_params pool_geometry(const char* op, int64_t dims, const at::Ten
     TORCH_CHECK(dims == 2 ? end <= in[a] : end < in[a], op, "(): pool ", names[a], " ", pool[a],
                 " too large relative to input ", names[a], " ", in[a]);
   }
+  // The forward kernel's window coordinates and plane indices are 32-bit.
+  TORCH_CHECK(p.depth * p.height * p.width <= INT32_MAX, "mps_ops: ", op,
+              " over planes of more than 2**31 - 1 elements");
   p.in_strides[0] = batched ? self.stride(0) : 0;
   p.in_strides[1] = self.stride(c_dim);
   p.in_strides[2] = dims == 3 ? self.stride(-3) : 0;
@@ -103,9 +106,9 @@ std::tuple<at::Tensor&, at::Tensor&> pool_out(const char* op, int64_t dims, cons
   check_output(op, indices, at::kLong, shape, {&self, &random_samples, &output});
   const ContiguousOutput out(output), idx(indices);
   const at::Tensor samples = random_samples.contiguous();
-  // Up to elements_per_thread outputs per thread (the kernel says why).
+  // Up to fractional_pool_outputs_per_thread outputs per thread (the kernel says why).
   dispatch_per_element(kernels, out.tensor, {&out.tensor, &idx.tensor, &self, &samples}, p,
-                       elements_per_thread(self.element_size()));
+                       fractional_pool_outputs_per_thread);
   out.copy_back();
   idx.copy_back();
   return {output, indices};

@@ -4,6 +4,7 @@
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
+#include "../runtime/per_element.h"
 
 #include "../kernels/fused_adagrad_params.h"
 
@@ -64,7 +65,7 @@ void fused_adagrad(at::TensorList self, at::TensorList grads, at::TensorList sta
               "_fused_adagrad_: expected the same number of params, grads, state_sums and state_steps, "
               "but got ", n, ", ", grads.size(), ", ", state_sums.size(), " and ", state_steps.size());
   const at::Tensor lr_value = lr_tensor ? one_value("lr", *lr_tensor) : at::Tensor();
-  const adagrad_params params{static_cast<float>(lr), static_cast<float>(lr_decay),
+  adagrad_params params{static_cast<float>(lr), static_cast<float>(lr_decay),
                               static_cast<float>(weight_decay), static_cast<float>(eps), maximize,
                               lr_tensor != nullptr, has_scale, has_inf};
   for (size_t i = 0; i < n; ++i) {
@@ -82,12 +83,13 @@ void fused_adagrad(at::TensorList self, at::TensorList grads, at::TensorList sta
     }
     TORCH_CHECK(param.numel() <= UINT32_MAX, "mps_ops: _fused_adagrad_ of a tensor over 2**32 - 1 elements");
     // Absent optional tensors bind the step tensor: read only when flagged.
+    params.count = static_cast<uint32_t>(param.numel());
     KernelFunction function(kernels.get(Variant::dense, param.scalar_type(), param.scalar_type()));
     function
         .bind_operands(param, grad, sum, step, lr_tensor ? lr_value : step, has_scale ? *grad_scale : step,
                        has_inf ? *found_inf : step)
         .bind(params);
-    function.dispatch(Dim3{static_cast<uint32_t>(param.numel()), 1, 1});
+    function.dispatch(Dim3{tiled_threads(param.numel(), adagrad_elements_per_thread), 1, 1});
   }
 }
 

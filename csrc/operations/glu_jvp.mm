@@ -8,7 +8,6 @@
 #include "../runtime/op_checks.h"
 
 #include "../kernels/glu_jvp_params.h"
-#include "../kernels/include/mps_ops/shape_limits.h"
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
@@ -81,10 +80,10 @@ void dispatch_glu(KernelCache& kernels, int outputs, std::vector<at::Tensor> ope
     }
   }
   function.bind_operand_list(operands).bind(g);
-  // x: the innermost dim, up to elements_per_thread of it per thread; y: the
-  // rest (the strided element-wise kernels' grid).
+  // x: the innermost dim, up to glu_elements_per_thread of it per thread; y:
+  // the rest (the strided element-wise kernels' grid).
   const uint32_t inner = static_cast<uint32_t>(g.sizes[g.ndim - 1]);
-  const uint32_t per_thread = elements_per_thread(shape_of.element_size());
+  const uint32_t per_thread = glu_elements_per_thread;
   function.dispatch(Dim3{(inner + per_thread - 1) / per_thread, static_cast<uint32_t>(shape_of.numel() / inner), 1});
   for (int i = 0; i < outputs; ++i) {
     if (!operands[i].is_same(targets[i]) && operands[i].data_ptr() != targets[i].data_ptr()) {

@@ -23,6 +23,11 @@ void check_float(const char* op, const at::Tensor& t) {
                               c10::toString(t.scalar_type()), "' on ", t.device());
 }
 
+// The kernels count a row's elements in 32 bits.
+void check_row_length(const char* op, const ReductionPlan& plan) {
+  TORCH_CHECK(plan.layout.inner_numel <= INT32_MAX, "mps_ops: ", op, " over rows of more than 2**31 - 1 elements");
+}
+
 }  // namespace
 
 at::Tensor _masked_softmax(const at::Tensor& self, const at::Tensor& mask, std::optional<int64_t> dim_,
@@ -52,8 +57,9 @@ at::Tensor _masked_softmax(const at::Tensor& self, const at::Tensor& mask, std::
   const at::Tensor mask_c = full_mask.contiguous();
   at::Tensor out = at::empty(self.sizes(), self.options());
   const ReductionPlan plan = plan_reduction(input, {dim});
+  check_row_length("_masked_softmax", plan);
   dispatch_reduction(kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type()), {&out},
-                     {&input, &mask_c}, plan, {}, SliceMapping::group_per_slice);
+                     {&input, &mask_c}, plan, {}, SliceMapping::rows);
   return out;
 }
 
@@ -80,8 +86,9 @@ at::Tensor _masked_softmax_backward(const at::Tensor& grad_output, const at::Ten
   const at::Tensor grad = grad_output.contiguous(), out = output.contiguous(), mask_c = mask.contiguous();
   at::Tensor grad_input = at::empty(output.sizes(), output.options());
   const ReductionPlan plan = plan_reduction(grad, {dim});
+  check_row_length("_masked_softmax_backward", plan);
   dispatch_reduction(kernels.get(Variant::reduce, output.scalar_type(), output.scalar_type()),
-                     {&grad_input}, {&grad, &out, &mask_c}, plan, {}, SliceMapping::group_per_slice);
+                     {&grad_input}, {&grad, &out, &mask_c}, plan, {}, SliceMapping::rows);
   return grad_input;
 }
 

@@ -130,7 +130,7 @@ at::Tensor segment_reduce(const at::Tensor& data, c10::string_view reduce,
   TORCH_CHECK(!(indices && indices->defined()), "segment_reduce(): indices based reduction is not supported yet.");
   const SegmentPlan plan = plan_segments("segment_reduce", data, reduce, lengths, offsets, axis, unsafe, initial);
   at::Tensor out = at::empty(plan.output_shape, data.options());
-  dispatch_per_element(kernels, out, {&out, &plan.data, &plan.offsets}, plan.params);
+  dispatch_per_element(kernels, out, {&out, &plan.data, &plan.offsets}, plan.params, segment_elements_per_thread);
   return out;
 }
 
@@ -139,6 +139,7 @@ at::Tensor _segment_reduce_backward(const at::Tensor& grad, const at::Tensor& ou
                                     const std::optional<at::Tensor>& offsets, int64_t axis,
                                     const std::optional<at::Scalar>& initial) {
   static KernelCache kernels("segment_reduce_backward");
+  static KernelCache row_kernels("segment_of_rows");
   const SegmentPlan plan = plan_segments("_segment_reduce_backward", data, reduce, lengths, offsets, axis,
                                          /*unsafe=*/true, initial);
   check_device("_segment_reduce_backward", grad);
@@ -154,7 +155,20 @@ at::Tensor _segment_reduce_backward(const at::Tensor& grad, const at::Tensor& ou
   if (plan.params.segments == 0) {
     return grad_data.zero_();
   }
-  dispatch_per_element(kernels, grad_data, {&grad_data, &grad_c, &output_c, &plan.data, &plan.offsets}, plan.params);
+  if (grad_data.numel() == 0) {
+    return grad_data;
+  }
+  // Each data row's segment, found once per row (kernel: segment_of_rows).
+  const segment_params& p = plan.params;
+  TORCH_CHECK(p.outer * p.segments <= INT32_MAX, "mps_ops: _segment_reduce_backward over more than 2**31 - 1 "
+              "segments (", p.outer, " x ", p.segments, ")");
+  TORCH_CHECK(grad_data.numel() <= UINT32_MAX, "mps_ops: _segment_reduce_backward over more than 2**32 - 1 elements");
+  const at::Tensor rows = at::empty({p.outer * p.length}, data.options().dtype(at::kInt));
+  KernelFunction find_rows(row_kernels.get(Variant::dense, data.scalar_type(), data.scalar_type()));
+  find_rows.bind_operands(rows, plan.offsets).bind(plan.params);
+  find_rows.dispatch(Dim3{static_cast<uint32_t>(rows.numel()), 1, 1});
+  dispatch_per_element(kernels, grad_data, {&grad_data, &grad_c, &output_c, &plan.data, &plan.offsets, &rows},
+                       plan.params, segment_elements_per_thread);
   return grad_data;
 }
 

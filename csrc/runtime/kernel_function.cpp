@@ -115,7 +115,11 @@ void KernelFunction::dispatch(Dim3 threads, Dim3 group) {
     return;  // an empty grid runs nothing (and has no group size to choose)
   }
   if (group.x == 0 && group.y == 0 && group.z == 0) {
-    const uint32_t limit = b.max_threads_per_group(kernel_);
+    // At most default_group_threads: a GPU keeps whole threadgroups
+    // resident, so a kernel whose registers allow 1.5 groups of 1,024 runs
+    // one (H100: glu_jvp and fractional_max_pool at half occupancy), where
+    // groups of 256 fill the registers to within a quarter group.
+    const uint32_t limit = std::min(b.max_threads_per_group(kernel_), default_group_threads);
     group = Dim3{std::min(threads.x, limit), 1, 1};
     group.y = std::max<uint32_t>(1, std::min(threads.y, limit / group.x));
     group.z = std::max<uint32_t>(1, std::min(threads.z, limit / (group.x * group.y)));

@@ -20,6 +20,10 @@
 
 namespace mps_ops {
 
+// The threads of a threadgroup a dispatch gets when it names none (a multiple
+// of 32, the SIMD width of Apple GPUs and NVIDIA's warps).
+inline constexpr uint32_t default_group_threads = 256;
+
 // A buffer that starts at `data` inside `owner`'s storage and spans `bytes`
 // (TensorIterator operands, whose data pointers may be advanced past the
 // view's start, and pieces of a tensor).
@@ -75,7 +79,7 @@ class KernelFunction {
   void set_threadgroup_memory(int index, uint32_t bytes);
 
   // group: threads per threadgroup; all zero means min(threads, the kernel's
-  // limit). An empty grid dispatches nothing.
+  // limit, default_group_threads). An empty grid dispatches nothing.
   void dispatch(Dim3 threads, Dim3 group = Dim3{0, 0, 0});
 
  private:

@@ -170,12 +170,12 @@ bool wants_columns(const reduction_layout& layout, int64_t slices) {
 // 8 threads of a slice still read 32 neighbouring bytes of float together.
 // The group is a whole number of SIMD groups (the kernel's merge assumes it),
 // its last slices inactive where the slices are fewer.
-constexpr int64_t elements_per_row_thread = 32;
 constexpr int64_t min_threads_per_slice = 8;
 
 RowThreads rows_of(int64_t n, int64_t slices, int64_t cap) {
-  const int64_t share = std::min(
-      cap, std::max(min_threads_per_slice, ceil_pow2((n + elements_per_row_thread - 1) / elements_per_row_thread)));
+  const int64_t share =
+      std::min(cap, std::max(min_threads_per_slice,
+                             ceil_pow2((n + elements_per_row_thread - 1) / elements_per_row_thread)));
   const int64_t group = std::min(cap, round_up(share * slices, simd_width));
   const int64_t per_group = group / share;
   return RowThreads{share, group, (slices + per_group - 1) / per_group};
@@ -198,11 +198,7 @@ Mapping choose_mapping(const reduction_layout& layout, int64_t slices, int64_t m
                        SliceMapping allowed) {
   const int64_t n = layout.inner_numel;
   const int64_t cap = group_cap(max_threads);
-  if (allowed == SliceMapping::group_per_slice) {
-    const int64_t group = std::min(round_up(std::max<int64_t>(n, 1), simd_width), cap);
-    return Mapping{group, slices, 0, static_cast<int>(group)};
-  }
-  if (wants_columns(layout, slices)) {
+  if (allowed != SliceMapping::rows && wants_columns(layout, slices)) {
     // Rows deal out a slice's elements, each thread at least 4 of them.
     const int64_t rows = std::min({max_rows, floor_pow2(std::max<int64_t>(n / 4, 1)), cap / simd_width});
     const int64_t columns = std::min(round_up(slices, simd_width), cap / rows / simd_width * simd_width);

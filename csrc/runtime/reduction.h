@@ -32,10 +32,10 @@ struct ReductionPlan {
 ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool all_if_empty = true);
 
 // How a kernel takes its slices: `any` as the layout's mapping fields say
-// (kernels built on reduce_slice / merge_slice), or one threadgroup per slice
-// (slice = the group's index, all its threads; masked_softmax, which shares
-// per-slice values through threadgroup variables).
-enum class SliceMapping { any, group_per_slice };
+// (kernels built on reduce_slice / merge_slice), or always the rows mapping,
+// whole slices (no columns, no split): masked_softmax, whose threads each
+// need their row's max and sum.
+enum class SliceMapping { any, rows };
 
 // Outputs (contiguous, `plan.slices` elements each) first, the inputs after
 // them, then the layout (with the mapping chosen here) and the params (none
@@ -50,14 +50,16 @@ inline void dispatch_reduction(const KernelHandle* kernel,
 }
 
 // Threads for kernels that fold rows of their own, one result per row (the
-// margin losses): `share` threads per row (a power of two, at least 8, about
-// 32 elements each: the reductions' rows mapping), `group` threads per
-// threadgroup (whole SIMD groups, group / share rows), `groups` groups.
+// margin losses, embedding_renorm): `share` threads per row (a power of two,
+// at least 8, about elements_per_row_thread elements each: the reductions'
+// rows mapping), `group` threads per threadgroup (whole SIMD groups,
+// group / share rows), `groups` groups.
 struct RowThreads {
   int64_t share;
   int64_t group;
   int64_t groups;
 };
+constexpr int64_t elements_per_row_thread = 32;
 RowThreads row_threads(int64_t row_length, int64_t rows, int64_t max_threads);
 
 // A reducer's kernels as reduction.h's REGISTER_REDUCE_ONE_OP / _TWO_OP

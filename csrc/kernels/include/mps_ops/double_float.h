@@ -85,6 +85,30 @@ inline double_float df_exp2(double_float y) {
   return double_float{metal::ldexp(sum.hi, int(n)), metal::ldexp(sum.lo, int(n))};
 }
 
+// 2 ** (hi + lo) to float accuracy (about 1 ulp before the caller's
+// rounding): 2 ** n times e ** t, t = (y - n) ln 2 in [-0.35, 0.35] carried
+// in one float, e ** t by its Taylor series to t**8 / 8! (the next term is
+// below 2**-31) with the leading 1 added last, so its rounding is the
+// result's. fma throughout: the same roundings on every target.
+inline float exp2_to_float(double_float y) {
+  const float n = metal::rint(y.hi);
+  if (!metal::isfinite(y.hi) || metal::abs(n) > 300.0f) {
+    return metal::exp2(y.hi);
+  }
+  const double_float f = quick_two_sum(y.hi - n, y.lo);
+  const float ln2_hi = 0.693147182464599609375f, ln2_lo = -1.9046542121259336e-09f;
+  const float t = metal::fma(f.hi, ln2_hi, metal::fma(f.hi, ln2_lo, f.lo * ln2_hi));
+  float series = 1.0f / 40320.0f;
+  series = metal::fma(series, t, 1.0f / 5040.0f);
+  series = metal::fma(series, t, 1.0f / 720.0f);
+  series = metal::fma(series, t, 1.0f / 120.0f);
+  series = metal::fma(series, t, 1.0f / 24.0f);
+  series = metal::fma(series, t, 1.0f / 6.0f);
+  series = metal::fma(series, t, 0.5f);
+  series = metal::fma(series, t, 1.0f);
+  return metal::ldexp(metal::fma(series, t, 1.0f), int(n));
+}
+
 // trunc(hi + lo) as a long, for magnitudes below 2**63.
 inline long df_trunc_to_long(double_float a) {
   if (metal::trunc(a.hi) != a.hi) {

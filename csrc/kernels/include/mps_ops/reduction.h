@@ -387,6 +387,37 @@ inline typename R::state merge_consecutive(
   return state;
 }
 
+// The same merge with the result in every thread of the slice, for kernels
+// that go on to use it per element (masked_softmax). Up to the SIMD width
+// the xor shuffles leave it in every lane (each lane merges the same values
+// in an order that differs only by swapped operands, so the lanes agree bit
+// for bit); beyond, every thread merges the slice's SIMD groups' partials in
+// order (share may then be any multiple of the SIMD width). Ends with a
+// barrier, so partials may be reused at once.
+template <typename R>
+inline typename R::state merge_consecutive_to_all(
+    typename R::state state,
+    threadgroup typename R::state* partials,
+    thread const group_position& at,
+    uint share) {
+  state = merge_simd_group<R>(state, metal::min(share, at.simd_size));
+  if (share <= at.simd_size) {
+    return state;
+  }
+  const uint simd_groups_per_slice = share / at.simd_size;
+  if (at.lane == 0) {
+    partials[at.simd_group] = state;
+  }
+  metal::threadgroup_barrier(metal::mem_flags::mem_threadgroup);
+  const uint first_group = at.simd_group / simd_groups_per_slice * simd_groups_per_slice;
+  state = partials[first_group];
+  for (uint g = 1; g < simd_groups_per_slice; ++g) {
+    state = R::merge(state, partials[first_group + g]);
+  }
+  metal::threadgroup_barrier(metal::mem_flags::mem_threadgroup);
+  return state;
+}
+
 // The states of a column-mapped group's rows, complete in row 0. The rows
 // after the first leave theirs in threadgroup memory; row 0 merges them in
 // row order.
