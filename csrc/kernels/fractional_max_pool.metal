@@ -16,13 +16,14 @@ using namespace metal;
 
 namespace {
 
-// 32-bit: the host keeps every size below 2**31.
+// 32-bit: the host keeps every size below 2**31. alpha: the axis's
+// (I - P) / (O - 1) in T, from the host (a division per output otherwise).
 template <typename T>
-inline int window_start(T sample, int o, int in_size, int out_size, int pool) {
+inline int window_start(T sample, int o, int in_size, int out_size, int pool, float alpha_in_t) {
   if (o == out_size - 1) {
     return in_size - pool;
   }
-  const T alpha = T(float(in_size - pool)) / T(float(out_size - 1));
+  const T alpha = T(alpha_in_t);
   const int start = int(float(T(T(float(o)) + sample) * alpha)) - int(float(sample * alpha));
   // In range for any sample (truncation is monotone, alpha >= 0); the clamp
   // only guards the reads, whatever the conversions of NaN or inf give.
@@ -71,10 +72,10 @@ kernel void fractional_max_pool(
       const uint n = plane / channels, c = plane - n * channels;
       // The CPU's sample order: (width, height) for 2-D, (time, height, width) for 3-D.
       constant T* u = samples + long(plane) * p.sample_count;
-      const int w0 = window_start(u[three_d ? 2 : 0], int(ow), width, int(out_w), pool_w);
-      const int h0 = window_start(u[1], int(oh), height, int(out_h), pool_h);
+      const int w0 = window_start(u[three_d ? 2 : 0], int(ow), width, int(out_w), pool_w, p.alpha[2]);
+      const int h0 = window_start(u[1], int(oh), height, int(out_h), pool_h, p.alpha[1]);
       // 2-D: one window of depth 1 at 0 (the last-window rule), no sample read.
-      const int t0 = three_d ? window_start(u[0], int(ot), depth, int(out_t), pool_t) : 0;
+      const int t0 = three_d ? window_start(u[0], int(ot), depth, int(out_t), pool_t, p.alpha[0]) : 0;
       constant T* base = in + long(n) * p.in_strides[0] + long(c) * p.in_strides[1];
       best_index[k] = (t0 * height + h0) * width + w0;
       for (int t = t0; t < t0 + pool_t; ++t) {

@@ -29,6 +29,9 @@ struct fractional_pool_params {
   long pool_h;
   long pool_w;
   long in_strides[5];
+  // (I - P) / (O - 1) per axis (time, height, width), computed by the host in
+  // the input's type as the CPU does (float holds every half and bfloat16).
+  float alpha[3];
   int sample_count;
 };
 

@@ -22,8 +22,10 @@ namespace {
 // Elements loaded together: a run of loads in flight per thread, and where
 // loads and stores alternate, the loads of a run before its stores (a store
 // to the output could alias the inputs for all the compiler knows, so a load
-// after a store waits for it).
+// after a store waits for it). The backward loads three operands per
+// element: runs of 4 took 49 registers there (32 with 2).
 constant constexpr uint run = 4;
+constant constexpr uint backward_run = 2;
 
 // A thread's row: where it starts, its length (0 for threads past the last
 // row) and the stride of its one dim (the host reduces one dim, so the layout
@@ -145,10 +147,10 @@ kernel void masked_softmax_backward(
   device T* row_grad_in = grad_in + row.start;
   const uint n = row.length, step = t.step;
   float dot = 0.0f;
-  for (uint first = t.first; first < n; first += run * step) {
-    float terms[run];
+  for (uint first = t.first; first < n; first += backward_run * step) {
+    float terms[backward_run];
     _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < run; ++k) {
+    for (uint k = 0; k < backward_run; ++k) {
       const uint i = first + k * step;
       terms[k] = 0.0f;
       if (i < n) {
@@ -157,16 +159,16 @@ kernel void masked_softmax_backward(
       }
     }
     _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < run; ++k) {
+    for (uint k = 0; k < backward_run; ++k) {
       dot += terms[k];
     }
   }
   const float d = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(dot, partials, at, step);
-  for (uint first = t.first; first < n; first += run * step) {
-    float o[run], g[run];
-    bool masked[run];
+  for (uint first = t.first; first < n; first += backward_run * step) {
+    float o[backward_run], g[backward_run];
+    bool masked[backward_run];
     _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < run; ++k) {
+    for (uint k = 0; k < backward_run; ++k) {
       const uint i = first + k * step;
       if (i < n) {
         const long at_i = row.offset(i);
@@ -176,7 +178,7 @@ kernel void masked_softmax_backward(
       }
     }
     _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < run; ++k) {
+    for (uint k = 0; k < backward_run; ++k) {
       const uint i = first + k * step;
       if (i < n) {
         // The CPU subtracts in double; where the float difference overflows,

@@ -11,7 +11,6 @@
 #include "../runtime/per_element.h"
 
 #include "../kernels/fractional_max_pool_params.h"
-#include "../kernels/include/mps_ops/shape_limits.h"
 
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
@@ -26,6 +25,13 @@ void check_float_input(const char* op, const at::Tensor& self) {
   check_dtype(op, self);
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
                               c10::toString(self.scalar_type()), "' on ", self.device());
+}
+
+// The CPU's alpha in the input's type T: T(span) / T(steps), rounded to T.
+template <typename T>
+float alpha_in(int64_t span, int64_t steps) {
+  return static_cast<float>(static_cast<T>(static_cast<T>(static_cast<float>(span)) /
+                                           static_cast<T>(static_cast<float>(steps))));
 }
 
 fractional_pool_params pool_geometry(const char* op, int64_t dims, const at::Tensor& self,
@@ -73,6 +79,11 @@ fractional_pool_params pool_geometry(const char* op, int64_t dims, const at::Ten
   p.in_strides[2] = dims == 3 ? self.stride(-3) : 0;
   p.in_strides[3] = self.stride(-2);
   p.in_strides[4] = self.stride(-1);
+  for (int a = 0; a < 3; ++a) {
+    p.alpha[a] = self.scalar_type() == at::kHalf       ? alpha_in<at::Half>(in[a] - pool[a], out[a] - 1)
+                 : self.scalar_type() == at::kBFloat16 ? alpha_in<at::BFloat16>(in[a] - pool[a], out[a] - 1)
+                                                       : alpha_in<float>(in[a] - pool[a], out[a] - 1);
+  }
   p.sample_count = static_cast<int>(dims);
   return p;
 }

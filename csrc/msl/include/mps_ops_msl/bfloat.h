@@ -1,5 +1,5 @@
-// bfloat for the emulator: 16-bit storage, arithmetic in float, every result
-// rounded back to nearest-even as Apple GPUs store it. A class (not a typedef of
+// bfloat for the emulator and the CUDA target: 16-bit storage, arithmetic in
+// float, every result rounded back to nearest-even as Apple GPUs store it. A class (not a typedef of
 // a wider type) so that the storage size, the rounding and the overload set
 // match MSL; it lives in its own namespace so that `cond ? bf : 0.0f` style
 // ambiguities stay visible instead of silently picking float.
@@ -40,6 +40,15 @@ class bfloat {
 
  private:
   static uint16_t round_to_bits(float value) {
+#if defined(__CUDA__) && defined(__CUDA_ARCH__)
+    // The CUDA target: the GPU's own conversion, the same rounding (to
+    // nearest even) in one instruction where the bit arithmetic below took
+    // about six; a NaN stays NaN, its payload not kept.
+    const __bf16 rounded = __nvvm_f2bf16_rn(value);
+    uint16_t bits;
+    memcpy(&bits, &rounded, sizeof(bits));
+    return bits;
+#else
     uint32_t wide;
     memcpy(&wide, &value, sizeof(wide));
     if ((wide & 0x7fffffffu) > 0x7f800000u) {
@@ -48,6 +57,7 @@ class bfloat {
     }
     uint32_t rounding_bias = 0x7fffu + ((wide >> 16) & 1u);
     return uint16_t((wide + rounding_bias) >> 16);
+#endif
   }
 
   uint16_t bits_;
