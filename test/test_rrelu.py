@@ -1,7 +1,8 @@
 """rrelu_with_noise beyond OpInfo's samples. Training draws slopes from the
 generator, and ours come from another stream than the CPU's, so training is
 checked by its properties (noise 1 where x > 0, in [lower, upper] elsewhere,
-out = x * noise, a fixed seed reproduces, the generator advances); evaluation
+out = x * noise, a fixed seed reproduces, the generator advances, the slopes
+uniform and uncorrelated between neighbours); evaluation
 is compared with the CPU. Layouts, out= and in-place forms, autograd, and the
 CPU's errors."""
 
@@ -82,6 +83,25 @@ def test_a_fixed_seed_reproduces_and_the_generator_advances():
     (d, _), _ = run_on_kernels(lambda t, n: (torch.ops.aten.rrelu_with_noise(t, n, LOWER, UPPER, True, generator), n),
                                x, torch.empty(200))
     assert torch.equal(c, d)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_slopes_are_uniform_and_uncorrelated(dtype):
+    """Every element negative, so every one draws: the slopes fill [lower,
+    upper) evenly (16 bins within 5% of their share, 4.5 standard
+    deviations), and neighbours are uncorrelated whether they share a thread
+    (32 apart in a tile), a Philox block (4 x 32 apart) or neither (1, 256)."""
+    torch.manual_seed(7)
+    n = 1 << 17
+    (out, noise), _ = run_on_kernels(_train, -torch.rand(n).to(dtype) - 0.5, torch.empty(n, dtype=dtype))
+    low, high = (torch.tensor(v, dtype=dtype).double() for v in (LOWER, UPPER))  # the bounds in the dtype
+    u = (noise.double() - low) / (high - low)
+    assert ((u >= 0) & (u <= 1)).all()
+    counts = torch.histc(u, bins=16, min=0, max=1)
+    assert ((counts - n / 16).abs() < 0.05 * n / 16).all(), counts
+    for lag in (1, 32, 128, 256):
+        correlation = torch.corrcoef(torch.stack([u[:-lag], u[lag:]]))[0, 1].item()
+        assert abs(correlation) < 0.02, (lag, correlation)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])

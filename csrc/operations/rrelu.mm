@@ -1,9 +1,10 @@
 // Host stubs of rrelu_with_noise (functional, in place, out=); kernel in
-// csrc/kernels/rrelu.metal. Training fills noise with uniform(lower, upper)
-// from the given generator (or the device's default one) with torch's own
-// uniform_, then one kernel applies it. The CPU instead draws one double per
-// non-positive element from its mt19937 stream, so a fixed seed gives other
-// slopes here than on the CPU (as on CUDA); docs/ops.md says so.
+// csrc/kernels/rrelu.metal. Training draws four words from the given
+// generator (or the device's default one; a tiny random_ on the device, so
+// the host never waits), the key of the kernel's counter-based stream: a
+// fixed seed reproduces and the generator advances. The CPU instead draws one
+// double per non-positive element from its mt19937 stream, so a fixed seed
+// gives other slopes here than on the CPU (as on CUDA); docs/ops.md says so.
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/op_checks.h"
@@ -44,18 +45,24 @@ void rrelu_into(const at::Tensor& self, at::Tensor& noise, const at::Scalar& low
     return;
   }
   const at::Tensor x = self.contiguous();
-  // Evaluation reads no noise: x stands in for it.
+  // Evaluation reads no noise (x stands in for it) and no key (left unset).
   const ContiguousOutput noise_target(training ? noise : x);
+  at::Tensor key = at::empty({4}, self.options().dtype(at::kInt));
   if (training) {
-    noise_target.tensor.uniform_(lower.to<double>(), upper.to<double>(), generator);
+    key.random_(std::move(generator));
   }
+  const double low = lower.to<double>(), high = upper.to<double>();
+  // The CPU's check, made where it draws (it raises only once some element
+  // is non-positive; here whenever training, as a draw may come).
+  TORCH_CHECK(!training || low <= high, "Expected from <= to to be true, but got false.");
   // The CPU's mean slope: (lower + upper) / 2 in double, then the kernel's float.
-  const rrelu_params params{static_cast<float>((lower.to<double>() + upper.to<double>()) / 2.0),
-                            training ? 1 : 0, static_cast<unsigned int>(self.numel())};
+  const rrelu_params params{static_cast<float>((low + high) / 2.0), static_cast<float>(low),
+                            static_cast<float>(high - low), training ? 1 : 0,
+                            static_cast<unsigned int>(self.numel())};
   const ContiguousOutput target(out);
   // Up to elements_per_thread elements per thread (the kernel says why);
   // dispatch_per_element refuses more than 2**32 - 1, so count holds them.
-  dispatch_per_element(kernels, target.tensor, {&target.tensor, &noise_target.tensor, &x}, params,
+  dispatch_per_element(kernels, target.tensor, {&target.tensor, &noise_target.tensor, &x, &key}, params,
                        elements_per_thread(self.element_size()));
   noise_target.copy_back();
   target.copy_back();
