@@ -264,6 +264,23 @@ def test_cuda_build_fails_on_a_kernel_clang_rejects(cuda_tools, tmp_path, capsys
     assert "FAILED" in out and "undefined_name" in out and "0/1 files" in out
 
 
+def test_rebuilding_some_files_keeps_the_other_files_kernels(tmp_path):
+    """cuda_build.py with files named replaces their entries in kernels.txt
+    and keeps every other file's (the whole list was once rewritten with the
+    named files' entries only, and a GPU run carrying it missed the rest)."""
+    def result(stem, names):
+        return cuda_build.FileResult(metal=f"{stem}.metal", ptx=str(tmp_path / f"{stem}.ptx"), entries=names,
+                                     slots={n: (1, 0) for n in names})
+
+    cuda_build.write_kernel_list([result("a", ["a_old"]), result("b", ["b_one"])], str(tmp_path))
+    cuda_build.write_kernel_list([result("a", ["a_new"])], str(tmp_path), keep_other_files=True)
+    names = [line.split()[0] for line in (tmp_path / "kernels.txt").read_text().splitlines()]
+    assert names == ["a_new", "b_one"]
+    cuda_build.write_kernel_list([result("a", ["a_new"])], str(tmp_path))
+    assert (tmp_path / "kernels.txt").read_text().split()[0] == "a_new"
+    assert "b_one" not in (tmp_path / "kernels.txt").read_text()
+
+
 def test_missing_clang_names_bootstrap(monkeypatch):
     monkeypatch.setenv("CUDA_CLANG", "clang++-does-not-exist")
     with pytest.raises(cuda_build.ToolError, match="tools/bootstrap.sh"):

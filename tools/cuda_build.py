@@ -183,13 +183,21 @@ def build(files: list[str], out_dir: str, clang: str, toolkit: str,
 
 
 def write_kernel_list(results: list[FileResult], out_dir: str, name: str = "kernels.txt",
-                      prefix: str = "") -> str:
+                      prefix: str = "", keep_other_files: bool = False) -> str:
     """The list the CUDA backend reads: `host_name file.ptx buffers
     threadgroups`, the PTX named relative to the PTX directory (prefix: the
-    subdirectory of a prebuilt shader's)."""
+    subdirectory of a prebuilt shader's). keep_other_files: the lines of an
+    existing list for PTX files not in results stay (a rebuild of some
+    kernel files; without them the carried build/cuda lost every other
+    kernel)."""
     path = os.path.join(out_dir, name)
-    lines = sorted(f"{name} {prefix}{os.path.basename(r.ptx)} {r.slots[name][0]:#x} {r.slots[name][1]:#x}"
-                   for r in results for name in r.entries if name in r.slots)
+    lines = [f"{name} {prefix}{os.path.basename(r.ptx)} {r.slots[name][0]:#x} {r.slots[name][1]:#x}"
+             for r in results for name in r.entries if name in r.slots]
+    if keep_other_files and os.path.exists(path):
+        rebuilt = {prefix + os.path.basename(r.ptx) for r in results}
+        with open(path) as f:
+            lines += [line.rstrip("\n") for line in f if len(line.split()) > 1 and line.split()[1] not in rebuilt]
+    lines = sorted(lines)
     msl_prepass.write_if_changed(path, "".join(line + "\n" for line in lines))
     return path
 
@@ -240,7 +248,9 @@ def report(results: list[FileResult], seconds: float) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="*", help="kernel files (default: every csrc/kernels/*.metal)")
+    parser.add_argument("files", nargs="*",
+                        help="kernel files (default: every csrc/kernels/*.metal); named files replace "
+                             "their own entries in an existing kernels.txt and keep the others'")
     parser.add_argument("--out", default=DEFAULT_OUT, help="output directory (default: build/cuda)")
     parser.add_argument("--jobs", type=int, default=MAX_JOBS, help=f"parallel files, at most {MAX_JOBS}")
     parser.add_argument("--clang", help=f"clang++ >= {MIN_CLANG} (default: clang++-19, or $CUDA_CLANG)")
@@ -259,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cuda_build: {clang}, CUDA toolkit {toolkit}, {len(files)} files -> {args.out}")
     start = time.monotonic()
     results = build(files, os.path.abspath(args.out), clang, toolkit, args.jobs)
-    write_kernel_list(results, os.path.abspath(args.out))
+    write_kernel_list(results, os.path.abspath(args.out), keep_other_files=bool(args.files))
     built = report(results, time.monotonic() - start)
     if args.files:
         return 0 if built else 1

@@ -38,11 +38,25 @@ inline long offset5(thread const long* coords, constant long* strides) {
   return offset;
 }
 
-// The output cells along one axis that cover input position i.
-inline void covering(long i, long in_size, long out_size, thread long& first, thread long& last) {
-  first = (i * out_size) / in_size;
-  last = ((i + 1) * out_size + in_size - 1) / in_size;
-  last = min(last, out_size);
+// 32-bit versions of the cell bounds for the backward passes: every input
+// coordinate and size fits 32 bits (the host allows no more than 2**32 - 1
+// input elements and 2**32 - 1 cells along an axis), and only a product of
+// two of them can overflow, so the product is 64-bit and the division
+// 32-bit where the product allows (a GPU divides 64-bit integers in software,
+// tens of instructions).
+inline uint div32(ulong num, uint den) {
+  return num <= 0xffffffffUL ? uint(num) / den : uint(num / ulong(den));
+}
+inline uint cell_start32(uint o, uint in_size, uint out_size) {
+  return div32(ulong(o) * in_size, out_size);
+}
+inline uint cell_end32(uint o, uint in_size, uint out_size) {
+  return div32(ulong(o + 1) * in_size + out_size - 1, out_size);
+}
+// The output cells [first, last) along one axis that cover input [i0, i1).
+inline void covering32(uint i0, uint i1, uint in_size, uint out_size, thread uint& first, thread uint& last) {
+  first = div32(ulong(i0) * out_size, in_size);
+  last = min(div32(ulong(i1) * out_size + in_size - 1, in_size), out_size);
 }
 
 }  // namespace
@@ -70,37 +84,48 @@ kernel void adaptive_avg_pool3d(
   out[offset5(o, g.out_strides)] = static_cast<T>(sum / mps_ops::opmath_t<T>((d1 - d0) * (h1 - h0) * (w1 - w0)));
 }
 
+// Coordinates 32-bit (the 32-bit cell bounds above): one thread per input
+// element, below 2**32 of them.
 template <typename T>
 kernel void adaptive_avg_pool3d_backward(
     device T* grad_in [[buffer(0)]],
     constant T* grad_out [[buffer(1)]],
     constant mps_ops::pool3d_geometry& g [[buffer(2)]],
     uint index [[thread_position_in_grid]]) {
-  long i[5];
-  unflatten5(long(index), g.in_sizes, i);
-  long od0, od1, oh0, oh1, ow0, ow1;
-  covering(i[2], g.in_sizes[2], g.out_sizes[2], od0, od1);
-  covering(i[3], g.in_sizes[3], g.out_sizes[3], oh0, oh1);
-  covering(i[4], g.in_sizes[4], g.out_sizes[4], ow0, ow1);
-  const long base = i[0] * g.out_strides[0] + i[1] * g.out_strides[1];
+  const uint C = uint(g.in_sizes[1]), D = uint(g.in_sizes[2]), H = uint(g.in_sizes[3]), W = uint(g.in_sizes[4]);
+  const uint OD = uint(g.out_sizes[2]), OH = uint(g.out_sizes[3]), OW = uint(g.out_sizes[4]);
+  uint rest = index;
+  const uint w = rest % W;
+  rest /= W;
+  const uint h = rest % H;
+  rest /= H;
+  const uint d = rest % D;
+  rest /= D;
+  const uint c = rest % C, n = rest / C;
+  uint od0, od1, oh0, oh1, ow0, ow1;
+  covering32(d, d + 1, D, OD, od0, od1);
+  covering32(h, h + 1, H, OH, oh0, oh1);
+  covering32(w, w + 1, W, OW, ow0, ow1);
+  const long base = long(n) * g.out_strides[0] + long(c) * g.out_strides[1];
   mps_ops::opmath_t<T> sum = 0;
-  for (long od = od0; od < od1; ++od) {
-    const long d0 = cell_start(od, g.in_sizes[2], g.out_sizes[2]), d1 = cell_end(od, g.in_sizes[2], g.out_sizes[2]);
-    if (i[2] < d0 || i[2] >= d1) continue;
-    for (long oh = oh0; oh < oh1; ++oh) {
-      const long h0 = cell_start(oh, g.in_sizes[3], g.out_sizes[3]), h1 = cell_end(oh, g.in_sizes[3], g.out_sizes[3]);
-      if (i[3] < h0 || i[3] >= h1) continue;
-      for (long ow = ow0; ow < ow1; ++ow) {
-        const long w0 = cell_start(ow, g.in_sizes[4], g.out_sizes[4]), w1 = cell_end(ow, g.in_sizes[4], g.out_sizes[4]);
-        if (i[4] < w0 || i[4] >= w1) continue;
-        const mps_ops::opmath_t<T> cell = mps_ops::opmath_t<T>((d1 - d0) * (h1 - h0) * (w1 - w0));
-        sum += mps_ops::opmath_t<T>(
-                   grad_out[base + od * g.out_strides[2] + oh * g.out_strides[3] + ow * g.out_strides[4]]) /
+  for (uint od = od0; od < od1; ++od) {
+    const uint d0 = cell_start32(od, D, OD), d1 = cell_end32(od, D, OD);
+    if (d < d0 || d >= d1) continue;
+    for (uint oh = oh0; oh < oh1; ++oh) {
+      const uint h0 = cell_start32(oh, H, OH), h1 = cell_end32(oh, H, OH);
+      if (h < h0 || h >= h1) continue;
+      for (uint ow = ow0; ow < ow1; ++ow) {
+        const uint w0 = cell_start32(ow, W, OW), w1 = cell_end32(ow, W, OW);
+        if (w < w0 || w >= w1) continue;
+        const mps_ops::opmath_t<T> cell = mps_ops::opmath_t<T>(long(d1 - d0) * long(h1 - h0) * long(w1 - w0));
+        sum += mps_ops::opmath_t<T>(grad_out[base + long(od) * g.out_strides[2] + long(oh) * g.out_strides[3] +
+                                             long(ow) * g.out_strides[4]]) /
                cell;
       }
     }
   }
-  grad_in[offset5(i, g.in_strides)] = static_cast<T>(sum);
+  grad_in[long(n) * g.in_strides[0] + long(c) * g.in_strides[1] + long(d) * g.in_strides[2] +
+          long(h) * g.in_strides[3] + long(w) * g.in_strides[4]] = static_cast<T>(sum);
 }
 
 template <typename T>
@@ -132,27 +157,6 @@ kernel void adaptive_max_pool3d(
   }
   out[offset5(o, g.out_strides)] = static_cast<T>(best);
   indices[offset5(o, g.index_strides)] = best_index;
-}
-
-// 32-bit versions of the cell bounds for the backward passes: every input
-// coordinate and size fits 32 bits (the host allows no more than 2**32 - 1
-// input elements and 2**32 - 1 cells along an axis), and only a product of
-// two of them can overflow, so the product is 64-bit and the division
-// 32-bit where the product allows (a GPU divides 64-bit integers in software,
-// tens of instructions).
-inline uint div32(ulong num, uint den) {
-  return num <= 0xffffffffUL ? uint(num) / den : uint(num / ulong(den));
-}
-inline uint cell_start32(uint o, uint in_size, uint out_size) {
-  return div32(ulong(o) * in_size, out_size);
-}
-inline uint cell_end32(uint o, uint in_size, uint out_size) {
-  return div32(ulong(o + 1) * in_size + out_size - 1, out_size);
-}
-// The output cells [first, last) along one axis that cover input [i0, i1).
-inline void covering32(uint i0, uint i1, uint in_size, uint out_size, thread uint& first, thread uint& last) {
-  first = div32(ulong(i0) * out_size, in_size);
-  last = min(div32(ulong(i1) * out_size + in_size - 1, in_size), out_size);
 }
 
 // Max-pool backward: each thread takes a run of up to K neighbouring input

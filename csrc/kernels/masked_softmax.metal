@@ -3,7 +3,7 @@
 // mask types), so one reduction layout addresses all three. A True mask
 // element counts as -inf, as on the CPU: it gets 0, and a row with nothing
 // unmasked is NaN throughout. In float:
-//   forward   out = exp(v - max) / sum exp(v - max), v = mask ? -inf : x
+//   forward   out = exp(v - max) * (1 / sum exp(v - max)), v = mask ? -inf : x
 //   backward  grad_in = mask ? 0 : out * (grad - sum over unmasked of grad * out)
 // Rows mapping (SliceMapping::rows): threads_per_slice consecutive threads
 // per row, about 32 elements each, several rows per threadgroup; each row's
@@ -107,7 +107,10 @@ kernel void masked_softmax(
       }
     }
   }
+  // Times the reciprocal of the sum, as the CPU's softmax does (one
+  // division per row, not per element).
   const float total = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(sum, partials, at, step);
+  const float inverse_total = 1.0f / total;
 
   for (uint first = t.first; first < n; first += run * step) {
     float v[run];
@@ -116,7 +119,7 @@ kernel void masked_softmax(
     for (uint k = 0; k < run; ++k) {
       const uint i = first + k * step;
       if (i < n) {
-        row_out[row.offset(i)] = static_cast<T>(exp(v[k] - row_max) / total);
+        row_out[row.offset(i)] = static_cast<T>(exp(v[k] - row_max) * inverse_total);
       }
     }
   }

@@ -5,6 +5,7 @@
 // checked every index is in range and made out, index and source contiguous.
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
+#include <mps_ops/per_element.h>
 #include <mps_ops/types.h>
 
 #include "take_params.h"
@@ -12,17 +13,34 @@ using namespace metal;
 
 namespace {
 
-inline long flat_offset(long flat, constant long* sizes, constant long* strides, int ndim) {
+// The outermost dim's coordinate is what is left of flat (a 1-D self
+// divides nothing), and where self has fewer than 2**32 elements (`narrow`)
+// the divisions are 32-bit: a GPU divides 32-bit integers in a few
+// instructions, 64-bit ones in software.
+inline long flat_offset(long flat, constant long* sizes, constant long* strides, int ndim, bool narrow) {
   long offset = 0;
-  for (int d = ndim - 1; d >= 0; --d) {
+  if (narrow) {
+    uint rest = uint(flat);
+    for (int d = ndim - 1; d > 0; --d) {
+      const uint size = uint(sizes[d]), coord = rest % size;
+      offset += long(coord) * strides[d];
+      rest /= size;
+    }
+    return offset + long(rest) * strides[0];
+  }
+  for (int d = ndim - 1; d > 0; --d) {
     offset += (flat % sizes[d]) * strides[d];
     flat /= sizes[d];
   }
-  return offset;
+  return offset + flat * strides[0];
 }
 
 }  // namespace
 
+// Up to take_elements_per_thread elements per thread (per_element.h's
+// tiles): every index, then every gather, loaded before any store, so
+// several index-then-element chains are in flight per thread where one left
+// the memory system waiting.
 template <typename T>
 kernel void take(device T* out [[buffer(0)]],
                  constant long* index [[buffer(1)]],
@@ -31,12 +49,36 @@ kernel void take(device T* out [[buffer(0)]],
                  constant long* strides [[buffer(4)]],
                  constant uint& ndim [[buffer(5)]],
                  constant long& numel [[buffer(6)]],
-                 uint i [[thread_position_in_grid]]) {
-  long flat = index[i];
-  if (flat < 0) {
-    flat += numel;
+                 constant uint& count [[buffer(7)]],
+                 uint thread_index [[thread_position_in_grid]]) {
+  constexpr uint K = mps_ops::take_elements_per_thread;
+  const uint first = mps_ops::per_element_first<K>(thread_index), n = count;
+  const long elements = numel;
+  const bool narrow = elements <= long(0xFFFFFFFFu);
+  long flat[K];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint i = first + k * mps_ops::elementwise_tile;
+    flat[k] = 0;
+    if (i < n) {
+      flat[k] = index[i];
+      flat[k] += flat[k] < 0 ? elements : 0;
+    }
   }
-  out[i] = *reinterpret_cast<constant T*>(self + flat_offset(flat, sizes, strides, int(ndim)));
+  T value[K];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    if (first + k * mps_ops::elementwise_tile < n) {
+      value[k] = *reinterpret_cast<constant T*>(self + flat_offset(flat[k], sizes, strides, int(ndim), narrow));
+    }
+  }
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint i = first + k * mps_ops::elementwise_tile;
+    if (i < n) {
+      out[i] = value[k];
+    }
+  }
 }
 
 // targets: the normalised indices sorted by value, each run of equal targets
@@ -55,7 +97,8 @@ kernel void put(device char* self [[buffer(0)]],
   if (long(i) + 1 < params.count && targets[i + 1] == target) {
     return;
   }
-  device T* element = reinterpret_cast<device T*>(self + flat_offset(target, params.sizes, params.strides, params.ndim));
+  device T* element = reinterpret_cast<device T*>(
+      self + flat_offset(target, params.sizes, params.strides, params.ndim, params.narrow != 0));
   if (params.accumulate == 0) {
     *element = source[order[i]];
     return;

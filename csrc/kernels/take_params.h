@@ -8,6 +8,9 @@
 
 namespace mps_ops {
 
+// take: elements per thread (the host's grid agrees).
+enum { take_elements_per_thread = 4 };
+
 // take / put_: self indexed as if flattened, through its sizes and byte
 // strides (row-major decomposition). put_: `count` (target, source position)
 // pairs sorted by target; whether the writes accumulate.
@@ -17,6 +20,7 @@ struct put_params {
   long count;
   int ndim;
   int accumulate;
+  int narrow;  // self has fewer than 2**32 elements: 32-bit coordinates
 };
 
 }  // namespace mps_ops
