@@ -5,7 +5,6 @@
 // checked every index is in range and made out, index and source contiguous.
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
-#include <mps_ops/per_element.h>
 #include <mps_ops/types.h>
 
 #include "take_params.h"
@@ -37,10 +36,6 @@ inline long flat_offset(long flat, constant long* sizes, constant long* strides,
 
 }  // namespace
 
-// Up to take_elements_per_thread elements per thread (per_element.h's
-// tiles): every index, then every gather, loaded before any store, so
-// several index-then-element chains are in flight per thread where one left
-// the memory system waiting.
 template <typename T>
 kernel void take(device T* out [[buffer(0)]],
                  constant long* index [[buffer(1)]],
@@ -49,36 +44,13 @@ kernel void take(device T* out [[buffer(0)]],
                  constant long* strides [[buffer(4)]],
                  constant uint& ndim [[buffer(5)]],
                  constant long& numel [[buffer(6)]],
-                 constant uint& count [[buffer(7)]],
-                 uint thread_index [[thread_position_in_grid]]) {
-  constexpr uint K = mps_ops::take_elements_per_thread;
-  const uint first = mps_ops::per_element_first<K>(thread_index), n = count;
-  const long elements = numel;
-  const bool narrow = elements <= long(0xFFFFFFFFu);
-  long flat[K];
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < K; ++k) {
-    const uint i = first + k * mps_ops::elementwise_tile;
-    flat[k] = 0;
-    if (i < n) {
-      flat[k] = index[i];
-      flat[k] += flat[k] < 0 ? elements : 0;
-    }
+                 uint i [[thread_position_in_grid]]) {
+  long flat = index[i];
+  if (flat < 0) {
+    flat += numel;
   }
-  T value[K];
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < K; ++k) {
-    if (first + k * mps_ops::elementwise_tile < n) {
-      value[k] = *reinterpret_cast<constant T*>(self + flat_offset(flat[k], sizes, strides, int(ndim), narrow));
-    }
-  }
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < K; ++k) {
-    const uint i = first + k * mps_ops::elementwise_tile;
-    if (i < n) {
-      out[i] = value[k];
-    }
-  }
+  const bool narrow = numel <= long(0xFFFFFFFFu);
+  out[i] = *reinterpret_cast<constant T*>(self + flat_offset(flat, sizes, strides, int(ndim), narrow));
 }
 
 // targets: the normalised indices sorted by value, each run of equal targets

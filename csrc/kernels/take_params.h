@@ -8,9 +8,6 @@
 
 namespace mps_ops {
 
-// take: elements per thread (the host's grid agrees).
-enum { take_elements_per_thread = 4 };
-
 // take / put_: self indexed as if flattened, through its sizes and byte
 // strides (row-major decomposition). put_: `count` (target, source position)
 // pairs sorted by target; whether the writes accumulate.

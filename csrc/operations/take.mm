@@ -5,7 +5,6 @@
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
-#include "../runtime/per_element.h"
 
 #include "../kernels/take_params.h"
 
@@ -112,8 +111,8 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
                        BufferSpan{index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t)},
                        source)
         .bind(c10::ArrayRef<int64_t>(layout.sizes, layout.ndim), c10::ArrayRef<int64_t>(layout.strides, layout.ndim),
-              static_cast<uint32_t>(layout.ndim), numel, static_cast<uint32_t>(count));
-    kernel.dispatch(Dim3{tiled_threads(count, take_elements_per_thread), 1, 1});
+              static_cast<uint32_t>(layout.ndim), numel);
+    kernel.dispatch(Dim3{static_cast<uint32_t>(count), 1, 1});
   }
   result.copy_back();
   return out;
