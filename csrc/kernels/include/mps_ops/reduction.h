@@ -359,6 +359,28 @@ inline typename R::state merge_simd_group(typename R::state state, uint width) {
   return state;
 }
 
+// The first step of the merges of `share` consecutive threads per slice
+// below: each SIMD group's states merged by shuffles, complete in every lane
+// of it; where a slice spans several SIMD groups, each group's state left in
+// partials[simd_group], visible to the group after a barrier. Whether the
+// slice spans several.
+template <typename R>
+inline bool merge_within_simd_groups(
+    thread typename R::state& state,
+    threadgroup typename R::state* partials,
+    thread const group_position& at,
+    uint share) {
+  state = merge_simd_group<R>(state, metal::min(share, at.simd_size));
+  if (share <= at.simd_size) {
+    return false;
+  }
+  if (at.lane == 0) {
+    partials[at.simd_group] = state;
+  }
+  metal::threadgroup_barrier(metal::mem_flags::mem_threadgroup);
+  return true;
+}
+
 // The states of `share` consecutive threads per slice (a power of two up to
 // the SIMD width, a multiple of it, or the whole group), complete in each
 // slice's first thread.
@@ -368,15 +390,10 @@ inline typename R::state merge_consecutive(
     threadgroup typename R::state* partials,
     thread const group_position& at,
     uint share) {
-  state = merge_simd_group<R>(state, metal::min(share, at.simd_size));
-  if (share <= at.simd_size) {
+  if (!merge_within_simd_groups<R>(state, partials, at, share)) {
     return state;
   }
   const uint simd_groups_per_slice = (share + at.simd_size - 1) / at.simd_size;
-  if (at.lane == 0) {
-    partials[at.simd_group] = state;
-  }
-  metal::threadgroup_barrier(metal::mem_flags::mem_threadgroup);
   if (at.simd_group % simd_groups_per_slice == 0) {
     state = R::identity();
     if (at.lane < simd_groups_per_slice) {
@@ -400,15 +417,10 @@ inline typename R::state merge_consecutive_to_all(
     threadgroup typename R::state* partials,
     thread const group_position& at,
     uint share) {
-  state = merge_simd_group<R>(state, metal::min(share, at.simd_size));
-  if (share <= at.simd_size) {
+  if (!merge_within_simd_groups<R>(state, partials, at, share)) {
     return state;
   }
   const uint simd_groups_per_slice = share / at.simd_size;
-  if (at.lane == 0) {
-    partials[at.simd_group] = state;
-  }
-  metal::threadgroup_barrier(metal::mem_flags::mem_threadgroup);
   const uint first_group = at.simd_group / simd_groups_per_slice * simd_groups_per_slice;
   state = partials[first_group];
   for (uint g = 1; g < simd_groups_per_slice; ++g) {
