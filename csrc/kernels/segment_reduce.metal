@@ -191,10 +191,12 @@ kernel void segment_reduce_backward(
   const uint first = mps_ops::per_element_first<K>(thread_index), tile = mps_ops::elementwise_tile;
   const uint count = uint(p.outer * p.length * p.inner), inner = uint(p.inner);
   int segment_row[K];  // -1: none (past the last segment, or past the grid)
+  grid_place place[K];  // each element's data row and column, divided out once
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < K; ++k) {
     const uint e = first + k * tile;
-    segment_row[k] = e < count ? rows[place_of(e, inner).row] : -1;
+    place[k] = place_of(e, inner);
+    segment_row[k] = e < count ? rows[place[k].row] : -1;
   }
   // sum and mean read neither the result nor the data.
   const bool reads_data = p.reduction != reduce_sum && p.reduction != reduce_mean;
@@ -203,7 +205,7 @@ kernel void segment_reduce_backward(
   for (uint k = 0; k < K; ++k) {
     const uint e = first + k * tile;
     if (segment_row[k] >= 0) {
-      const ulong at_out = ulong(segment_row[k]) * ulong(p.inner) + (e % inner);
+      const ulong at_out = ulong(segment_row[k]) * ulong(p.inner) + place[k].column;
       g[k] = float(grad[at_out]);
       result[k] = reads_data ? float(output[at_out]) : 0.0f;
       x[k] = reads_data ? float(data[e]) : 0.0f;
@@ -221,12 +223,11 @@ kernel void segment_reduce_backward(
     }
     float value = g[k];
     if (p.reduction != reduce_sum) {
-      const grid_place at = place_of(e, inner);
       const uint o = uint(segment_row[k]) / uint(p.segments);
       const ulong entry = ulong(segment_row[k]) + o;
       const long start = offsets[entry], end = offsets[entry + 1];
-      // Data row k of this column is element e + (k - j) * inner.
-      const long j = long(at.row) - long(o) * p.length;
+      // Data row r of this column is element e + (r - j) * inner.
+      const long j = long(place[k].row) - long(o) * p.length;
       constant T* column = data + (long(e) - j * p.inner);
       value = segment_gradient(p, g[k], result[k], x[k], column, start, end, j);
     }
