@@ -10,7 +10,6 @@
 // of every window whose index names it (no atomics).
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
-#include <mps_ops/per_element.h>
 #include "fractional_max_pool_params.h"
 using namespace metal;
 
@@ -32,10 +31,9 @@ inline int window_start(T sample, int o, int in_size, int out_size, int pool, fl
 
 }  // namespace
 
-// K outputs per thread (fractional_pool_outputs_per_thread; per_element.h's
-// tiles), every window read before any result is stored (a store could
-// alias the input for all the compiler knows, so a load after a store would
-// wait for it). Coordinates and sizes 32-bit: the host allows no more than
+// One output per thread, as torch's CUDA kernel (several windows in flight
+// per thread held 64 registers or spilled in ptxas, leaving the H100 at half
+// occupancy). Coordinates and sizes 32-bit: the host allows no more than
 // 2**32 - 1 outputs and planes below 2**31 elements, and a GPU divides
 // 32-bit integers in a few instructions but 64-bit ones in software (64-bit
 // sizes held for the windows' loops took 64 registers).
@@ -46,60 +44,42 @@ kernel void fractional_max_pool(
     constant T* in [[buffer(2)]],
     constant T* samples [[buffer(3)]],
     constant mps_ops::fractional_pool_params& p [[buffer(4)]],
-    uint thread_index [[thread_position_in_grid]]) {
-  constexpr uint K = mps_ops::fractional_pool_outputs_per_thread;
+    uint index [[thread_position_in_grid]]) {
   const uint out_w = uint(p.out_w), out_h = uint(p.out_h), out_t = uint(p.out_t), channels = uint(p.channels);
-  const uint n_out = uint(p.batch) * channels * out_t * out_h * out_w;
   const bool three_d = p.sample_count > 2;
   const int depth = int(p.depth), height = int(p.height), width = int(p.width);
   const int pool_t = int(p.pool_t), pool_h = int(p.pool_h), pool_w = int(p.pool_w);
-  const uint first = mps_ops::per_element_first<K>(thread_index);
-  float best[K];
-  int best_index[K];  // in the (t, h, w) plane: below 2**31 (the host checks)
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < K; ++k) {
-    const uint index = first + k * mps_ops::elementwise_tile;
-    best[k] = -numeric_limits<float>::infinity();
-    best_index[k] = 0;
-    if (index < n_out) {
-      uint rest = index;
-      const uint ow = rest % out_w;
-      rest /= out_w;
-      const uint oh = rest % out_h;
-      rest /= out_h;
-      const uint ot = rest % out_t;
-      const uint plane = rest / out_t;
-      const uint n = plane / channels, c = plane - n * channels;
-      // The CPU's sample order: (width, height) for 2-D, (time, height, width) for 3-D.
-      constant T* u = samples + long(plane) * p.sample_count;
-      const int w0 = window_start(u[three_d ? 2 : 0], int(ow), width, int(out_w), pool_w, p.alpha[2]);
-      const int h0 = window_start(u[1], int(oh), height, int(out_h), pool_h, p.alpha[1]);
-      // 2-D: one window of depth 1 at 0 (the last-window rule), no sample read.
-      const int t0 = three_d ? window_start(u[0], int(ot), depth, int(out_t), pool_t, p.alpha[0]) : 0;
-      constant T* base = in + long(n) * p.in_strides[0] + long(c) * p.in_strides[1];
-      best_index[k] = (t0 * height + h0) * width + w0;
-      for (int t = t0; t < t0 + pool_t; ++t) {
-        for (int h = h0; h < h0 + pool_h; ++h) {
-          constant T* line = base + long(t) * p.in_strides[2] + long(h) * p.in_strides[3];
-          for (int w = w0; w < w0 + pool_w; ++w) {
-            const float value = line[long(w) * p.in_strides[4]];
-            if (value > best[k] || isnan(value)) {
-              best[k] = value;
-              best_index[k] = (t * height + h) * width + w;
-            }
-          }
+  uint rest = index;
+  const uint ow = rest % out_w;
+  rest /= out_w;
+  const uint oh = rest % out_h;
+  rest /= out_h;
+  const uint ot = rest % out_t;
+  const uint plane = rest / out_t;
+  const uint n = plane / channels, c = plane - n * channels;
+  // The CPU's sample order: (width, height) for 2-D, (time, height, width) for 3-D.
+  constant T* u = samples + long(plane) * p.sample_count;
+  const int w0 = window_start(u[three_d ? 2 : 0], int(ow), width, int(out_w), pool_w, p.alpha[2]);
+  const int h0 = window_start(u[1], int(oh), height, int(out_h), pool_h, p.alpha[1]);
+  // 2-D: one window of depth 1 at 0 (the last-window rule), no sample read.
+  const int t0 = three_d ? window_start(u[0], int(ot), depth, int(out_t), pool_t, p.alpha[0]) : 0;
+  constant T* base = in + long(n) * p.in_strides[0] + long(c) * p.in_strides[1];
+  float best = -numeric_limits<float>::infinity();
+  int best_index = (t0 * height + h0) * width + w0;  // in the (t, h, w) plane: below 2**31 (the host checks)
+  for (int t = t0; t < t0 + pool_t; ++t) {
+    for (int h = h0; h < h0 + pool_h; ++h) {
+      constant T* line = base + long(t) * p.in_strides[2] + long(h) * p.in_strides[3];
+      for (int w = w0; w < w0 + pool_w; ++w) {
+        const float value = line[long(w) * p.in_strides[4]];
+        if (value > best || isnan(value)) {
+          best = value;
+          best_index = (t * height + h) * width + w;
         }
       }
     }
   }
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < K; ++k) {
-    const uint index = first + k * mps_ops::elementwise_tile;
-    if (index < n_out) {
-      out[index] = static_cast<T>(best[k]);
-      indices[index] = long(best_index[k]);
-    }
-  }
+  out[index] = static_cast<T>(best);
+  indices[index] = long(best_index);
 }
 
 // grad_in is contiguous (batch, channels, depth, height, width); grad_out and

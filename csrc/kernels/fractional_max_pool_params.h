@@ -6,11 +6,6 @@
 
 namespace mps_ops {
 
-// Outputs per forward thread, whatever the dtype: one, as torch's CUDA
-// kernel. Several windows in flight per thread (up to 8) held 64 registers
-// or spilled (ptxas), leaving the H100 at half occupancy.
-enum { fractional_pool_outputs_per_thread = 1 };
-
 // fractional_max_pool2d/3d (+ backward): planes of (depth, height, width)
 // (depth 1 for 2-D) pooled by (pool_t, pool_h, pool_w) windows into
 // (out_t, out_h, out_w); input strides in elements (batch, channel, t, h, w);

@@ -117,9 +117,7 @@ std::tuple<at::Tensor&, at::Tensor&> pool_out(const char* op, int64_t dims, cons
   check_output(op, indices, at::kLong, shape, {&self, &random_samples, &output});
   const ContiguousOutput out(output), idx(indices);
   const at::Tensor samples = random_samples.contiguous();
-  // Up to fractional_pool_outputs_per_thread outputs per thread (the kernel says why).
-  dispatch_per_element(kernels, out.tensor, {&out.tensor, &idx.tensor, &self, &samples}, p,
-                       fractional_pool_outputs_per_thread);
+  dispatch_per_element(kernels, out.tensor, {&out.tensor, &idx.tensor, &self, &samples}, p);
   out.copy_back();
   idx.copy_back();
   return {output, indices};
