@@ -12,26 +12,26 @@ using namespace metal;
 
 namespace {
 
-// The outermost dim's coordinate is what is left of flat (a 1-D self
-// divides nothing), and where self has fewer than 2**32 elements (`narrow`)
-// the divisions are 32-bit: a GPU divides 32-bit integers in a few
-// instructions, 64-bit ones in software.
-inline long flat_offset(long flat, constant long* sizes, constant long* strides, int ndim, bool narrow) {
+// self's offset of the row-major position `flat`, divided out in I (uint or
+// long). The outermost dim's coordinate is what is left of flat (a 1-D self
+// divides nothing).
+template <typename I>
+inline long decomposed_offset(I flat, constant long* sizes, constant long* strides, int ndim) {
   long offset = 0;
-  if (narrow) {
-    uint rest = uint(flat);
-    for (int d = ndim - 1; d > 0; --d) {
-      const uint size = uint(sizes[d]), coord = rest % size;
-      offset += long(coord) * strides[d];
-      rest /= size;
-    }
-    return offset + long(rest) * strides[0];
-  }
   for (int d = ndim - 1; d > 0; --d) {
-    offset += (flat % sizes[d]) * strides[d];
-    flat /= sizes[d];
+    const I size = I(sizes[d]);
+    offset += long(flat % size) * strides[d];
+    flat /= size;
   }
-  return offset + flat * strides[0];
+  return offset + long(flat) * strides[0];
+}
+
+// Where self has fewer than 2**32 elements (`narrow`) the divisions are
+// 32-bit: a GPU divides 32-bit integers in a few instructions, 64-bit ones in
+// software.
+inline long flat_offset(long flat, constant long* sizes, constant long* strides, int ndim, bool narrow) {
+  return narrow ? decomposed_offset<uint>(uint(flat), sizes, strides, ndim)
+                : decomposed_offset<long>(flat, sizes, strides, ndim);
 }
 
 }  // namespace
