@@ -8,7 +8,7 @@ float64 against scipy.special (or a closed-form series where scipy would
 cancel), in the monomial basis of the variable that the header evaluates with
 Horner's rule, with float32 coefficients chosen one at a time (see
 lawson_fit).  The Airy Maclaurin tables are the exact series coefficients
-(A&S 10.4.2-3); the A&S 26.2.23 constants in ndtri are quoted, not derived.
+(A&S 10.4.2-3).
 
 For every table the script also reports the error that remains after the
 coefficients are rounded to float32 and the polynomial is evaluated in float32
@@ -314,6 +314,26 @@ def print_constants():
         print("//   %-36s %s" % (name, ", ".join("%.9ef" % p for p in parts)))
 
 
+def ndtri_scale(w):
+    """ndtri(p) / (2p - 1) as a function of w = -log(4 p (1 - p)), the
+    function the header's ndtri tables fit (positive; sqrt(pi/2) at w = 0).
+    With pm = min(p, 1 - p) = e^-w / (2 (1 + sqrt(1 - e^-w))) and
+    |2p - 1| = sqrt(1 - e^-w): near the centre sqrt2 erfinv(x) / x (erfinv
+    is well conditioned there), elsewhere -ndtri(pm) / x (scipy's ndtri
+    keeps relative accuracy in the tail, where erfinv of x near 1 would not)."""
+    w = np.asarray(w, dtype=np.float64)
+    x = np.sqrt(-np.expm1(-w))
+    out = np.empty_like(w)
+    small = x < 1e-6
+    out[small] = math.sqrt(math.pi / 2) * (1 + math.pi / 12 * x[small] ** 2)
+    central = ~small & (w <= 0.5)
+    out[central] = math.sqrt(2) * sp.erfinv(x[central]) / x[central]
+    tail = w > 0.5
+    pm = np.exp(-w[tail]) / (2 * (1 + x[tail]))
+    out[tail] = -sp.ndtri(pm) / x[tail]
+    return out
+
+
 # ---------------------------------------------------------------------------
 
 def main():
@@ -327,9 +347,9 @@ def main():
           "erf(x) = x + x * P(x^2), |x| <= 0.5 (error relative to erf(x)/x)",
           weight=lambda w: 1.0 / erf_over_x(w))
 
-    # erfcx(z) = exp(z^2) erfc(z) on [0.5, 2]: polynomial in v = z - 1.25
-    table("kErfcxMid", lambda v: sp.erfcx(v + 1.25), -0.75, 0.75, 11,
-          "erfcx(z) = P(z - 1.25), 0.5 <= z <= 2")
+    # erfcx(z) = exp(z^2) erfc(z) on [0, 2]: polynomial in v = z - 1
+    table("kErfcxMid", lambda v: sp.erfcx(v + 1.0), -1.0, 1.0, 12,
+          "erfcx(z) = P(z - 1), 0 <= z <= 2")
 
     # erfcx(z) = (1/z) * (1/sqrt(pi) + u P(u)), u = 1/z^2, z >= 2.  The
     # constant term is supplied by the header as a float pair, so P is
@@ -345,6 +365,18 @@ def main():
     # log1p(f) = f - s*(f - s^2 * P(s^2)), s = f/(2+f), |s| <= 1/3
     table("kLog1pTail", log1p_tail, 0.0, 1.0 / 9.0, 5,
           "(2 atanh(s) - 2 s)/s^3 = P(s^2), |s| <= 1/3")
+
+    # ndtri(p) = (2p - 1) * S, S a function of w = -log(4 p (1 - p)) in
+    # [0, 102] (p down to the smallest subnormal): a polynomial in w - 2.5
+    # for w < 5, then in s = sqrt(w) (where S grows like s) about the
+    # float32-exact midpoints of [sqrt5, 4.5] and [4.5, 10.125]; centred
+    # variables, as powers of s itself were ill-conditioned.
+    table("kNdtriCentral", lambda v: ndtri_scale(v + 2.5), -2.5, 2.5, 9,
+          "ndtri(p) / (2p - 1) = P(w - 2.5), w = -log(4 p (1 - p)) < 5")
+    table("kNdtriTailNear", lambda v: ndtri_scale((v + 3.375) ** 2), math.sqrt(5.0) - 3.375, 4.5 - 3.375, 10,
+          "ndtri(p) / (2p - 1) = P(sqrt(w) - 3.375), sqrt5 <= sqrt(w) < 4.5")
+    table("kNdtriTailFar", lambda v: ndtri_scale((v + 7.3125) ** 2), 4.5 - 7.3125, 10.125 - 7.3125, 8,
+          "ndtri(p) / (2p - 1) = P(sqrt(w) - 7.3125), 4.5 <= sqrt(w) <= 10.125")
 
     # Airy Maclaurin series (exact coefficients, A&S 10.4.2-3)
     f, g = airy_maclaurin(12)

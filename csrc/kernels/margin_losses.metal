@@ -6,7 +6,10 @@
 //   loss = sum over j != y of max(0, margin - x[y] + x[j])^p * w[y] / c
 //   d loss / d x[j] = (z > 0) * (p == 1 ? 1 : 2z) * w[y] * g / c, z = margin - x[y] + x[j]
 //   d loss / d x[y] = minus the sum of those.
-// The host has checked every target is in [0, c) and made x contiguous.
+// w is 1 when no weight was given. The host has made x contiguous; a
+// target outside [0, c) raises bad_target (the host's KernelFlag) and its
+// sample is skipped, as a check before the kernel would cost a pass and a
+// round trip.
 #include <metal_stdlib>
 #include <mps_ops/reduction.h>
 
@@ -46,6 +49,21 @@ inline sample_thread place_in_sample(constant mps_ops::multi_margin_params& para
   return sample_thread{sample, long(at.index % share), long(share), sample < params.n};
 }
 
+// The sample's target, or -1 (with bad_target raised) when it is not a class.
+inline long checked_target(constant long* target, long i, long c, device int* bad_target) {
+  const long y = target[i];
+  if (y < 0 || y >= c) {
+    *bad_target = 1;
+    return -1;
+  }
+  return y;
+}
+
+template <typename T>
+inline float class_weight(constant T* weight, long y, constant mps_ops::multi_margin_params& params) {
+  return params.weighted ? float(weight[y]) : 1.0f;
+}
+
 }  // namespace
 
 template <typename T>
@@ -54,7 +72,8 @@ kernel void multi_margin_loss(
     constant T* x [[buffer(1)]],
     constant long* target [[buffer(2)]],
     constant T* weight [[buffer(3)]],
-    constant mps_ops::multi_margin_params& params [[buffer(4)]],
+    device int* bad_target [[buffer(4)]],
+    constant mps_ops::multi_margin_params& params [[buffer(5)]],
     uint2 group [[threadgroup_position_in_grid]],
     uint index [[thread_index_in_threadgroup]],
     uint2 group_size [[threads_per_threadgroup]],
@@ -66,10 +85,10 @@ kernel void multi_margin_loss(
   const sample_thread t = place_in_sample(params, group.y, at);
   const long i = t.sample, c = params.c;
   float sum = 0.0f;
-  if (t.active) {
-    const long y = target[i];
+  const long y = t.active ? checked_target(target, i, c, bad_target) : -1;
+  if (y >= 0) {
     constant T* row = x + i * c;
-    const float x_y = row[y], w = weight[y];
+    const float x_y = row[y], w = class_weight(weight, y, params);
     constexpr long class_run = mps_ops::elements_per_thread(sizeof(T));
     for (long first = t.first; first < c; first += class_run * t.step) {
       float values[class_run];
@@ -97,7 +116,8 @@ kernel void multi_margin_loss_backward(
     constant T* x [[buffer(2)]],
     constant long* target [[buffer(3)]],
     constant T* weight [[buffer(4)]],
-    constant mps_ops::multi_margin_params& params [[buffer(5)]],
+    device int* bad_target [[buffer(5)]],
+    constant mps_ops::multi_margin_params& params [[buffer(6)]],
     uint2 group [[threadgroup_position_in_grid]],
     uint index [[thread_index_in_threadgroup]],
     uint2 group_size [[threads_per_threadgroup]],
@@ -108,16 +128,15 @@ kernel void multi_margin_loss_backward(
   mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
   const sample_thread t = place_in_sample(params, group.y, at);
   const long i = t.sample, c = params.c;
-  long y = 0;
+  const long y = t.active ? checked_target(target, i, c, bad_target) : -1;
   float grad_out = 0.0f, target_grad = 0.0f;
-  if (t.active) {
-    y = target[i];
+  if (y >= 0) {
     constant T* row = x + i * c;
     device T* grad_row = grad_x + i * c;
     // As the CPU: the terms at scale, their product with grad_output last.
     const float g = params.scale;
     grad_out = float(grad[params.grad_per_sample ? i : 0]);
-    const float x_y = row[y], w = weight[y];
+    const float x_y = row[y], w = class_weight(weight, y, params);
     constexpr long class_run = mps_ops::elements_per_thread(sizeof(T));
     for (long first = t.first; first < c; first += class_run * t.step) {
       float values[class_run];
@@ -135,7 +154,7 @@ kernel void multi_margin_loss_backward(
     }
   }
   target_grad = mps_ops::merge_consecutive<mps_ops::float_sum>(target_grad, partials, at, params.share);
-  if (t.active && t.first == 0) {
+  if (y >= 0 && t.first == 0) {
     grad_x[i * c + y] = static_cast<T>(target_grad * grad_out);
   }
 }

@@ -7,12 +7,14 @@
 namespace mps_ops {
 
 // multi_margin_loss (+ backward) over n samples of c classes, `share`
-// threads per sample (a power of two; the host's row_threads). Backward:
+// threads per sample (a power of two; the host's row_threads); weighted:
+// whether a weight tensor was given (else every weight is 1). Backward:
 // the gradient of sample i is grad[grad_per_sample ? i : 0] * scale.
 struct multi_margin_params {
   float margin;
   int p;
   int grad_per_sample;
+  int weighted;
   long n;
   long c;
   float scale;

@@ -4,6 +4,7 @@
 // CPU's.
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
+#include "../runtime/kernel_flag.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
@@ -13,7 +14,6 @@
 
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/zeros.h>
 
 namespace mps_ops {
 
@@ -208,14 +208,13 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
   // Set by the kernel where an index lies outside its cell's window: the
   // backward gathers each element's gradient from the cells whose windows
   // cover it, so such an index would be dropped where the CPU scatters it
-  // anywhere (even outside the tensor). One value read back: on a Mac this
-  // waits for the GPU.
-  const at::Tensor invalid = at::zeros({1}, indices.options().dtype(at::kInt));
+  // anywhere (even outside the tensor).
+  const KernelFlag invalid(indices);
   static KernelCache kernels("adaptive_max_pool3d_backward");
   KernelFunction function(kernels.get(Variant::dense, grad_output.scalar_type(), grad_output.scalar_type()));
-  function.bind_operands(target.tensor, invalid, grad_output, indices).bind(g);
+  function.bind_operands(target.tensor, invalid.tensor, grad_output, indices).bind(g);
   function.dispatch(Dim3{static_cast<uint32_t>(threads), 1, 1});
-  TORCH_CHECK(invalid.item<int>() == 0, "adaptive_max_pool3d_backward: every index must name an element of its "
+  TORCH_CHECK(!invalid.raised(), "adaptive_max_pool3d_backward: every index must name an element of its "
               "output cell's window (as adaptive_max_pool3d records it)");
   target.copy_back();
   return grad_input;

@@ -5,6 +5,7 @@
 // as the CPU computes these losses only in float and double.
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
+#include "../runtime/kernel_flag.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
@@ -15,8 +16,6 @@
 #include <ATen/core/Reduction.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/aminmax.h>
-#include <ATen/ops/ones.h>
 
 #include <limits>
 
@@ -55,12 +54,14 @@ struct MarginProblem {
   int64_t c;          // classes
   at::Tensor x;       // (n, c), contiguous
   at::Tensor target;  // (n,), contiguous
-  at::Tensor weight;  // (c,), contiguous (ones when none was given)
+  at::Tensor weight;  // (c,), contiguous; x when none was given (not read)
   multi_margin_params params;
+  KernelFlag bad_target;  // raised by the kernel: a target outside [0, c)
 };
 
 // The CPU's order: p, shapes, (an empty input returns here: the caller),
-// input dtype, target dtype, weight dtype, target range.
+// input dtype, target dtype, weight dtype, target range (the kernel's flag,
+// read by check_targets after the dispatches).
 void check_multi_margin_shapes(const char* op, const at::Tensor& self, const at::Tensor& target,
                                const at::Scalar& p, const std::optional<at::Tensor>& weight,
                                int64_t& n, int64_t& c) {
@@ -104,13 +105,16 @@ MarginProblem multi_margin_problem(const char* op, const at::Tensor& self, const
     TORCH_CHECK(weight->scalar_type() == self.scalar_type(), "expected scalar type ",
                 self.scalar_type(), " but found ", weight->scalar_type());
   }
-  const auto [lo, hi] = value_range(target);
-  TORCH_CHECK(lo >= 0 && hi < c, "target out of range");
-  MarginProblem problem{n, c, self.reshape({n, c}).contiguous(), target.reshape({n}).contiguous(),
-                        has_weight ? weight->reshape({c}).contiguous() : at::ones({c}, self.options()),
-                        {}};
-  problem.params = multi_margin_params{static_cast<float>(margin.toDouble()), 0, 0, n, c, 1.0f, 1};
-  return problem;
+  at::Tensor x = self.reshape({n, c}).contiguous();
+  at::Tensor weights = has_weight ? weight->reshape({c}).contiguous() : x;
+  return MarginProblem{n, c, std::move(x), target.reshape({n}).contiguous(), std::move(weights),
+                       multi_margin_params{static_cast<float>(margin.toDouble()), 0, 0, has_weight, n, c,
+                                           1.0f, 1},
+                       KernelFlag(target)};
+}
+
+void check_targets(const MarginProblem& problem) {
+  TORCH_CHECK(!problem.bad_target.raised(), "target out of range");
 }
 
 // multi_margin_loss's kernels: `share` threads per sample (row_threads, set
@@ -167,13 +171,14 @@ at::Tensor& multi_margin_loss_out(const at::Tensor& self, const at::Tensor& targ
   TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multi_margin_loss over more than 2**32 - 1 samples");
   const KernelHandle* kernel = loss_kernels.get(Variant::reduce, at::kFloat, at::kFloat);
   KernelFunction function(kernel);
-  function.bind_operands(losses.tensor, problem.x, problem.target, problem.weight);
+  function.bind_operands(losses.tensor, problem.x, problem.target, problem.weight, problem.bad_target.tensor);
   dispatch_per_sample_rows(function, kernel, problem);
   if (per_sample) {
     losses.copy_back();
-    return out;
+  } else {
+    reduce_losses(losses.tensor, reduction, out);
   }
-  reduce_losses(losses.tensor, reduction, out);
+  check_targets(problem);
   return out;
 }
 
@@ -214,8 +219,10 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
   const KernelHandle* kernel = kernels.get(Variant::reduce, at::kFloat, at::kFloat);
   KernelFunction function(kernel);
   // grad_input is contiguous (checked above, as the CPU checks it).
-  function.bind_operands(grad_input, grad, problem.x, problem.target, problem.weight);
+  function.bind_operands(grad_input, grad, problem.x, problem.target, problem.weight,
+                         problem.bad_target.tensor);
   dispatch_per_sample_rows(function, kernel, problem);
+  check_targets(problem);
   return grad_input;
 }
 

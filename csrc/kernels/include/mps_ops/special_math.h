@@ -55,20 +55,21 @@ constant float kErfSmall[5] = {
     4.720028955e-03f,
 };
 
-// erfcx(z) = P(z - 1.25), 0.5 <= z <= 2  [degree 11, fit rel err 3.22e-09]
-constant float kErfcxMid[12] = {
-    3.678229153e-01f,
-    -2.088218778e-01f,
-    1.067956835e-01f,
-    -5.021825433e-02f,
-    2.200962789e-02f,
-    -9.081443772e-03f,
-    3.562637605e-03f,
-    -1.327909180e-03f,
-    4.516478512e-04f,
-    -1.566466381e-04f,
-    7.550235750e-05f,
-    -2.402451537e-05f,
+// erfcx(z) = P(z - 1), 0 <= z <= 2  [degree 12, fit rel err 4.26e-09]
+constant float kErfcxMid[13] = {
+    4.275835752e-01f,
+    -2.732120156e-01f,
+    1.543716043e-01f,
+    -7.922718674e-02f,
+    3.757188469e-02f,
+    -1.665914245e-02f,
+    6.971378345e-03f,
+    -2.780420706e-03f,
+    1.049651182e-03f,
+    -3.610796120e-04f,
+    1.310085208e-04f,
+    -6.231403677e-05f,
+    1.873425936e-05f,
 };
 
 // z erfcx(z) = 1/sqrt(pi) + u P(u), u = 1/z^2, z >= 2 (error relative to z erfcx(z))  [degree 7, fit weighted err 7.14e-09]
@@ -101,6 +102,48 @@ constant float kLog1pTail[6] = {
     2.063092738e-01f,
     3.431138694e-01f,
     -3.998567462e-01f,
+};
+
+// ndtri(p) / (2p - 1) = P(w - 2.5), w = -log(4 p (1 - p)) < 5  [degree 9, fit rel err 1.90e-08]
+constant float kNdtriCentral[10] = {
+    2.123313427e+00f,
+    3.488020301e-01f,
+    -5.907501560e-03f,
+    -1.771604293e-03f,
+    3.086282231e-04f,
+    -7.048911357e-06f,
+    -4.858837201e-06f,
+    6.664006946e-07f,
+    2.991303560e-08f,
+    -1.297723085e-08f,
+};
+
+// ndtri(p) / (2p - 1) = P(sqrt(w) - 3.375), sqrt5 <= sqrt(w) < 4.5  [degree 10, fit rel err 1.69e-08]
+constant float kNdtriTailNear[11] = {
+    4.539088249e+00f,
+    1.423325896e+00f,
+    5.896633491e-03f,
+    -3.868479747e-03f,
+    2.303584246e-03f,
+    -1.525069005e-03f,
+    9.560884209e-04f,
+    -4.595088540e-04f,
+    8.384870307e-05f,
+    6.700246013e-05f,
+    -3.559001925e-05f,
+};
+
+// ndtri(p) / (2p - 1) = P(sqrt(w) - 7.3125), 4.5 <= sqrt(w) <= 10.125  [degree 8, fit rel err 3.79e-08]
+constant float kNdtriTailFar[9] = {
+    1.015993118e+01f,
+    1.425920129e+00f,
+    -7.138915826e-04f,
+    1.733011595e-05f,
+    6.608318472e-06f,
+    -1.447794034e-06f,
+    8.182179556e-08f,
+    -7.688628756e-08f,
+    2.450191161e-08f,
 };
 
 // Ai(0) * f(x), f of A&S 10.4.2, in powers of u = x^3 (exact series)
@@ -213,8 +256,15 @@ inline float infinity() { return metal::numeric_limits<float>::infinity(); }
 // So: Cody-Waite reduction hi + lo = n*ln2 + r (LN2_HI has 15 significant
 // bits and n <= 255 has 8, so n*LN2_HI is exact, and hi - n*LN2_HI is exact
 // by Sterbenz), exp(-r) = 1 + v + v^2 P(v) with a fitted P, folded into m
-// with one fma, then an exact scaling by 2^-n applied smallest factor first
-// so that only the final multiply can round into the subnormal range.
+// with one fma, then an exact scaling by 2^-n in three factors built from
+// their bits (a chain of nine conditional multiplies cost the log_ndtr
+// kernel a tenth of its instructions): the first two keep the product
+// normal (exact for e >= 2^-20), so only the last can round into the
+// subnormal range.
+inline float exp2_neg(int k) {  // 2^-k, 0 <= k <= 149, exactly
+  return k <= 126 ? metal::as_type<float>(uint(127 - k) << 23) : metal::as_type<float>(1u << uint(149 - k));
+}
+
 inline float exp_neg_scaled(float hi, float lo, float m) {
   const float kLog2e = 1.442695022e+00f;
   const float kLn2Hi = 6.93145751953125e-01f;  // 0x3f317200
@@ -224,19 +274,11 @@ inline float exp_neg_scaled(float hi, float lo, float m) {
   r = r - n * kLn2Lo;
   const float v = -(r + lo);
   const float em1 = v + (v * v) * horner(v, kExpm1, 6);  // exp(v) - 1
-  float e = metal::fma(m, em1, m);
+  const float e = metal::fma(m, em1, m);
   const int k = int(n);
-  e *= (k & 1) ? 0.5f : 1.0f;
-  e *= (k & 2) ? 0.25f : 1.0f;
-  e *= (k & 4) ? 0.0625f : 1.0f;
-  e *= (k & 8) ? 3.90625e-03f : 1.0f;
-  e *= (k & 16) ? 1.52587890625e-05f : 1.0f;
-  e *= (k & 32) ? 2.3283064365386963e-10f : 1.0f;
-  e *= (k & 64) ? 5.421010862427522e-20f : 1.0f;
-  // 2^-128 is subnormal; apply it as two normal factors of 2^-64.
-  e *= (k & 128) ? 5.421010862427522e-20f : 1.0f;
-  e *= (k & 128) ? 5.421010862427522e-20f : 1.0f;
-  return e;
+  const int first = metal::min(k, 100);
+  const int second = metal::min(k - first, 6);
+  return e * exp2_neg(first) * exp2_neg(second) * exp2_neg(k - first - second);
 }
 
 // m * exp(-c * a^2) for 0 <= a < 16, c in {1, 0.5}.
@@ -259,15 +301,15 @@ inline float erf_small(float x) {
   return metal::fma(x, horner(x * x, kErfSmall, 5), x);
 }
 
-// erfcx(z) = exp(z^2) erfc(z) for z >= 0.5 (z may be +inf -> 0).
-// Two fits: a polynomial in z - 1.25 on [0.5, 2], and for z >= 2 the
+// erfcx(z) = exp(z^2) erfc(z) for z >= 0 (z may be +inf -> 0).
+// Two fits: a polynomial in z - 1 on [0, 2], and for z >= 2 the
 // asymptotic shape (A&S 7.1.23) z erfcx(z) = 1/sqrt(pi) + u P(u),
 // u = 1/z^2, which is smooth in u down to 0.  The constant 1/sqrt(pi) is
 // added as a float pair so its rounding does not bias the tail, and the
 // final 1/z is a division (one rounding instead of two).
 inline float erfcx_core(float z) {
   if (z < 2.0f) {
-    return horner(z - 1.25f, kErfcxMid, 12);
+    return horner(z - 1.0f, kErfcxMid, 13);
   }
   const float kInvSqrtPiHi = 5.641896129e-01f;
   const float kInvSqrtPiLo = -2.931769139e-08f;
@@ -282,10 +324,20 @@ inline float erfcx_core(float z) {
 // y ~ 14.17.  The exponent uses the exact square of y itself (computing
 // erfc(y * (1/sqrt2)) would turn the rounding of y/sqrt2 into a relative
 // error of ~y^2 ulp), and erfcx is corrected to first order for the
-// rounding dz of z = y/sqrt2, using erfcx'(z) = 2 z erfcx(z) - 2/sqrt(pi).
-inline float ndtr_upper(float y) {
+// rounding dz of z = y/sqrt2 (corrected_erfcx), using
+// erfcx'(z) = 2 z erfcx(z) - 2/sqrt(pi).
+// r = erfcx_core(z) with z = y * kInvSqrt2 rounded, y <= 14.5 (for larger
+// y the correction, a difference of two numbers near 1.13, would be
+// rounding noise larger than r).
+inline float corrected_erfcx(float y, float z, float r) {
   const float kInvSqrt2 = 7.071067691e-01f;
   const float kInvSqrt2Lo = 1.210161749e-08f;  // 1/sqrt2 - kInvSqrt2
+  const float dz = metal::fma(y, kInvSqrt2, -z) + y * kInvSqrt2Lo;
+  return metal::fma(dz, 2.0f * z * r - 1.128379226e+00f, r);
+}
+
+inline float ndtr_upper(float y) {
+  const float kInvSqrt2 = 7.071067691e-01f;
   const float z = y * kInvSqrt2;
   if (z < 0.5f) {
     return 0.5f - 0.5f * erf_small(z);
@@ -293,18 +345,15 @@ inline float ndtr_upper(float y) {
   if (y > 14.5f) {
     return 0.0f;  // below half the smallest subnormal
   }
-  const float dz = metal::fma(y, kInvSqrt2, -z) + y * kInvSqrt2Lo;
-  float r = erfcx_core(z);
-  r = metal::fma(dz, 2.0f * z * r - 1.128379226e+00f, r);
-  return exp_neg_square(y, 0.5f, 0.5f * r);
+  return exp_neg_square(y, 0.5f, 0.5f * corrected_erfcx(y, z, erfcx_core(z)));
 }
 
-// log Q(y) for y >= 1/sqrt2 computed without forming Q, so it does not
-// underflow: log Q(y) = -y^2/2 + log(erfcx(y/sqrt2)/2).
-// (0.5*y)*y overflows only when the true result does (|y| > ~2.6e19).
-inline float log_ndtr_upper(float y) {
-  const float kInvSqrt2 = 7.071067691e-01f;
-  return -(0.5f * y) * y + metal::log(0.5f * erfcx_core(y * kInvSqrt2));
+// log(1 + x) for -0.5 <= x <= 1 (see log1p below).
+inline float log1p_near_zero(float x) {
+  const float s = x / (2.0f + x);
+  const float w = s * s;
+  const float t = w * horner(w, kLog1pTail, 6);
+  return x - s * (x - t);
 }
 
 }  // namespace special_detail
@@ -330,10 +379,7 @@ inline float log1p(float x) {
     return -special_detail::infinity();
   }
   if (x >= -0.5f && x <= 1.0f) {
-    const float s = x / (2.0f + x);
-    const float w = s * s;
-    const float t = w * special_detail::horner(w, special_detail::kLog1pTail, 6);
-    return x - s * (x - t);
+    return special_detail::log1p_near_zero(x);
   }
   if (x < -0.5f) {
     return metal::log(1.0f + x);  // 1 + x is exact here (Sterbenz)
@@ -421,56 +467,58 @@ inline float ndtr(float x) {
                   : 1.0f - special_detail::ndtr_upper(x);
 }
 
-// log of the standard normal CDF.
-// x < -1/sqrt2: log-domain form -x^2/2 + log(erfcx(-x/sqrt2)/2), which
-//   never underflows (about -x^2/2 down to the float overflow of x^2/2,
-//   like torch: -inf only below x ~ -2.6e19);
-// x >= -1/sqrt2: log1p(-Q(x)) with the upper tail Q computed to full
-//   relative accuracy, so tiny negative results (x up to ~14.2) are
-//   accurate and underflow to -0.0 beyond.
+// log of the standard normal CDF, with erfcx(|x|/sqrt2) common to both
+// signs (each branch evaluating its own special function costs divergent
+// SIMD groups most of their time on mixed-sign inputs):
+// x < 0: log-domain form -x^2/2 + log(erfcx(-x/sqrt2)/2), which never
+//   underflows (about -x^2/2 down to the float overflow of x^2/2, like
+//   torch: -inf only below x ~ -2.6e19; no cancellation, both terms
+//   negative);
+// x >= 0: log1p(-Q(x)) with the upper tail Q computed to full relative
+//   accuracy, so tiny negative results (x up to ~14.2) are accurate and
+//   underflow to -0.0 beyond.
 // log_ndtr(-inf) = -inf, log_ndtr(+inf) = -0.0 (as torch), NaN -> NaN.
-// Measured: <= 3.5 ulp (rel 2.7e-7) on [-20, 15] and -[1, 2.5e19];
+// Measured: relative error <= 2.5e-7 on [-20, 15], [1e-30, 1] and
+// -[1, 2.5e19] (log grid);
 // torch CPU float32 reaches ~195 ulp (rel 1.2e-5) for x in (2, 14).
 inline float log_ndtr(float x) {
   if (metal::isnan(x)) {
     return x;
   }
   const float kInvSqrt2 = 7.071067691e-01f;
-  if (x < -kInvSqrt2) {
-    return special_detail::log_ndtr_upper(-x);
-  }
+  const float a = metal::fabs(x);
+  const float z = a * kInvSqrt2;
+  const float r = special_detail::erfcx_core(z);
   if (x < 0.0f) {
-    // Phi(x) in [0.24, 0.5]: 1/2 - erf(|x|/sqrt2)/2 without cancellation.
-    const float phi = 0.5f + 0.5f * special_detail::erf_small(x * kInvSqrt2);
-    return metal::log(phi);
+    return -(0.5f * a) * a + metal::log(0.5f * r);
   }
-  return mps_ops::log1p(-special_detail::ndtr_upper(x));
+  if (a > 14.5f) {
+    return -0.0f;  // Q below half the smallest subnormal
+  }
+  const float q = special_detail::exp_neg_square(a, 0.5f, 0.5f * special_detail::corrected_erfcx(a, z, r));
+  return special_detail::log1p_near_zero(-q);  // q <= 1/2
 }
 
-// Inverse of the standard normal CDF.
-// By symmetry we solve Q(y) = pm, pm = min(p, 1-p) (1-p is exact for
-// p >= 1/2 by Sterbenz, so p near 1 keeps all its information), then
-// return +-y.  Initial guess: A&S 26.2.23 (|error| < 4.5e-4), or near the
-// centre the first two terms of the inverse series
-// y = sqrt(2 pi) d (1 + pi d^2 / 3), d = 1/2 - pm (exactly 0 at p = 1/2).
-// Then Halley steps (cubic convergence):
-//  * pm >= 1e-30: one step (from the guess's 4.5e-4 to ~1e-10, far below a
-//    float's rounding: a second step changed no maximum error on the grids
-//    below and cost half the kernel's time) on F(y) = pm - Q(y)
-//    (F' = -phi, F''/F' = -y), with Q
-//    from ndtr_upper (relative accuracy) and, for small y, F rewritten as
-//    erf(y/sqrt2)/2 - d so that every subtraction is exact (Sterbenz) and
-//    the result keeps relative accuracy near 0.  This was measured to be
-//    nearly correctly rounded;
-//  * pm < 1e-30 (where phi and Q approach the subnormal range): two on
-//    G(y) = log Q(y) - log pm with the non-underflowing log_ndtr_upper, so
-//    subnormal p (down to 1.4e-45) keep full relative accuracy; with
-//    r = phi(y)/Q(y) = sqrt(2/pi)/erfcx(y/sqrt2), G' = -r, G''/G' = r - y.
-// p < 0 or p > 1 or NaN -> NaN, p == 0 -> -inf, p == 1 -> +inf,
-// ndtri(0.5) == +0.
-// Measured (emulator, one step): relative error <= 1.6e-7 on a linear grid
-// of (0, 1), a log grid of [1.4e-45, 1e-3] and of 1 - [1e-7, 0.1]; torch CPU
-// float32 <= 3.1e-7 on the same grids.
+// Inverse of the standard normal CDF, as x * S(w) with x = 2p - 1 and
+// w = -log(4 p (1 - p)) (symmetric in p and 1 - p, 0 at the centre,
+// ~102 at the smallest subnormal p). S = ndtri(p) / (2p - 1) is smooth and
+// positive, so fitted polynomials give it to a few 1e-8: in w - 2.5 for
+// w < 5 (p in ~[0.0017, 0.9983]), else in sqrt(w) about the midpoints of
+// [sqrt5, 4.5] and [4.5, 10.125] (tools/fit_special_coefficients.py). One
+// log, one sqrt, one polynomial and no iteration: an earlier A&S guess
+// with a Halley step (a log, an exp and an erfc per element) was
+// compute-bound at 0.73x torch's CUDA kernel on an H100.
+//  * x carries the sign and, near p = 1/2, the whole size of the result:
+//    2p - 1 is exact for p >= 1/4 (Sterbenz), so the result keeps relative
+//    accuracy near 0 and ndtri(0.5) == +0; below 1/4 its rounding is a
+//    relative error of 2^-24 of a factor near -1.
+//  * 1 - p is exact for p >= 1/2, so p near 1 keeps all its information
+//    in w; p < 1e-30 is scaled by 2^64 first so that 4 p (1 - p) stays a
+//    normal number (subnormal p keep full relative accuracy).
+// p < 0 or p > 1 or NaN -> NaN, p == 0 -> -inf, p == 1 -> +inf.
+// Measured (emulator): relative error <= 2.0e-7 on a linear grid of
+// (0, 1), log grids of [1.4e-45, 1e-3], 1 - [6e-8, 0.5] and
+// 1/2 +- [1e-9, 0.1]; torch CPU float32 <= 3.1e-7 on such grids.
 inline float ndtri(float p) {
   if (!(p >= 0.0f && p <= 1.0f)) {
     return special_detail::quiet_nan();
@@ -481,61 +529,20 @@ inline float ndtri(float p) {
   if (p == 1.0f) {
     return special_detail::infinity();
   }
-  const float kInvSqrt2 = 7.071067691e-01f;
-  const bool upper = p > 0.5f;
-  const float pm = upper ? 1.0f - p : p;
-  float y;
-  if (pm >= 1e-30f) {
-    const float d = 0.5f - pm;
-    if (d < 0.05f) {
-      const float kSqrt2Pi = 2.506628275e+00f;
-      const float kPiOver3 = 1.047197580e+00f;
-      y = kSqrt2Pi * d * (1.0f + kPiOver3 * d * d);
-    } else {
-      // A&S 26.2.23
-      const float t = metal::sqrt(-2.0f * metal::log(pm));
-      y = t - (2.515517f + t * (0.802853f + t * 0.010328f)) /
-                  (1.0f + t * (1.432788f + t * (0.189269f + t * 0.001308f)));
-    }
-    // One Halley step (above). F = pm - Q(y), arranged so that every
-    // subtraction is exact (Sterbenz) and only the erf / Q evaluation error
-    // remains.
-    const float kInvSqrt2Pi = 3.989422917e-01f;
-    const float z = y * kInvSqrt2;
-    float f;
-    if (z < 0.5f) {
-      const float e = 0.5f * special_detail::erf_small(z);
-      f = (pm >= 0.25f) ? e - d : (pm - 0.25f) + (e - 0.25f);
-    } else {
-      f = pm - special_detail::ndtr_upper(y);
-    }
-    // y - u / (1 + u y / 2) with u = f / phi(y), in one division.
-    const float dens = kInvSqrt2Pi * metal::exp(-0.5f * y * y);
-    y = y - f / (dens + 0.5f * f * y);
-    if (y == 0.0f) {
-      return 0.0f;  // +0 for p == 1/2, as torch
-    }
+  const float x = 2.0f * p - 1.0f;
+  const bool tiny = p < 1e-30f;
+  const float scaled = tiny ? p * 1.844674407e+19f : p;  // 2^64
+  float w = -metal::log(4.0f * scaled * (1.0f - p));
+  w = tiny ? w + 4.436141968e+01f : w;  // 64 ln2
+  float s;
+  if (w < 5.0f) {
+    s = special_detail::horner(w - 2.5f, special_detail::kNdtriCentral, 10);
   } else {
-    // log(pm); pre-scale subnormals so the log sees a normal number.
-    float lp;
-    if (pm < 1.175494351e-38f) {
-      lp = metal::log(pm * 1.844674407e+19f) - 4.436141968e+01f;
-    } else {
-      lp = metal::log(pm);
-    }
-    const float t = metal::sqrt(-2.0f * lp);
-    y = t - (2.515517f + t * (0.802853f + t * 0.010328f)) /
-                (1.0f + t * (1.432788f + t * (0.189269f + t * 0.001308f)));
-    const float kSqrt2OverPi = 7.978845835e-01f;
-    for (int it = 0; it < 2; ++it) {
-      const float cx = special_detail::erfcx_core(metal::max(y * kInvSqrt2, 0.5f));
-      const float g = (-(0.5f * y) * y + metal::log(0.5f * cx)) - lp;
-      const float r = kSqrt2OverPi / cx;
-      const float u = -g / r;
-      y = y - u / (1.0f - 0.5f * u * (r - y));
-    }
+    const float root = metal::sqrt(w);
+    s = root < 4.5f ? special_detail::horner(root - 3.375f, special_detail::kNdtriTailNear, 11)
+                    : special_detail::horner(root - 7.3125f, special_detail::kNdtriTailFar, 9);
   }
-  return upper ? y : -y;
+  return x * s;
 }
 
 // Airy function Ai(x).
