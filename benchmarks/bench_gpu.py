@@ -303,6 +303,8 @@ def main(argv=None) -> int:
     if mps_ops.backend != "cuda" or not torch.cuda.is_available():
         print(f"bench_gpu: needs the CUDA backend and a GPU (backend {mps_ops.backend!r}); nothing measured")
         return 2
+    # The overrides' kernels too, against torch's CUDA kernels for the same op.
+    mps_ops.enable_overrides()
     from gpu_cases import all_cases
 
     if args.profile:

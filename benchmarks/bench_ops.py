@@ -3,6 +3,7 @@
     python benchmarks/bench_ops.py            # timings (a Mac with the Metal backend)
     python benchmarks/bench_ops.py --work     # work figures, any backend
     python benchmarks/bench_ops.py --ops heaviside,frexp --sizes 1e3,1e6 --out results/
+    python benchmarks/bench_ops.py --memory 100  # overrides: driver memory over 100 shapes (a Mac)
 
 Timings (Mac only). For each op, layout (dense, transposed, strided ``[:, ::2]``,
 scalar-broadcast), dtype (float32 / float16 / bfloat16, where the op supports
@@ -11,8 +12,11 @@ and size (1e3 to 1e7 elements): our kernel on ``mps`` tensors against
 the stock path in the same run. The stock path of a ``fill`` op (torch has no
 MPS kernel) is the CPU-fallback round trip a user gets today with
 PYTORCH_ENABLE_MPS_FALLBACK=1: inputs ``.cpu()``, the CPU op, the results
-``.to("mps")``; that of an ``override`` op is torch's own MPS kernel, timed
-before ``enable_overrides()``. torch.utils.benchmark's ``blocked_autorange``
+``.to("mps")``; that of an ``override`` op is torch's own MPS kernel
+(MPSGraph), timed with the override disabled, then ours with it enabled, in
+one process. ``--memory N``: per override op, the driver memory
+(``torch.mps.driver_allocated_memory()``) left after N calls on distinct
+shapes, stock against ours (benchmarks/override_memory.py). torch.utils.benchmark's ``blocked_autorange``
 times each statement, ``torch.mps.synchronize()`` included, after a warm-up
 call. Written to --out: a Compare table (bench_ops.txt), bench_ops.json,
 bench_ops.md (with achieved GB/s against the chip's nominal bandwidth) and,
@@ -46,10 +50,13 @@ sys.path.insert(0, str(HERE))  # the benchmark modules beside this script
 
 import torch  # noqa: E402
 
+import mps_ops  # noqa: E402
+
 from op_inputs import OPS  # noqa: E402,F401  (the ops measured, for callers)
 from timing import DEFAULT_SIZES, LAYOUTS, can_time, time_all  # noqa: E402
 from work_report import print_work, work_rows  # noqa: E402
 from report import write_outputs  # noqa: E402
+from override_memory import memory_rows, write_memory  # noqa: E402
 
 # Files by role: op_inputs.py (each op's call and inputs per layout),
 # work_report.py (the work table), timing.py (the Mac timing harness),
@@ -73,6 +80,8 @@ def main(argv=None) -> int:
     parser.add_argument("--bandwidth", type=float, default=None,
                         help="nominal GB/s of this chip (default: looked up by chip name)")
     parser.add_argument("--out", default="bench_ops_results", help="directory for the outputs")
+    parser.add_argument("--memory", type=int, default=0, metavar="N",
+                        help="driver memory growth over N distinct shapes per override op, stock vs ours")
     opts = parser.parse_args(argv)
     if opts.ops:
         unknown = set(opts.ops) - set(OPS)
@@ -82,6 +91,8 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown layouts {sorted(unknown)}; known: {', '.join(LAYOUTS)}")
 
+    # Ours for every op, the overrides' too (timing toggles each around its cases).
+    mps_ops.enable_overrides()
     if opts.work:
         return print_work(work_rows(names=opts.ops))
     ok, why = can_time()
@@ -90,6 +101,9 @@ def main(argv=None) -> int:
               "No timings were measured and none are printed.")
         print("The work figures, which need no GPU, follow.\n")
         print_work(work_rows(names=opts.ops))
+        return 0
+    if opts.memory:
+        print(write_memory(memory_rows(opts, opts.memory), opts.out))
         return 0
     work_table = work_rows(names=opts.ops)
     results, rows = time_all(opts)

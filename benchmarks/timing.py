@@ -95,12 +95,16 @@ def _measure(timer, stmt, env, min_run_time):
     return timer.blocked_autorange(min_run_time=min_run_time)
 
 
-def time_all(opts) -> tuple:
+def time_all(opts, target: str = "mps", sync=None, measure=None) -> tuple:
     """Times every case; returns (Measurements for Compare, one row dict per case).
 
     fill ops: ours and the CPU-fallback round trip, case by case. override
-    ops: every stock case first (torch's MPS kernel), then enable_overrides()
-    (which cannot be undone in a process) and every case of ours."""
+    ops: torch's own MPS kernel and ours in the same process, the override
+    disabled for the one and enabled for the other around each case (left
+    enabled after). target, sync and measure are the device, its
+    synchronize and _measure: a test drives the toggling on the CPU."""
+    sync = sync or torch.mps.synchronize
+    measure = measure or _measure
     cases = []
     for name, record in registry_ops().items():
         if (opts.ops and name not in opts.ops) or name not in OPS:
@@ -112,17 +116,14 @@ def time_all(opts) -> tuple:
             for dtype in dtypes:
                 for n in opts.sizes:
                     cases.append((name, record, layout, dtype, n))
-    fill = [c for c in cases if c[1].policy != "override"]
-    override = [c for c in cases if c[1].policy == "override"]
-    progress = Progress(len(fill) + 2 * len(override))
-    results, rows, pending = [], [], []
+    progress = Progress(len(cases) * 2)
+    results, rows = [], []
 
     def prepare(name, record, layout, dtype, n):
         rows_, cols = shape_for(n)
         torch.manual_seed(0)
-        args = to_device(layout_inputs(OPS[name], layout, rows_, cols, dtype), "mps")
-        env = {"fn": OPS[name].fn, "args": args, "sync": torch.mps.synchronize,
-               "to_mps": _to_mps, "cpu_args": _cpu_args}
+        args = to_device(layout_inputs(OPS[name], layout, rows_, cols, dtype), target)
+        env = {"fn": OPS[name].fn, "args": args, "sync": sync, "to_mps": _to_mps, "cpu_args": _cpu_args}
         row = {"op": name, "layout": layout, "dtype": str(dtype)[6:], "numel": n,
                "policy": record.policy}
         return env, row
@@ -137,32 +138,49 @@ def time_all(opts) -> tuple:
         rows.append(row)
 
     fallback = "to_mps(fn(*cpu_args(args))); sync()"
-    for case in fill:
+    for case in cases:
         name, record, layout, dtype, n = case
-        progress.step(f"{name} {layout} {str(dtype)[6:]} {n:.0e}")
+        label = f"{name} {layout} {str(dtype)[6:]} {n:.0e}"
         env, row = prepare(*case)
+        if record.policy == "override":
+            mps_ops.disable_overrides([name])
+            progress.step(f"stock {label}")
+            stock = measure(_timer(OURS_STMT, env, name, layout, dtype, n, "stock mps"), OURS_STMT, env,
+                            opts.min_run_time)
+            mps_ops.enable_overrides([name])
+            if not _is_active(name):
+                row["note"] = _status(name)
+                rows.append(row)
+                progress.step(label)
+                continue
+            progress.step(label)
+            ours = measure(_timer(OURS_STMT, env, name, layout, dtype, n, "mps_ops"), OURS_STMT, env,
+                           opts.min_run_time)
+            finish(env, row, ours, stock, "stock mps")
+            continue
+        progress.step(f"stock {label}")
         if not record.active:
             row["note"] = "torch has its own MPS kernel: ours is not registered"
             rows.append(row)
+            progress.step(label)
             continue
-        stock = _measure(_timer(fallback, env, name, layout, dtype, n, "cpu fallback"), fallback,
-                         env, opts.min_run_time)
-        ours = _measure(_timer(OURS_STMT, env, name, layout, dtype, n, "mps_ops"), OURS_STMT, env,
-                        opts.min_run_time)
+        stock = measure(_timer(fallback, env, name, layout, dtype, n, "cpu fallback"), fallback,
+                        env, opts.min_run_time)
+        progress.step(label)
+        ours = measure(_timer(OURS_STMT, env, name, layout, dtype, n, "mps_ops"), OURS_STMT, env,
+                       opts.min_run_time)
         finish(env, row, ours, stock, "cpu fallback")
-    for case in override:
-        name, _, layout, dtype, n = case
-        progress.step(f"stock {name} {layout} {str(dtype)[6:]} {n:.0e}")
-        env, row = prepare(*case)
-        stock = _measure(_timer(OURS_STMT, env, name, layout, dtype, n, "stock mps"), OURS_STMT,
-                         env, opts.min_run_time)
-        pending.append((case, env, row, stock))
-    if override:
-        mps_ops.enable_overrides()
-    for (name, _, layout, dtype, n), env, row, stock in pending:
-        progress.step(f"{name} {layout} {str(dtype)[6:]} {n:.0e}")
-        ours = _measure(_timer(OURS_STMT, env, name, layout, dtype, n, "mps_ops"), OURS_STMT, env,
-                        opts.min_run_time)
-        finish(env, row, ours, stock, "stock mps")
     progress.close()
     return results, rows
+
+
+def _record(name: str):
+    return next(r for r in mps_ops.ops() if r.name == f"aten::{name}")
+
+
+def _is_active(name: str) -> bool:
+    return _record(name).active
+
+
+def _status(name: str) -> str:
+    return _record(name).status

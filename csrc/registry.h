@@ -24,6 +24,9 @@ struct OpRecord {
   // A shaped op's sample domain as a Python literal:
   // ((argument or "*" for every input, (lo, hi, integers)), ...); "()" if none.
   const char* domain;
+  // An override's releases (major.minor, comma-separated) whose stock MPS
+  // kernel is MPSGraph; "" for a fill.
+  const char* mpsgraph;
   const OverloadRecord* overloads;
   int overload_count;
 };

@@ -17,9 +17,9 @@ from . import _C
 backend: str = _C.backend()
 
 from . import emulator  # noqa: E402
-from ._registry import OpRecord, enable_overrides, ops  # noqa: E402
+from ._registry import OpRecord, disable_overrides, enable_overrides, ops  # noqa: E402
 from .profiling import Dispatch, Profile, profile  # noqa: E402
 from .shaders import ShaderLibrary, compile_shader, load_metallib  # noqa: E402
 
-__all__ = ["backend", "ops", "OpRecord", "enable_overrides", "profile", "Profile", "Dispatch",
+__all__ = ["backend", "ops", "OpRecord", "enable_overrides", "disable_overrides", "profile", "Profile", "Dispatch",
            "compile_shader", "load_metallib", "ShaderLibrary", "emulator"]

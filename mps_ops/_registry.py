@@ -1,14 +1,20 @@
 """The op table and the registration policy.
 
 `fill` overloads are registered for the MPS dispatch key only where the
-running torch has no MPS kernel of its own; `override` overloads only once
-the user enables overrides (``enable_overrides()`` or ``MPS_OPS_OVERRIDES=1``).
+running torch has no MPS kernel of its own. `override` overloads replace a
+stock MPS kernel, and only where the registry records that kernel as
+MPSGraph in the running release (its `mpsgraph` releases; a release it does
+not list, 2.16 say, gets none), and only once the user enables them:
+``enable_overrides()`` (all) or ``enable_overrides(["_softmax", ...])`` by
+the names ``ops()`` shows, ``disable_overrides(...)``, or
+``MPS_OPS_OVERRIDES=1`` (all) or a comma-separated list of names at import.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -40,17 +46,47 @@ class OpRecord:
     shape: str = ""
     # A shaped op's sample domain: ((argument name or "*" for every input, Range), ...).
     domain: tuple = ()
+    # An override's releases ("2.9", ...) whose stock MPS kernel is MPSGraph.
+    mpsgraph: tuple = ()
+    # Why it is active or not in this process, in words.
+    status: str = ""
 
 
-def _parse(raw) -> list:
-    name, policy, dtypes, opinfo, forms, shape, domain, overloads = raw
-    return [name, policy, tuple(getattr(torch, d) for d in dtypes.split(",") if d),
-            tuple(o for o in opinfo.split(",") if o), tuple(forms.split(",")), shape,
-            tuple((arg, Range(*r)) for arg, r in ast.literal_eval(domain)), tuple(overloads)]
+class _Entry(NamedTuple):
+    name: str
+    policy: str
+    dtypes: tuple
+    opinfo: tuple
+    forms: tuple
+    shape: str
+    domain: tuple
+    mpsgraph: tuple
+    overloads: tuple
+
+    @property
+    def short_name(self) -> str:
+        return self.name.split("::", 1)[-1]
+
+
+def _parse(raw) -> _Entry:
+    name, policy, dtypes, opinfo, forms, shape, domain, mpsgraph, overloads = raw
+    return _Entry(name, policy, tuple(getattr(torch, d) for d in dtypes.split(",") if d),
+                  tuple(o for o in opinfo.split(",") if o), tuple(forms.split(",")), shape,
+                  tuple((arg, Range(*r)) for arg, r in ast.literal_eval(domain)),
+                  tuple(r for r in mpsgraph.split(",") if r), tuple(overloads))
 
 
 _RECORDS = [_parse(r) for r in _C.op_records()]
 _active_overloads: set = set()
+
+
+def torch_release(version: str | None = None) -> str:
+    """The running (or the given) torch version as major.minor: "2.13"."""
+    return ".".join((version or torch.__version__).split("+")[0].split(".")[:2])
+
+
+# The releases the registry has MPSGraph data for: a later one is unknown.
+_KNOWN_RELEASES = frozenset(r for e in _RECORDS for r in e.mpsgraph)
 
 
 def _has_stock_mps_kernel(overload: str) -> bool:
@@ -88,33 +124,87 @@ def op_overload(overload: str, namespace: str | None = None):
     return getattr(getattr(getattr(torch.ops, namespace), name), overload_name or "default")
 
 
-def _activate(policy: str) -> None:
-    wanted = []
-    for _name, op_policy, _dtypes, _opinfo, _forms, _shape, _domain, overloads in _RECORDS:
-        if op_policy != policy:
-            continue
-        for overload in overloads:
-            if overload in _active_overloads:
-                continue
-            if not _exists(overload) or (policy == "fill" and _has_stock_mps_kernel(overload)):
-                continue
-            wanted.append(overload)
+def _override_allowed(entry: _Entry) -> bool:
+    """An override replaces only a kernel the registry knows to be MPSGraph
+    in the running release."""
+    return torch_release() in entry.mpsgraph
+
+
+def _activate_fills() -> None:
+    wanted = [o for e in _RECORDS if e.policy == "fill" for o in e.overloads
+              if _exists(o) and not _has_stock_mps_kernel(o)]
     _C.activate(wanted)
     _active_overloads.update(wanted)
 
 
-def enable_overrides() -> None:
-    """Register the `override` ops, replacing torch's own MPS kernels for them."""
-    _activate("override")
+def _overrides_named(names) -> list:
+    """The override entries `names` picks (all for None); names as ops()
+    shows them ("aten::_softmax") or without the namespace ("_softmax")."""
+    overrides = [e for e in _RECORDS if e.policy == "override"]
+    if names is None:
+        return overrides
+    if isinstance(names, str):
+        names = [names]
+    by_name = {e.short_name: e for e in overrides}
+    picked, unknown = [], []
+    for name in names:
+        entry = by_name.get(str(name).split("::", 1)[-1].strip())
+        (picked if entry else unknown).append(entry or name)
+    if unknown:
+        raise ValueError(f"mps_ops: no override op named {', '.join(map(repr, unknown))}; "
+                         f"the overrides are {', '.join(sorted(by_name)) or 'none'}")
+    return picked
+
+
+def enable_overrides(names=None) -> None:
+    """Replace torch's MPSGraph kernels with ours: all `override` ops, or
+    those named (as ``ops()`` shows them). An op whose stock kernel is not
+    MPSGraph in the running release stays off (``ops()`` says why)."""
+    wanted, refused = [], []
+    for entry in _overrides_named(names):
+        if not _override_allowed(entry):
+            refused.append(entry.short_name)
+            continue
+        wanted += [o for o in entry.overloads if _exists(o) and o not in _active_overloads]
+    if refused and names is not None:
+        warnings.warn(f"mps_ops: torch {torch_release()}'s own MPS kernel stays for {', '.join(refused)} "
+                      "(see mps_ops.ops())", stacklevel=2)
+    _C.activate(wanted)
+    _active_overloads.update(wanted)
+
+
+def disable_overrides(names=None) -> None:
+    """Give back torch's own MPS kernels: of all `override` ops, or those named."""
+    gone = [o for e in _overrides_named(names) for o in e.overloads if o in _active_overloads]
+    _C.deactivate(gone)
+    _active_overloads.difference_update(gone)
+
+
+def _status(entry: _Entry, active: bool) -> str:
+    release = torch_release()
+    if entry.policy == "fill":
+        if active:
+            return f"fills a gap: torch {release} has no MPS kernel"
+        if not any(_exists(o) for o in entry.overloads):
+            return f"inactive: torch {release} lacks the operator"
+        return f"inactive: torch {release} has its own MPS kernel"
+    if active:
+        return f"active: replaces torch {release}'s MPSGraph kernel"
+    if _override_allowed(entry):
+        return f"off: enable_overrides() would replace torch {release}'s MPSGraph kernel"
+    if release in _KNOWN_RELEASES:
+        return f"unavailable: torch {release}'s MPS kernel is native Metal"
+    return f"unavailable: the registry has no data for torch {release}"
 
 
 def ops() -> list:
     """One record per registry op, in registry order."""
     records = []
-    for name, policy, dtypes, opinfo, forms, shape, domain, overloads in _RECORDS:
-        records.append(OpRecord(name=name, overloads=overloads, opinfo=opinfo, forms=forms, dtypes=dtypes,
-                                policy=policy, active=any(o in _active_overloads for o in overloads),
-                                shape=shape, domain=domain))
+    for e in _RECORDS:
+        active = any(o in _active_overloads for o in e.overloads)
+        records.append(OpRecord(name=e.name, overloads=e.overloads, opinfo=e.opinfo, forms=e.forms, dtypes=e.dtypes,
+                                policy=e.policy, active=active, shape=e.shape, domain=e.domain,
+                                mpsgraph=e.mpsgraph, status=_status(e, active)))
     return records
 
 
@@ -122,6 +212,18 @@ def active_overloads() -> frozenset:
     return frozenset(_active_overloads)
 
 
-_activate("fill")
-if os.environ.get("MPS_OPS_OVERRIDES") == "1":
-    enable_overrides()
+def _enable_from_environment(value: str) -> None:
+    """MPS_OPS_OVERRIDES: "1" for all, else a comma-separated list of names
+    ("" or "0": none). A name it does not know is a warning, not an import
+    error."""
+    value = value.strip()
+    if value in ("", "0"):
+        return
+    try:
+        enable_overrides(None if value == "1" else [n for n in value.split(",") if n.strip()])
+    except ValueError as e:
+        warnings.warn(f"MPS_OPS_OVERRIDES={value!r}: {e}", stacklevel=2)
+
+
+_activate_fills()
+_enable_from_environment(os.environ.get("MPS_OPS_OVERRIDES", ""))

@@ -3,6 +3,11 @@ import torch
 
 import mps_ops
 
+# The suite tests every kernel, the overrides' too: on for the whole session
+# (at import, before the tests collect the registry's records).
+# test_overrides.py checks the default, off, in a fresh process.
+mps_ops.enable_overrides()
+
 
 @pytest.fixture(autouse=True)
 def _seed():

@@ -88,3 +88,69 @@ def test_host_bench_writes_positive_figures(runs):
     assert math.isclose(data["ratio_to_aten_cpu"], data["us_per_call"] / data["aten_cpu_us_per_call"])
     assert {"dispatcher", "emulate()"} <= set(data["variants"])
     assert "emulate()" in out and "dispatcher" in out
+
+
+def _override_record(name):
+    return next(r for r in mps_ops.ops() if r.name == f"aten::{name}")
+
+
+def test_override_timing_toggles_each_override_in_one_process():
+    """timing.time_all's path for an override op, driven off a Mac (the
+    emulator, or the CUDA backend): torch's own kernel timed with the override off, ours with
+    it on, in one process (a fake measure: no timing here)."""
+    from types import SimpleNamespace
+
+    from mps_ops.testing import device, emulate
+
+    sys.path.insert(0, str(BENCH))
+    import timing
+
+    seen = []
+
+    def measure(timer, stmt, env, min_run_time):
+        with mps_ops.profile() as prof, emulate():
+            exec(stmt, env)
+        ours = any(d.kernel.startswith("threshold_") for d in prof.dispatches)
+        seen.append((_override_record("threshold").active, ours))
+        return SimpleNamespace(median=1e-3)
+
+    opts = SimpleNamespace(ops=["threshold"], dtypes=[torch.float32], layouts=["dense"], sizes=[1000],
+                           min_run_time=0.01)
+    try:
+        _, rows = timing.time_all(opts, target=device(), sync=lambda: None, measure=measure)
+    finally:
+        mps_ops.enable_overrides()
+    assert seen == [(False, False), (True, True)]
+    assert len(rows) == 1 and rows[0]["stock"] == "stock mps" and rows[0]["speedup"] == 1.0
+
+
+def test_override_memory_mode_toggles_each_override_in_one_process(tmp_path):
+    """override_memory.memory_rows, driven off a Mac: N distinct shapes with
+    the override off, then on; growth is what the allocated() hook reports."""
+    from types import SimpleNamespace
+
+    from mps_ops.testing import device
+
+    sys.path.insert(0, str(BENCH))
+    import override_memory
+
+    calls, active = [], []
+    allocated = iter([0, 300, 1000, 1001])  # stock: +300 bytes, ours: +1
+
+    def sync():
+        calls.append(1)
+        active.append(_override_record("threshold_backward").active)
+
+    opts = SimpleNamespace(ops=["threshold_backward"])
+    try:
+        rows = override_memory.memory_rows(opts, 3, target=device(), sync=sync,
+                                           allocated=lambda: next(allocated), release=lambda: None)
+    finally:
+        mps_ops.enable_overrides()
+    assert rows == [{"op": "threshold_backward", "shapes": 3, "stock_growth_bytes": 300, "ours_growth_bytes": 1}]
+    # A sync before, one per shape, one after: off for the stock pass, on for ours.
+    assert active == [False] * 5 + [True] * 5
+    assert len({s for s in override_memory.distinct_shapes(50)}) == 50
+    markdown = override_memory.write_memory(rows, str(tmp_path))
+    assert "| threshold_backward | 3 | 0.0 | 0.0 |" in markdown
+    assert json.loads((tmp_path / "bench_ops_memory.json").read_text()) == rows

@@ -42,6 +42,9 @@ def test_registry_mps_missing_follows_the_coverage_table():
     overloads; a release that lacks some but not all would be a registry bug."""
     releases, rows = coverage_table()
     for entry in codegen.load_registry():
+        if entry.policy == "override":  # a stock kernel exists: test_registry_mpsgraph_follows_the_coverage_table
+            assert entry.mps_missing == (), entry.name
+            continue
         cells = [rows[overload] for overload in entry.impl]
         expected = []
         for i, release in enumerate(releases):
@@ -50,6 +53,39 @@ def test_registry_mps_missing_follows_the_coverage_table():
             if states == {"missing"}:
                 expected.append(release)
         assert list(entry.mps_missing) == expected, entry.name
+
+
+def mpsgraph_table() -> dict:
+    """operator name -> (the first column's cell, 2.15.0's) of the table of
+    stock kernels that still run MPSGraph ('G', 'GM' or 'M')."""
+    with open(COVERAGE) as f:
+        lines = f.read().splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("## Still MPSGraph"))
+    header = next(i for i in range(start, len(lines)) if lines[i].startswith("| operator(s) |"))
+    assert [c.strip() for c in lines[header].strip("|").split("|")[1:]] == ["2.9.1–2.14.1", "2.15.0"]
+    table = {}
+    for line in lines[header + 2:]:
+        if not line.startswith("|"):
+            break
+        names, early, latest = (c.strip() for c in line.strip("|").split("|"))
+        for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", names):
+            table.setdefault(name, (early, latest))
+    return table
+
+
+@pytest.mark.skipif(not os.path.exists(COVERAGE), reason=f"no {COVERAGE} beside this checkout")
+def test_registry_mpsgraph_follows_the_coverage_table():
+    """An override lists the releases whose stock kernel is MPSGraph: 2.9 to
+    2.14 where the table says G for them, 2.15 where it says G (or GM: the
+    MPSGraph half) for 2.15.0."""
+    table = mpsgraph_table()
+    for entry in codegen.load_registry():
+        if entry.policy != "override":
+            continue
+        early, latest = table[entry.name]
+        expected = [f"2.{minor}" for minor in range(9, 15)] if "G" in early else []
+        expected += ["2.15"] if "G" in latest else []
+        assert list(entry.mpsgraph) == expected, entry.name
 
 
 # ---------------------------------------------------------------------------

@@ -60,9 +60,14 @@ FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # schemas: overload -> its aten schema, for an operator that releases we
 # support lack: there its kernels are reached as torch.ops.mps_ops_compat.<op>
 # (csrc/python/registration.h), so they are tested on every release.
-OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape", "domain", "schemas"}
+# mpsgraph: an override's torch releases (major.minor, quoted: YAML reads
+# 2.10 as 2.1) whose stock MPS kernel runs MPSGraph: the only releases in
+# which it may replace the stock kernel (shared/mps-coverage.md).
+OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape", "domain", "schemas", "mpsgraph"}
 DEFAULTABLE_FIELDS = {"mps_missing", "domain"}
 FORMS = ("functional", "out", "inplace")
+# A backward op's: reached only through its OpInfos' backward (test_overrides.py).
+BACKWARD_FORM = "backward"
 
 # Standard shapes: per call form, the stub template of
 # csrc/runtime/elementwise_stubs.h that serves it.
@@ -184,6 +189,7 @@ class OpEntry:
     shape: str = ""
     domain: tuple = ()  # a shaped entry's: ((argument or "*", Range), ...)
     schemas: dict = field(default_factory=dict)  # overload -> schema, for releases that lack it
+    mpsgraph: tuple = ()  # an override's releases ("2.9", ...) whose stock kernel is MPSGraph
 
     @property
     def qualified_name(self) -> str:
@@ -222,10 +228,13 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
             if key == "domain" and "shape" not in item:
                 continue
             item = {key: defaults[key], **item} if key in defaults else item
-        if set(item.get("forms", FORMS)) - set(FORMS):
-            raise RegistryError(f"{where}: forms must be among {FORMS}")
+        if set(item.get("forms", FORMS)) - {*FORMS, BACKWARD_FORM}:
+            raise RegistryError(f"{where}: forms must be among {(*FORMS, BACKWARD_FORM)}")
         if item["policy"] not in POLICIES:
             raise RegistryError(f"{where}: policy must be one of {sorted(POLICIES)}")
+        if (item["policy"] == "override") != ("mpsgraph" in item):
+            raise RegistryError(f"{where}: an override, and only an override, lists the releases whose stock "
+                                "kernel is MPSGraph (mpsgraph)")
         impl = expand_impl(item["impl"], where)
         if ("file" in item) == ("shape" in item):
             raise RegistryError(f"{where}: give a stub file or a standard shape ({sorted(SHAPES)}), not both")
@@ -248,9 +257,17 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
                 shape=item.get("shape", ""),
                 domain=expand_domain(item["domain"], where) if "shape" in item else (),
                 schemas=expand_schemas(item.get("schemas", {}), impl, where),
+                mpsgraph=expand_releases(item.get("mpsgraph", []), where),
             )
         )
     return entries
+
+
+def expand_releases(spec, where: str) -> tuple:
+    """mpsgraph: quoted major.minor releases, e.g. ["2.9", "2.10"]."""
+    if not isinstance(spec, list) or not all(isinstance(v, str) and re.fullmatch(r"\d+\.\d+", v) for v in spec):
+        raise RegistryError(f"{where}: mpsgraph lists quoted major.minor releases, e.g. [\"2.9\", \"2.10\"]")
+    return tuple(spec)
 
 
 def expand_schemas(spec, impl: dict, where: str) -> dict:
@@ -364,7 +381,8 @@ def registry_source(entries: list[OpEntry]) -> str:
             f"  {{{_c_string(entry.qualified_name)}, {_c_string(entry.policy)}, "
             f"{_c_string(','.join(entry.dtypes))}, {_c_string(','.join(entry.opinfo))}, "
             f"{_c_string(','.join(entry.forms))}, {_c_string(entry.shape or '')}, "
-            f"{_c_string(domain_literal(entry))}, overloads_{i}, {len(entry.impl)}}},"
+            f"{_c_string(domain_literal(entry))}, {_c_string(','.join(entry.mpsgraph))}, "
+            f"overloads_{i}, {len(entry.impl)}}},"
         )
     lines += [
         "};",
@@ -390,20 +408,24 @@ def docs_source(entries: list[OpEntry]) -> str:
         "a test fails when this file and the registry disagree.",
         "",
         "Policy `fill`: registered for the MPS device only when the running torch has no MPS",
-        "kernel for the overload. `override`: replaces a stock kernel once",
-        "`mps_ops.enable_overrides()` is called or `MPS_OPS_OVERRIDES=1` is set.",
+        "kernel for the overload. `override`: replaces a stock kernel that runs MPSGraph, only in",
+        "the releases listed (a release the registry does not know gets none), and only once",
+        "enabled: `mps_ops.enable_overrides()` (all), `enable_overrides([\"threshold\", ...])`,",
+        "`disable_overrides(...)`, or `MPS_OPS_OVERRIDES=1` (or a comma-separated list of names) at",
+        "import. `mps_ops.ops()` says which are active and why not. H100 ratios of the overrides",
+        "against torch's CUDA kernels: unmeasured.",
         "",
         "Every kernel listed here is tested through the CPU emulator against torch on the CPU;",
         "none has been run on Apple hardware yet.",
         "",
-        "| operator | overloads | dtypes | policy | OpInfo | MPS lacks it in torch |",
-        "|---|---|---|---|---|---|",
+        "| operator | overloads | dtypes | policy | OpInfo | MPS lacks it in torch | MPSGraph in torch |",
+        "|---|---|---|---|---|---|---|",
     ]
     for e in entries:
         lines.append(
             f"| `{e.qualified_name}` | {', '.join(f'`{o}`' for o in e.impl)} | "
             f"{', '.join(e.dtypes)} | {e.policy} | {', '.join(e.opinfo)} | "
-            f"{', '.join(e.mps_missing) or '-'} |"
+            f"{', '.join(e.mps_missing) or '-'} | {', '.join(e.mpsgraph) or '-'} |"
         )
     differing = [e for e in entries if e.differs]
     if differing:

@@ -44,6 +44,8 @@ import mps_ops
 from mps_ops import samples as sample_table
 from mps_ops.testing import device, emulate
 
+mps_ops.enable_overrides()  # their kernels are launched and checked too
+
 # Two full groups of 1024 threads at 8 elements per thread (element-wise
 # kernels on 1- and 2-byte types, shape_limits.h), twice over.
 TILED_ELEMENTS = 32768

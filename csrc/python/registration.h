@@ -8,8 +8,10 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/library.h>
 
+#include <map>
+#include <memory>
 #include <mutex>
-#include <set>
+#include <string>
 
 namespace mps_ops::python {
 
@@ -21,37 +23,64 @@ inline py::list op_records() {
     for (int j = 0; j < r.overload_count; ++j) {
       overloads.append(r.overloads[j].name);
     }
-    records.append(py::make_tuple(r.name, r.policy, r.dtypes, r.opinfo, r.forms, r.shape, r.domain, overloads));
+    records.append(
+        py::make_tuple(r.name, r.policy, r.dtypes, r.opinfo, r.forms, r.shape, r.domain, r.mpsgraph, overloads));
   }
   return records;
 }
 
-// Registers the named overloads for the MPS dispatch key. The libraries are
-// never destroyed: registrations stay for the life of the process, like
-// TORCH_LIBRARY_IMPL's, and nothing runs at interpreter teardown.
-inline void activate(const std::vector<std::string>& names) {
-  static std::mutex mutex;
-  static std::set<std::string> active;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto* library = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::MPS, __FILE__,
-                                     __LINE__);
-  for (const auto& name : names) {
-    if (active.count(name)) {
-      continue;
-    }
-    bool found = false;
-    for (int i = 0; i < generated::op_record_count && !found; ++i) {
-      const auto& r = generated::op_records[i];
-      for (int j = 0; j < r.overload_count; ++j) {
-        if (name == r.overloads[j].name) {
-          r.overloads[j].impl(*library);
-          active.insert(name);
-          found = true;
-          break;
-        }
+inline const generated::OverloadRecord& overload_record(const std::string& name) {
+  for (int i = 0; i < generated::op_record_count; ++i) {
+    const auto& r = generated::op_records[i];
+    for (int j = 0; j < r.overload_count; ++j) {
+      if (name == r.overloads[j].name) {
+        return r.overloads[j];
       }
     }
-    TORCH_CHECK_VALUE(found, "mps_ops: no registry entry has the overload ", name);
+  }
+  C10_THROW_ERROR(ValueError, "mps_ops: no registry entry has the overload " + name);
+}
+
+// One library per registered overload, so that an override can be taken
+// back (destroying its library deregisters it, and the kernel it displaced
+// is the MPS kernel again). Never destroyed otherwise: registrations stay for
+// the life of the process, like TORCH_LIBRARY_IMPL's, and nothing runs at
+// interpreter teardown (the map itself is leaked).
+struct Registrations {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<torch::Library>> libraries;
+};
+
+inline Registrations& registrations() {
+  static auto* state = new Registrations();
+  return *state;
+}
+
+// Registers the named overloads for the MPS dispatch key (the ones already
+// registered are left as they are).
+inline void activate(const std::vector<std::string>& names) {
+  Registrations& state = registrations();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  for (const auto& name : names) {
+    if (state.libraries.count(name)) {
+      continue;
+    }
+    const auto& record = overload_record(name);
+    auto library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::MPS,
+                                                    __FILE__, __LINE__);
+    record.impl(*library);
+    state.libraries.emplace(name, std::move(library));
+  }
+}
+
+// Takes the named overloads' registrations back (the policy calls it for
+// overrides only).
+inline void deactivate(const std::vector<std::string>& names) {
+  Registrations& state = registrations();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  for (const auto& name : names) {
+    overload_record(name);  // an unknown name is an error, as in activate
+    state.libraries.erase(name);
   }
 }
 
@@ -85,6 +114,7 @@ inline std::vector<std::string> register_compat() {
 inline void bind_registration(py::module& m) {
   m.def("op_records", &op_records);
   m.def("activate", &activate, py::arg("overloads"));
+  m.def("deactivate", &deactivate, py::arg("overloads"));
   m.def("register_compat", &register_compat);
 }
 
