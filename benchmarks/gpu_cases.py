@@ -199,8 +199,10 @@ def own_input_cases(records) -> list:
             family = {"pool": "pooling forward", "loss": "losses"}.get(spec.kind, spec.kind)
             if name == "embedding_renorm_":
                 family = "embedding_renorm"
-            elif "softmax" in name:
+            elif "masked_softmax" in name:
                 family = "masked softmax"
+            elif "softmax" in name:
+                family = "softmax backward"
             elif "segment" in name:
                 family = "segment_reduce"
             elif name.startswith("_pdist"):

@@ -84,6 +84,11 @@ def _half_size(x):
     return tuple(max(1, s // 2) for s in x.shape[-3:])
 
 
+def _two_row_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """Two (rows, cols) operands (a gradient and a forward result), each its own."""
+    return [_reduction_inputs(layout, rows, cols, dtype)[0], _reduction_inputs(layout, rows, cols, dtype)[0]]
+
+
 def _loss_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     """(rows, cols) scores in the given layout and rows of class targets:
     one class each (multi_margin) or a list ended by -1 (multilabel)."""
@@ -174,6 +179,11 @@ WITH_OWN_INPUTS = {
     "_masked_softmax_backward": OpSpec(
         lambda x: torch.ops.aten._masked_softmax_backward(x, x, x > 1.0, -1), (), kind="reduction",
         inputs=_reduction_inputs),
+    "_softmax_backward_data": OpSpec(lambda g, y: torch.ops.aten._softmax_backward_data(g, y, -1, g.dtype), (),
+                                     kind="reduction", inputs=_two_row_inputs),
+    "_log_softmax_backward_data": OpSpec(
+        lambda g, y: torch.ops.aten._log_softmax_backward_data(g, y, -1, g.dtype), (), kind="reduction",
+        inputs=_two_row_inputs),
     "segment_reduce": OpSpec(
         lambda x: torch.segment_reduce(x, "sum", lengths=torch.full((x.size(0),), 1, device=x.device)),
         (), kind="reduction", inputs=_reduction_inputs),

@@ -27,6 +27,8 @@ struct OpRecord {
   // An override's releases (major.minor, comma-separated) whose stock MPS
   // kernel is MPSGraph; "" for a fill.
   const char* mpsgraph;
+  // OpInfos whose input gradients reach the op (comma-separated).
+  const char* grad_opinfo;
   const OverloadRecord* overloads;
   int overload_count;
 };

@@ -48,6 +48,8 @@ class OpRecord:
     domain: tuple = ()
     # An override's releases ("2.9", ...) whose stock MPS kernel is MPSGraph.
     mpsgraph: tuple = ()
+    # OpInfos whose input gradients reach it (a backward op's).
+    grad_opinfo: tuple = ()
     # Why it is active or not in this process, in words.
     status: str = ""
 
@@ -61,6 +63,7 @@ class _Entry(NamedTuple):
     shape: str
     domain: tuple
     mpsgraph: tuple
+    grad_opinfo: tuple
     overloads: tuple
 
     @property
@@ -69,11 +72,12 @@ class _Entry(NamedTuple):
 
 
 def _parse(raw) -> _Entry:
-    name, policy, dtypes, opinfo, forms, shape, domain, mpsgraph, overloads = raw
+    name, policy, dtypes, opinfo, forms, shape, domain, mpsgraph, grad_opinfo, overloads = raw
     return _Entry(name, policy, tuple(getattr(torch, d) for d in dtypes.split(",") if d),
                   tuple(o for o in opinfo.split(",") if o), tuple(forms.split(",")), shape,
                   tuple((arg, Range(*r)) for arg, r in ast.literal_eval(domain)),
-                  tuple(r for r in mpsgraph.split(",") if r), tuple(overloads))
+                  tuple(r for r in mpsgraph.split(",") if r), tuple(o for o in grad_opinfo.split(",") if o),
+                  tuple(overloads))
 
 
 _RECORDS = [_parse(r) for r in _C.op_records()]
@@ -204,7 +208,7 @@ def ops() -> list:
         active = any(o in _active_overloads for o in e.overloads)
         records.append(OpRecord(name=e.name, overloads=e.overloads, opinfo=e.opinfo, forms=e.forms, dtypes=e.dtypes,
                                 policy=e.policy, active=active, shape=e.shape, domain=e.domain,
-                                mpsgraph=e.mpsgraph, status=_status(e, active)))
+                                mpsgraph=e.mpsgraph, grad_opinfo=e.grad_opinfo, status=_status(e, active)))
     return records
 
 

@@ -169,9 +169,11 @@ def numel_of(result) -> int:
     return result.numel()
 
 
-def opinfos_for(record):
-    found = [op for op in op_db if opinfo_name(op) in record.opinfo]
-    assert {opinfo_name(op) for op in found} == set(record.opinfo), f"{record.name}: unknown OpInfo names"
+def opinfos_for(record, names=None):
+    """The OpInfos of record.opinfo (or of `names`: record.grad_opinfo, say)."""
+    names = record.opinfo if names is None else names
+    found = [op for op in op_db if opinfo_name(op) in names]
+    assert {opinfo_name(op) for op in found} == set(names), f"{record.name}: unknown OpInfo names"
     return found
 
 

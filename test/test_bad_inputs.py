@@ -218,7 +218,15 @@ def _segment_backward_writes_outside(args) -> bool:
             or data.shape[axis + 1:].numel() < grad.shape[axis + 1:].numel())
 
 
+def _softmax_backward_reads_outside(args) -> bool:
+    """log_softmax's backward on the CPU reads output with grad_output's
+    shape, unchecked (one crashed with a division by zero)."""
+    return args["grad_output"].shape != args["output"].shape
+
+
 CPU_WRITES_OUTSIDE = {
+    "_softmax_backward_data": _softmax_backward_reads_outside,
+    "_log_softmax_backward_data": _softmax_backward_reads_outside,
     "adaptive_max_pool3d_backward": _pool_backward_writes_outside(3),
     "fractional_max_pool2d_backward": _pool_backward_writes_outside(2),
     "fractional_max_pool3d_backward": _pool_backward_writes_outside(3),

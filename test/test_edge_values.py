@@ -7,6 +7,9 @@ registry's `differs`), the reference is the CPU in float32, rounded."""
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import pytest
 import torch
 
@@ -97,8 +100,38 @@ def _polynomial_answer(cpu, args):
     return cpu.result.masked_fill(wrong, float("nan")) if cpu.error is None else cpu.result
 
 
+def _softmax_backward_answer(log: bool):
+    """softmax's backwards: the CPU sums each row in order, in the dtype, so
+    with terms near the float limit it loses the others (max - max + x sums
+    to 0). The right answer takes the exact row sum (math.fsum), rounded to
+    float, where it is finite there and the row (its float terms, the
+    products grad * output for softmax) holds no NaN or infinity, and
+    computes the rest in float as the CPU does (so overflows stay);
+    elsewhere the CPU's answer stands."""
+    def answer(cpu, args):
+        grad, out, dim = args["grad_output"], args["output"], args["dim"]
+        g, o = grad.float().movedim(dim, -1), out.float().movedim(dim, -1)
+        terms = (g if log else g * o).double()  # the products in float, as the CPU and ours form them
+        result = cpu.result.movedim(dim, -1).clone()
+        for index in itertools.product(*(range(n) for n in terms.shape[:-1])):
+            row = terms[index].tolist()
+            if not all(math.isfinite(v) for v in row + o[index].tolist()):
+                continue
+            total = torch.tensor(math.fsum(row), dtype=torch.float64).float()
+            if not torch.isfinite(total):
+                continue
+            exact = g[index] - o[index].exp() * total if log else o[index] * (g[index] - total)
+            result[index] = exact.to(grad.dtype)
+        return result.movedim(-1, dim)
+    return answer
+
+
 # Where the CPU's result is wrong for some edge values: the right answer.
 CPU_WRONG = {
+    "_softmax_backward_data": _softmax_backward_answer(False),
+    "_softmax_backward_data.out": _softmax_backward_answer(False),
+    "_log_softmax_backward_data": _softmax_backward_answer(True),
+    "_log_softmax_backward_data.out": _softmax_backward_answer(True),
     "special_laguerre_polynomial_l": _polynomial_answer, "special_laguerre_polynomial_l.out": _polynomial_answer,
     "special_legendre_polynomial_p": _polynomial_answer, "special_legendre_polynomial_p.out": _polynomial_answer,
 }

@@ -1,19 +1,23 @@
 """The `override` policy: off by default, on for all or some by name (and
 by MPS_OPS_OVERRIDES), only in the releases whose stock kernel is
-MPSGraph; and each override's OpInfos, forward and input gradients against
-the CPU, with every subset that matters on: each override alone (ours
-forward with the stock backward, and the reverse) and all together."""
+MPSGraph; and each override's OpInfos (its own and those whose gradients
+reach it), outputs and input gradients against torch's own kernels (the
+CPU's on the emulator), with every subset that matters on: each override
+alone (ours forward with the stock backward, and the reverse) and all
+together."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 
 import pytest
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import codegen  # noqa: E402
 
 import mps_ops
 from helpers import assert_matches, numel_of, opinfo_name, opinfos_for, to_cpu, to_device
@@ -149,12 +153,17 @@ def _subsets(record) -> list:
     return [("all", None), ("alone", [_short(record)])]
 
 
+def _gradient_opinfos(record) -> list:
+    """Its own OpInfos that have gradients, and those whose gradients reach it."""
+    own = [o for o in opinfos_for(record) if o.supports_autograd]
+    return own + [o for o in opinfos_for(record, record.grad_opinfo) if o not in own]
+
+
 GRADIENT_CASES = [
     pytest.param(record, opinfo, dtype, subset, on,
                  id=f"{_short(record)}-{opinfo_name(opinfo)}-{str(dtype)[6:]}-{subset}")
     for record in OVERRIDES
-    for opinfo in opinfos_for(record)
-    if opinfo.supports_autograd
+    for opinfo in _gradient_opinfos(record)
     for dtype in record.dtypes
     if dtype.is_floating_point and dtype in opinfo.supported_backward_dtypes("cpu")
     for subset, on in _subsets(record)
@@ -162,7 +171,9 @@ GRADIENT_CASES = [
 
 
 def _forward_and_gradients(opinfo, sample, grad_seed):
-    """The OpInfo's output and its inputs' gradients for a random grad_output."""
+    """The OpInfo's output and its inputs' gradients for a random grad_output
+    (autograd.grad: the inputs' .grad are left alone, so both sides can
+    share them)."""
     inputs = [t for t in (sample.input, *sample.args) if isinstance(t, torch.Tensor) and t.requires_grad]
     result = opinfo(sample.input, *sample.args, **sample.kwargs)
     # Drawn on the CPU (under torch.device("cuda") too), the same on both sides.
@@ -172,9 +183,12 @@ def _forward_and_gradients(opinfo, sample, grad_seed):
     return result, grads
 
 
+# The kernel ops each registry entry's stubs run (its `kernels`).
+KERNELS = {f"aten::{e.name}": set(e.kernels) for e in codegen.load_registry()}
+
+
 def _ours_dispatched(record, dispatches) -> bool:
-    pattern = re.compile(rf"^{re.escape(_short(record))}_(dense|strided)")
-    return any(pattern.match(d.kernel) for d in dispatches)
+    return any(d.op in KERNELS[record.name] for d in dispatches)
 
 
 @pytest.mark.parametrize("record, opinfo, dtype, subset, on", GRADIENT_CASES)
@@ -186,16 +200,20 @@ def test_opinfo_outputs_and_gradients(record, opinfo, dtype, subset, on, all_ove
     for sample in opinfo.sample_inputs("cpu", dtype, requires_grad=True):
         for layout, s in (("contiguous", sample), ("noncontiguous", sample.noncontiguous())):
             where = f"{opinfo_name(opinfo)} {dtype} {layout} ({subset} on)"
-            expected, expected_grads = _forward_and_gradients(opinfo, s, n_checked)
             moved_input, moved_args, moved_kwargs = to_device((s.input, s.args, s.kwargs))
             moved = SampleInput(moved_input, args=moved_args, kwargs=moved_kwargs)
+            # The reference: torch's own kernels where the tensors live (the
+            # CPU's on the emulator; on the CUDA backend torch's CUDA kernels,
+            # so that the ops around ours are the same on both sides).
+            with torch.device(device()):
+                expected, expected_grads = _forward_and_gradients(opinfo, moved, n_checked)
             with torch.device(device()), mps_ops.profile() as prof, emulate():
                 actual, actual_grads = _forward_and_gradients(opinfo, moved, n_checked)
-            assert_matches(to_cpu(actual.detach()), expected.detach(), where)
+            assert_matches(to_cpu(actual.detach()), to_cpu(expected.detach()), where)
             for a, e in zip(actual_grads, expected_grads):
                 assert (a is None) == (e is None), where
                 if e is not None:
-                    assert_matches(to_cpu(a), e, where + " gradient")
+                    assert_matches(to_cpu(a), to_cpu(e), where + " gradient")
             if _ours_dispatched(record, prof.dispatches):
                 n_dispatched += 1
             elif numel_of(expected) > 0:

@@ -63,11 +63,13 @@ FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # mpsgraph: an override's torch releases (major.minor, quoted: YAML reads
 # 2.10 as 2.1) whose stock MPS kernel runs MPSGraph: the only releases in
 # which it may replace the stock kernel (shared/mps-coverage.md).
-OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape", "domain", "schemas", "mpsgraph"}
+# grad_opinfo: OpInfos whose input gradients reach the op (a backward op:
+# relu's for threshold_backward), tested forward and backward
+# (test/test_overrides.py).
+OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape", "domain", "schemas", "mpsgraph",
+                   "grad_opinfo"}
 DEFAULTABLE_FIELDS = {"mps_missing", "domain"}
 FORMS = ("functional", "out", "inplace")
-# A backward op's: reached only through its OpInfos' backward (test_overrides.py).
-BACKWARD_FORM = "backward"
 
 # Standard shapes: per call form, the stub template of
 # csrc/runtime/elementwise_stubs.h that serves it.
@@ -190,6 +192,7 @@ class OpEntry:
     domain: tuple = ()  # a shaped entry's: ((argument or "*", Range), ...)
     schemas: dict = field(default_factory=dict)  # overload -> schema, for releases that lack it
     mpsgraph: tuple = ()  # an override's releases ("2.9", ...) whose stock kernel is MPSGraph
+    grad_opinfo: tuple = ()  # OpInfos whose input gradients reach the op
 
     @property
     def qualified_name(self) -> str:
@@ -228,8 +231,8 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
             if key == "domain" and "shape" not in item:
                 continue
             item = {key: defaults[key], **item} if key in defaults else item
-        if set(item.get("forms", FORMS)) - {*FORMS, BACKWARD_FORM}:
-            raise RegistryError(f"{where}: forms must be among {(*FORMS, BACKWARD_FORM)}")
+        if set(item.get("forms", FORMS)) - set(FORMS):
+            raise RegistryError(f"{where}: forms must be among {FORMS}")
         if item["policy"] not in POLICIES:
             raise RegistryError(f"{where}: policy must be one of {sorted(POLICIES)}")
         if (item["policy"] == "override") != ("mpsgraph" in item):
@@ -258,6 +261,7 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
                 domain=expand_domain(item["domain"], where) if "shape" in item else (),
                 schemas=expand_schemas(item.get("schemas", {}), impl, where),
                 mpsgraph=expand_releases(item.get("mpsgraph", []), where),
+                grad_opinfo=tuple(item.get("grad_opinfo", ())),
             )
         )
     return entries
@@ -382,6 +386,7 @@ def registry_source(entries: list[OpEntry]) -> str:
             f"{_c_string(','.join(entry.dtypes))}, {_c_string(','.join(entry.opinfo))}, "
             f"{_c_string(','.join(entry.forms))}, {_c_string(entry.shape or '')}, "
             f"{_c_string(domain_literal(entry))}, {_c_string(','.join(entry.mpsgraph))}, "
+            f"{_c_string(','.join(entry.grad_opinfo))}, "
             f"overloads_{i}, {len(entry.impl)}}},"
         )
     lines += [
@@ -424,7 +429,7 @@ def docs_source(entries: list[OpEntry]) -> str:
     for e in entries:
         lines.append(
             f"| `{e.qualified_name}` | {', '.join(f'`{o}`' for o in e.impl)} | "
-            f"{', '.join(e.dtypes)} | {e.policy} | {', '.join(e.opinfo)} | "
+            f"{', '.join(e.dtypes)} | {e.policy} | {', '.join((*e.opinfo, *(f'{g} (gradient)' for g in e.grad_opinfo)))} | "
             f"{', '.join(e.mps_missing) or '-'} | {', '.join(e.mpsgraph) or '-'} |"
         )
     differing = [e for e in entries if e.differs]

@@ -15,7 +15,10 @@
 // 64-bit offsets.
 #include <metal_stdlib>
 #include <mps_ops/reduction.h>
+#include <mps_ops/row_walk.h>
 using namespace metal;
+using mps_ops::row_walk;
+using mps_ops::walk_row;
 
 namespace {
 
@@ -26,25 +29,6 @@ namespace {
 // element: runs of 4 took 49 registers there (32 with 2).
 constant constexpr uint run = 4;
 constant constexpr uint backward_run = 2;
-
-// A thread's row: where it starts, its length (0 for threads past the last
-// row) and the stride of its one dim (the host reduces one dim, so the layout
-// has at most one inner dim).
-struct row_walk {
-  long start;
-  uint length;
-  long stride;
-  long offset(uint i) const {
-    return long(i) * stride;
-  }
-};
-inline row_walk walk_row(constant mps_ops::reduction_layout& layout, thread const mps_ops::slice_thread& t) {
-  if (!t.active) {
-    return row_walk{0, 0, 0};
-  }
-  return row_walk{mps_ops::slice_offset<long>(layout, uint(t.slice)), uint(layout.inner_numel),
-                  layout.inner_ndim == 0 ? 0 : layout.inner_strides[0]};
-}
 
 // v[k] = the k-th element of the thread's run from `first` (mask ? -inf : x),
 // -inf past the row's end.

@@ -23,11 +23,6 @@ void check_float(const char* op, const at::Tensor& t) {
                               c10::toString(t.scalar_type()), "' on ", t.device());
 }
 
-// The kernels count a row's elements in 32 bits.
-void check_row_length(const char* op, const ReductionPlan& plan) {
-  TORCH_CHECK(plan.layout.inner_numel <= INT32_MAX, "mps_ops: ", op, " over rows of more than 2**31 - 1 elements");
-}
-
 }  // namespace
 
 at::Tensor _masked_softmax(const at::Tensor& self, const at::Tensor& mask, std::optional<int64_t> dim_,

@@ -24,7 +24,8 @@ inline py::list op_records() {
       overloads.append(r.overloads[j].name);
     }
     records.append(
-        py::make_tuple(r.name, r.policy, r.dtypes, r.opinfo, r.forms, r.shape, r.domain, r.mpsgraph, overloads));
+        py::make_tuple(r.name, r.policy, r.dtypes, r.opinfo, r.forms, r.shape, r.domain, r.mpsgraph,
+                       r.grad_opinfo, overloads));
   }
   return records;
 }

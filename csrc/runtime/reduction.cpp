@@ -325,6 +325,10 @@ ReducerKernels reducer_kernels(KernelCache& kernels, c10::ScalarType out, c10::S
   return ReducerKernels{kernels.get(Variant::reduce, out, in), kernels.get(Variant::merge, out, in)};
 }
 
+void check_row_length(const char* op, const ReductionPlan& plan) {
+  TORCH_CHECK(plan.layout.inner_numel <= INT32_MAX, "mps_ops: ", op, " over rows of more than 2**31 - 1 elements");
+}
+
 void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const at::Tensor*> outputs,
                         std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
                         KernelParams params, SliceMapping mapping) {

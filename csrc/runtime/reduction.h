@@ -37,6 +37,10 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
 // need their row's max and sum.
 enum class SliceMapping { any, rows };
 
+// The rows mapping's kernels (masked_softmax, softmax_backward: whole rows)
+// count a row's elements in 32 bits.
+void check_row_length(const char* op, const ReductionPlan& plan);
+
 // Outputs (contiguous, `plan.slices` elements each) first, the inputs after
 // them, then the layout (with the mapping chosen here) and the params (none
 // bound when empty).
