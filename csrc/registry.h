@@ -29,6 +29,8 @@ struct OpRecord {
   const char* mpsgraph;
   // OpInfos whose input gradients reach the op (comma-separated).
   const char* grad_opinfo;
+  // An override's measured H100 ratio against torch's CUDA kernel, or "".
+  const char* h100;
   const OverloadRecord* overloads;
   int overload_count;
 };

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -283,3 +284,10 @@ def test_bad_threshold_arguments_raise_what_the_cpu_raises(call):
     with pytest.raises(Exception) as our_error, torch.device(device()), emulate():
         call(moved)
     assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
+
+
+def test_each_override_shows_its_h100_ratio_or_unmeasured():
+    for record in OVERRIDES:
+        assert record.h100 == "unmeasured" or re.fullmatch(r"\d+\.\d+-\d+\.\d+ at [0-9a-f]{7,}", record.h100), \
+            (record.name, record.h100)
+    assert all(r.h100 == "" for r in mps_ops.ops() if r.policy == "fill")

@@ -66,8 +66,11 @@ FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # grad_opinfo: OpInfos whose input gradients reach the op (a backward op:
 # relu's for threshold_backward), tested forward and backward
 # (test/test_overrides.py).
+# h100: an override's measured speed against torch's CUDA kernels for the
+# same op (benchmarks/bench_gpu.py on an H100): "lowest-highest" ratio over
+# its rows, with the commit measured; never a Mac figure.
 OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape", "domain", "schemas", "mpsgraph",
-                   "grad_opinfo"}
+                   "grad_opinfo", "h100"}
 DEFAULTABLE_FIELDS = {"mps_missing", "domain"}
 FORMS = ("functional", "out", "inplace")
 
@@ -193,6 +196,7 @@ class OpEntry:
     schemas: dict = field(default_factory=dict)  # overload -> schema, for releases that lack it
     mpsgraph: tuple = ()  # an override's releases ("2.9", ...) whose stock kernel is MPSGraph
     grad_opinfo: tuple = ()  # OpInfos whose input gradients reach the op
+    h100: str = ""  # an override's H100 ratio against torch's CUDA kernel, "" if unmeasured
 
     @property
     def qualified_name(self) -> str:
@@ -235,6 +239,8 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
             raise RegistryError(f"{where}: forms must be among {FORMS}")
         if item["policy"] not in POLICIES:
             raise RegistryError(f"{where}: policy must be one of {sorted(POLICIES)}")
+        if "h100" in item and item["policy"] != "override":
+            raise RegistryError(f"{where}: only an override has an H100 ratio (h100)")
         if (item["policy"] == "override") != ("mpsgraph" in item):
             raise RegistryError(f"{where}: an override, and only an override, lists the releases whose stock "
                                 "kernel is MPSGraph (mpsgraph)")
@@ -262,6 +268,7 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
                 schemas=expand_schemas(item.get("schemas", {}), impl, where),
                 mpsgraph=expand_releases(item.get("mpsgraph", []), where),
                 grad_opinfo=tuple(item.get("grad_opinfo", ())),
+                h100=" ".join(str(item.get("h100", "")).split()),
             )
         )
     return entries
@@ -386,7 +393,7 @@ def registry_source(entries: list[OpEntry]) -> str:
             f"{_c_string(','.join(entry.dtypes))}, {_c_string(','.join(entry.opinfo))}, "
             f"{_c_string(','.join(entry.forms))}, {_c_string(entry.shape or '')}, "
             f"{_c_string(domain_literal(entry))}, {_c_string(','.join(entry.mpsgraph))}, "
-            f"{_c_string(','.join(entry.grad_opinfo))}, "
+            f"{_c_string(','.join(entry.grad_opinfo))}, {_c_string(entry.h100)}, "
             f"overloads_{i}, {len(entry.impl)}}},"
         )
     lines += [
@@ -417,20 +424,23 @@ def docs_source(entries: list[OpEntry]) -> str:
         "the releases listed (a release the registry does not know gets none), and only once",
         "enabled: `mps_ops.enable_overrides()` (all), `enable_overrides([\"threshold\", ...])`,",
         "`disable_overrides(...)`, or `MPS_OPS_OVERRIDES=1` (or a comma-separated list of names) at",
-        "import. `mps_ops.ops()` says which are active and why not. H100 ratios of the overrides",
-        "against torch's CUDA kernels: unmeasured.",
+        "import. `mps_ops.ops()` says which are active and why not. An override's H100 column: its",
+        "speed against torch's CUDA kernel for the same op on an NVIDIA H100 (benchmarks/bench_gpu.py,",
+        "lowest-highest over dense, strided and broadcast float32/float16/bfloat16 rows): a stand-in",
+        "for an Apple GPU, never a Mac figure.",
         "",
         "Every kernel listed here is tested through the CPU emulator against torch on the CPU;",
         "none has been run on Apple hardware yet.",
         "",
-        "| operator | overloads | dtypes | policy | OpInfo | MPS lacks it in torch | MPSGraph in torch |",
-        "|---|---|---|---|---|---|---|",
+        "| operator | overloads | dtypes | policy | OpInfo | MPS lacks it in torch | MPSGraph in torch | H100 |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for e in entries:
         lines.append(
             f"| `{e.qualified_name}` | {', '.join(f'`{o}`' for o in e.impl)} | "
             f"{', '.join(e.dtypes)} | {e.policy} | {', '.join((*e.opinfo, *(f'{g} (gradient)' for g in e.grad_opinfo)))} | "
-            f"{', '.join(e.mps_missing) or '-'} | {', '.join(e.mpsgraph) or '-'} |"
+            f"{', '.join(e.mps_missing) or '-'} | {', '.join(e.mpsgraph) or '-'} | "
+            f"{e.h100 or ('unmeasured' if e.policy == 'override' else '-')} |"
         )
     differing = [e for e in entries if e.differs]
     if differing:
