@@ -184,6 +184,10 @@ WITH_OWN_INPUTS = {
     "_log_softmax_backward_data": OpSpec(
         lambda g, y: torch.ops.aten._log_softmax_backward_data(g, y, -1, g.dtype), (), kind="reduction",
         inputs=_two_row_inputs),
+    # PReLU as layers call it: one slope per channel (a column here), broadcast.
+    "_prelu_kernel": OpSpec(torch._prelu_kernel, (), kind="activation",
+                            inputs=lambda layout, rows, cols, dtype: [_reduction_inputs(layout, rows, cols, dtype)[0],
+                                                                      torch.rand(1, cols).to(dtype)]),
     "segment_reduce": OpSpec(
         lambda x: torch.segment_reduce(x, "sum", lengths=torch.full((x.size(0),), 1, device=x.device)),
         (), kind="reduction", inputs=_reduction_inputs),
