@@ -36,7 +36,7 @@ def memory_rows(opts, count: int, target: str = "mps", sync=None, allocated=None
         row = {"op": name, "shapes": count}
         for mode in ("stock", "ours"):
             (mps_ops.disable_overrides if mode == "stock" else mps_ops.enable_overrides)([name])
-            record = next(r for r in mps_ops.ops() if r.name == f"aten::{name}")
+            record = registry_ops()[name]
             if mode == "ours" and not record.active:
                 row["note"] = record.status
                 break

@@ -148,8 +148,9 @@ def time_all(opts, target: str = "mps", sync=None, measure=None) -> tuple:
             stock = measure(_timer(OURS_STMT, env, name, layout, dtype, n, "stock mps"), OURS_STMT, env,
                             opts.min_run_time)
             mps_ops.enable_overrides([name])
-            if not _is_active(name):
-                row["note"] = _status(name)
+            now = registry_ops()[name]
+            if not now.active:
+                row["note"] = now.status
                 rows.append(row)
                 progress.step(label)
                 continue
@@ -172,15 +173,3 @@ def time_all(opts, target: str = "mps", sync=None, measure=None) -> tuple:
         finish(env, row, ours, stock, "cpu fallback")
     progress.close()
     return results, rows
-
-
-def _record(name: str):
-    return next(r for r in mps_ops.ops() if r.name == f"aten::{name}")
-
-
-def _is_active(name: str) -> bool:
-    return _record(name).active
-
-
-def _status(name: str) -> str:
-    return _record(name).status

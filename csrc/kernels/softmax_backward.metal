@@ -2,11 +2,11 @@
 // being the forward's result (softmax, or log_softmax):
 //   softmax      grad_in = out * (grad - sum(grad * out))
 //   log_softmax  grad_in = grad - exp(out) * sum(grad)
-// The row's sum in double-float, as the CPU sums in double (with large terms
-// of both signs a float sum in another order than the CPU's loses what the
-// CPU keeps); the rest in float, rounded once to T. grad and out are
-// contiguous and of one shape
-// (the host makes them so), so one reduction layout addresses both. Rows as
+// The row's sum in double-float: where terms near the float limit cancel,
+// a float sum depends on its order (the CPU's in-order one drops the
+// ordinary terms), and this one keeps them in any order. The rest in float,
+// rounded once to T. grad and out are contiguous and of one shape (the host
+// makes them so), so one reduction layout addresses both. Rows as
 // in masked_softmax.metal (SliceMapping::rows: consecutive threads per row,
 // several rows per threadgroup, the row's sum reaching all of its threads):
 // one pass for the sum, one for the gradient, which reads the row again

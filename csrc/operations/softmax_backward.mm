@@ -18,9 +18,9 @@ namespace mps_ops {
 
 namespace {
 
-// grad_input's dtype, after the CPU's checks in its order.
-c10::ScalarType check_softmax_backward(const char* op, const at::Tensor& grad, const at::Tensor& output,
-                                       int64_t dim, c10::ScalarType input_dtype) {
+// The CPU's checks, in its order. grad_input has grad's dtype.
+void check_softmax_backward(const char* op, const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                            c10::ScalarType input_dtype) {
   check_device(op, grad);
   check_device(op, output);
   TORCH_CHECK(grad.sizes() == output.sizes(), "Expected tensor for argument #1 'grad_output' to have the same size "
@@ -40,30 +40,30 @@ c10::ScalarType check_softmax_backward(const char* op, const at::Tensor& grad, c
   // torch's MPS softmax has no half-to-float either); any other is ignored.
   TORCH_CHECK(!(grad.scalar_type() == at::kFloat && input_dtype == at::kHalf), "expected scalar type Float but "
               "found Half");
-  return grad.scalar_type();
 }
 
-// The gradient in grad's dtype (contiguous), converted to result_dtype.
-at::Tensor softmax_backward_result(KernelCache& kernels, const char* op, const at::Tensor& grad,
-                                   const at::Tensor& output, int64_t dim, c10::ScalarType result_dtype) {
-  at::Tensor grad_input = at::empty(grad.sizes(), grad.options());
-  if (grad_input.numel() > 0) {
-    // A 0-dim tensor is one row of one element, as the CPU views it.
-    const at::Tensor g = grad.dim() == 0 ? grad.reshape({1}) : grad.contiguous();
-    const at::Tensor out = output.dim() == 0 ? output.reshape({1}) : output.contiguous();
-    at::Tensor target = grad_input.dim() == 0 ? grad_input.view({1}) : grad_input;
-    const ReductionPlan plan = plan_reduction(g, {at::maybe_wrap_dim(dim, g.dim())});
-    check_row_length(op, plan);
-    dispatch_reduction(kernels.get(Variant::reduce, grad.scalar_type(), grad.scalar_type()), {&target}, {&g, &out},
-                       plan, {}, SliceMapping::rows);
+// The gradient into grad_input: contiguous, of grad's shape and dtype.
+void softmax_backward_into(KernelCache& kernels, const char* op, const at::Tensor& grad, const at::Tensor& output,
+                           int64_t dim, at::Tensor& grad_input) {
+  if (grad_input.numel() == 0) {
+    return;
   }
-  return result_dtype == grad.scalar_type() ? grad_input : grad_input.to(result_dtype);
+  // A 0-dim tensor is one row of one element, as the CPU views it.
+  const at::Tensor g = grad.dim() == 0 ? grad.reshape({1}) : grad.contiguous();
+  const at::Tensor out = output.dim() == 0 ? output.reshape({1}) : output.contiguous();
+  at::Tensor target = grad_input.dim() == 0 ? grad_input.view({1}) : grad_input;
+  const ReductionPlan plan = plan_reduction(g, {at::maybe_wrap_dim(dim, g.dim())});
+  check_row_length(op, plan);
+  dispatch_reduction(kernels.get(Variant::reduce, grad.scalar_type(), grad.scalar_type()), {&target}, {&g, &out},
+                     plan, {}, SliceMapping::rows);
 }
 
 at::Tensor softmax_backward(KernelCache& kernels, const char* op, const at::Tensor& grad, const at::Tensor& output,
                             int64_t dim, c10::ScalarType input_dtype) {
-  const auto dtype = check_softmax_backward(op, grad, output, dim, input_dtype);
-  return softmax_backward_result(kernels, op, grad, output, dim, dtype);
+  check_softmax_backward(op, grad, output, dim, input_dtype);
+  at::Tensor grad_input = at::empty(grad.sizes(), grad.options());
+  softmax_backward_into(kernels, op, grad, output, dim, grad_input);
+  return grad_input;
 }
 
 at::Tensor& softmax_backward_out(KernelCache& kernels, const char* op, const at::Tensor& grad,
@@ -71,10 +71,12 @@ at::Tensor& softmax_backward_out(KernelCache& kernels, const char* op, const at:
                                  at::Tensor& grad_input) {
   // A structured kernel checks its out's dtype before its dtype dispatch.
   check_out_dtype_first(grad.scalar_type(), grad_input);
-  const auto dtype = check_softmax_backward(op, grad, output, dim, input_dtype);
-  check_output(op, grad_input, dtype, grad.sizes(), {&grad, &output});
+  check_softmax_backward(op, grad, output, dim, input_dtype);
+  check_output(op, grad_input, grad.scalar_type(), grad.sizes(), {&grad, &output});
+  // Written in place where grad_input is contiguous, else into a stand-in.
   const ContiguousOutput target(grad_input);
-  target.tensor.copy_(softmax_backward_result(kernels, op, grad, output, dim, dtype));
+  at::Tensor written = target.tensor;
+  softmax_backward_into(kernels, op, grad, output, dim, written);
   target.copy_back();
   return grad_input;
 }

@@ -46,6 +46,16 @@ KernelCache& threshold_kernels() {
   return kernels;
 }
 
+KernelCache& threshold_backward_kernels() {
+  static KernelCache kernels("threshold_backward");
+  return kernels;
+}
+
+KernelCache& hardtanh_backward_kernels() {
+  static KernelCache kernels("hardtanh_backward");
+  return kernels;
+}
+
 // threshold into `out` (self's shape and dtype), self checked.
 void run_threshold(const at::Tensor& self, const at::Scalar& bound, const at::Scalar& value, at::Tensor& out,
                    bool output_from_caller) {
@@ -100,19 +110,17 @@ c10::ScalarType backward_dtype(const char* op, const at::Tensor& grad_output, co
 }  // namespace
 
 at::Tensor threshold_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& bound) {
-  static KernelCache kernels("threshold_backward");
   const auto dtype = backward_dtype("threshold_backward", grad_output, self);
   check_threshold_dtype("threshold_backward", dtype, self);
-  return binary(kernels, "threshold_backward", same_dtype, self, grad_output, threshold_rule(dtype, bound, 0));
+  return binary(threshold_backward_kernels(), "threshold_backward", same_dtype, self, grad_output, threshold_rule(dtype, bound, 0));
 }
 
 at::Tensor& threshold_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self,
                                           const at::Scalar& bound, at::Tensor& grad_input) {
-  static KernelCache kernels("threshold_backward");
   check_out_dtype_first(at::result_type(grad_output, self), grad_input, OutputDtype::castable);
   const auto dtype = backward_dtype("threshold_backward", grad_output, self);
   check_threshold_dtype("threshold_backward", dtype, self);
-  return binary_out(kernels, "threshold_backward", same_dtype, self, grad_output, grad_input,
+  return binary_out(threshold_backward_kernels(), "threshold_backward", same_dtype, self, grad_output, grad_input,
                     threshold_rule(dtype, bound, 0));
 }
 
@@ -131,18 +139,16 @@ hardtanh_backward_params hardtanh_rule(const at::Tensor& grad_output, const at::
 
 at::Tensor hardtanh_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& min_val,
                              const at::Scalar& max_val) {
-  static KernelCache kernels("hardtanh_backward");
   const hardtanh_backward_params params = hardtanh_rule(grad_output, self, min_val, max_val);
-  return binary(kernels, "hardtanh_backward", same_dtype, grad_output, self, params);
+  return binary(hardtanh_backward_kernels(), "hardtanh_backward", same_dtype, grad_output, self, params);
 }
 
 at::Tensor& hardtanh_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self,
                                          const at::Scalar& min_val, const at::Scalar& max_val,
                                          at::Tensor& grad_input) {
-  static KernelCache kernels("hardtanh_backward");
   check_out_dtype_first(at::result_type(grad_output, self), grad_input, OutputDtype::castable);
   const hardtanh_backward_params params = hardtanh_rule(grad_output, self, min_val, max_val);
-  return binary_out(kernels, "hardtanh_backward", same_dtype, grad_output, self, grad_input, params);
+  return binary_out(hardtanh_backward_kernels(), "hardtanh_backward", same_dtype, grad_output, self, grad_input, params);
 }
 
 }  // namespace mps_ops

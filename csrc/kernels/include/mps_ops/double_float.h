@@ -36,10 +36,11 @@ inline double_float df_add(double_float a, double_float b) {
   return quick_two_sum(sum, error + a.lo + b.lo);
 }
 
-// A sum reducer in double-float (reduction.h's merges), for row sums the
-// CPU accumulates in double (softmax's backwards). The low parts are added
-// first, so merge(a, b) and merge(b, a) give the same bits (TwoSum's error
-// is exact either way) and every lane of a shuffle merge agrees.
+// A sum reducer in double-float (reduction.h's merges), for row sums whose
+// float rounding would depend on the order of the terms (softmax's
+// backwards). The low parts are added first, so merge(a, b) and merge(b, a)
+// give the same bits (TwoSum's error is exact either way) and every lane of
+// a shuffle merge agrees.
 struct double_float_sum {
   using state = double_float;
   static state identity() { return double_float{0.0f, 0.0f}; }
