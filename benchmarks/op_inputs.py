@@ -89,6 +89,32 @@ def _two_row_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     return [_reduction_inputs(layout, rows, cols, dtype)[0], _reduction_inputs(layout, rows, cols, dtype)[0]]
 
 
+def _nll_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """(rows, cols) log-probabilities in the given layout and one class
+    target per row."""
+    return [_reduction_inputs(layout, rows, cols, dtype)[0], torch.randint(0, cols, (rows,))]
+
+
+def _nll2d_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """Segmentation-shaped scores, 16 classes of 256-wide maps (the same
+    element count as rows x cols), and one target per pixel."""
+    height = rows * cols // (4 * 16 * 256)
+    x = _reduction_inputs(layout, 4 * 16 * height, 256, dtype)[0].reshape(4, 16, height, 256)
+    return [x, torch.randint(0, 16, (4, height, 256))]
+
+
+def _with_total_weight(inputs: list) -> list:
+    """A backward's inputs: the forward's and its total_weight (no weights,
+    nothing ignored: the target count)."""
+    x, target = inputs
+    return [x, target, torch.tensor(float(target.numel()), dtype=x.dtype)]
+
+
+def _nll_backward(x, target, total_weight):
+    backward = torch.ops.aten.nll_loss2d_backward if x.dim() == 4 else torch.ops.aten.nll_loss_backward
+    return backward(torch.ones((), dtype=x.dtype, device=x.device), x, target, None, 1, -100, total_weight)
+
+
 def _loss_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     """(rows, cols) scores in the given layout and rows of class targets:
     one class each (multi_margin) or a list ended by -1 (multilabel)."""
@@ -179,6 +205,19 @@ WITH_OWN_INPUTS = {
     "_masked_softmax_backward": OpSpec(
         lambda x: torch.ops.aten._masked_softmax_backward(x, x, x > 1.0, -1), (), kind="reduction",
         inputs=_reduction_inputs),
+    "_softmax": OpSpec(lambda x: torch.ops.aten._softmax(x, -1, False), (), kind="reduction",
+                       inputs=_reduction_inputs),
+    "_log_softmax": OpSpec(lambda x: torch.ops.aten._log_softmax(x, -1, False), (), kind="reduction",
+                           inputs=_reduction_inputs),
+    # The mean over rows, as cross_entropy calls them.
+    "nll_loss_forward": OpSpec(lambda x, t: torch.ops.aten.nll_loss_forward(x, t, None, 1, -100)[0], (),
+                               kind="loss", inputs=_nll_inputs),
+    "nll_loss_backward": OpSpec(_nll_backward, (), kind="loss",
+                                inputs=lambda *a: _with_total_weight(_nll_inputs(*a))),
+    "nll_loss2d_forward": OpSpec(lambda x, t: torch.ops.aten.nll_loss2d_forward(x, t, None, 1, -100)[0], (),
+                                 kind="loss", inputs=_nll2d_inputs),
+    "nll_loss2d_backward": OpSpec(_nll_backward, (), kind="loss",
+                                  inputs=lambda *a: _with_total_weight(_nll2d_inputs(*a))),
     "_softmax_backward_data": OpSpec(lambda g, y: torch.ops.aten._softmax_backward_data(g, y, -1, g.dtype), (),
                                      kind="reduction", inputs=_two_row_inputs),
     "_log_softmax_backward_data": OpSpec(

@@ -140,9 +140,19 @@ def assert_at_least_as_accurate(actual, cpu, truth, msg=""):
     if not cpu.is_floating_point():
         assert_matches(actual, cpu, msg)
         return
-    ours_error = (actual.double() - truth).abs().nan_to_num().max()
-    cpu_error = (cpu.double() - truth).abs().nan_to_num().max()
+    ours_error = error_against(actual, truth)
+    cpu_error = error_against(cpu, truth)
     assert ours_error <= cpu_error, f"{msg}: error {ours_error:.3g} > the CPU's {cpu_error:.3g}"
+
+
+def error_against(result, truth) -> float:
+    """The largest distance of result from the float64 truth: 0 where both are
+    the same infinity or both NaN, infinite where only one of them is NaN or
+    infinite (a NaN where the truth is finite is no closer than any number)."""
+    result, truth = result.double(), truth.double()
+    same = (result == truth) | (result.isnan() & truth.isnan())
+    distance = (result - truth).abs().nan_to_num(nan=float("inf"))
+    return distance.masked_fill(same, 0.0).max().item() if distance.numel() else 0.0
 
 
 def assert_near_truth(actual, truth, dtype, msg=""):

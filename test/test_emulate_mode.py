@@ -1,6 +1,10 @@
 """The testing mode leaves every op that is not ours as it was: each OpInfo
 op outside the registry, on its first float32 samples, gives under
 ``emulate()`` the result (or the exception type) it gives without it.
+Where one reaches a registry op inside (softmin is a softmax, its
+with_dtype variant a softmax in float64), it must match within the
+registry ops' tolerance, or raise TypeError where the value our kernel would
+compute is float64 (Metal has none).
 
 The reference runs under a dispatch mode that changes nothing: with any
 TorchDispatchMode active, torch itself takes other paths in a few ops
@@ -17,7 +21,7 @@ from torch.utils._pytree import tree_flatten
 import mps_ops
 from mps_ops.testing import emulate
 
-from helpers import opinfo_name
+from helpers import assert_matches, opinfo_name
 
 # On CUDA the mode routes CUDA tensors, and every other test runs under it.
 pytestmark = pytest.mark.skipif(mps_ops.backend != "emulator",
@@ -39,12 +43,14 @@ def _not_ours() -> list:
 
 
 def _run(op, sample, mode: bool):
+    """(exception type or None, result, whether our kernels ran)."""
     torch.manual_seed(0)
     try:
-        with emulate() if mode else _Unchanged():
-            return None, op(sample.input, *sample.args, **sample.kwargs)
+        with emulate() if mode else _Unchanged(), mps_ops.profile() as prof:
+            result = op(sample.input, *sample.args, **sample.kwargs)
+        return None, result, bool(prof.dispatches)
     except Exception as error:  # noqa: BLE001 - the type is what we compare
-        return type(error), None
+        return type(error), None, "float64" in str(error)
 
 
 def test_arithmetic_with_python_numbers():
@@ -58,9 +64,16 @@ def test_op_runs_as_without_the_mode(op):
     for i, sample in enumerate(op.sample_inputs("cpu", torch.float32)):
         if i == SAMPLES_PER_OP:
             break
-        plain_error, plain = _run(op, sample, mode=False)
-        mode_error, moded = _run(op, sample, mode=True)
-        assert mode_error is plain_error, f"{opinfo_name(op)} sample {i}: {mode_error} under the mode, {plain_error} without"
+        where = f"{opinfo_name(op)} sample {i}"
+        plain_error, plain, _ = _run(op, sample, mode=False)
+        mode_error, moded, reached_ours = _run(op, sample, mode=True)
+        if reached_ours and plain_error is None:
+            if mode_error is None:
+                assert_matches(moded, plain, where)
+            else:
+                assert mode_error is TypeError, f"{where}: {mode_error} from our float64 refusal"
+            continue
+        assert mode_error is plain_error, f"{where}: {mode_error} under the mode, {plain_error} without"
         if plain_error is None:
             plain_leaves, _ = tree_flatten(plain)
             mode_leaves, _ = tree_flatten(moded)

@@ -39,11 +39,31 @@ def _sample_mutations(t):
 
 
 # Index arguments the CPU reads without checking (it reads or writes out of
-# bounds): ours must raise RuntimeError for every mutation (all are invalid).
+# bounds): ours must raise for every invalid mutation, RuntimeError
+# unless the op's checked paths raise another type. (overload pattern,
+# argument, exception type, whether the call's other arguments take the
+# unchecked path.)
 CPU_UNCHECKED = [
-    (r"adaptive_max_pool3d_backward.*", "indices"),
-    (r"_segment_reduce_backward", "offsets"),
+    (r"adaptive_max_pool3d_backward.*", "indices", RuntimeError, lambda args: True),
+    (r"_segment_reduce_backward", "offsets", RuntimeError, lambda args: True),
+    # The CPU's backward checks targets for mean and sum, not for none.
+    (r"nll_loss2?d?_backward.*", "target", IndexError,
+     lambda args: args["reduction"] == 0 and _targets_out_of_range(args)),
 ]
+
+
+def _targets_out_of_range(args) -> bool:
+    """Whether some nll_loss target is neither a class nor ignore_index."""
+    t, classes = args["target"], args["self"].shape[1]
+    return bool(((t != args["ignore_index"]) & ((t < 0) | (t >= classes))).any())
+
+
+def _cpu_unchecked(overload, name, args):
+    """The exception type ours must raise where the CPU goes out of bounds, or None."""
+    for pattern, argument, error, when in CPU_UNCHECKED:
+        if re.fullmatch(pattern, overload) and argument == name and when(args):
+            return error
+    return None
 
 
 def _cases(sample, dtype):
@@ -70,9 +90,11 @@ def test_index_values_are_checked_like_the_cpu(sample, record):
     for (name, label, cpu_args), (_, _, our_args) in zip(_cases(sample, dtype), _cases(sample, dtype)):
         where = f"{sample.overload} {label}"
         ours = run(sample.op, our_args, ours=True)
-        if any(re.fullmatch(o, sample.overload) and a == name for o, a in CPU_UNCHECKED):
-            if not isinstance(ours.error, RuntimeError):
-                failures.append(f"{where}: the CPU goes out of bounds; ours must raise RuntimeError, got {ours.error!r}")
+        unchecked_error = _cpu_unchecked(sample.overload, name, our_args)
+        if unchecked_error is not None:
+            if not isinstance(ours.error, unchecked_error):
+                failures.append(f"{where}: the CPU goes out of bounds; ours must raise "
+                                f"{unchecked_error.__name__}, got {ours.error!r}")
             continue
         try:
             assert_same_outcome(run(sample.op, cpu_args, ours=False), ours, where)
@@ -87,7 +109,7 @@ def test_every_index_argument_is_swept():
     names = {s.overload for s, _ in samples() if any(r in (INDEX, SAMPLES) for r in s.roles.values())}
     expected = {o for r in mps_ops.ops() for o in r.overloads
                 if re.match(r"(take|put_|segment_reduce|_segment_reduce_backward|multi_margin_loss|multilabel"
-                            r"|embedding_renorm_|fractional_max_pool|adaptive_max_pool3d_backward)", o)}
+                            r"|embedding_renorm_|fractional_max_pool|adaptive_max_pool3d_backward|nll_loss)", o)}
     assert expected <= names, expected - names
 
 

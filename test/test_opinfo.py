@@ -144,12 +144,12 @@ def test_output_match(record, opinfo, dtype):
         except AssertionError:
             if dtype not in (torch.float16, torch.bfloat16):
                 raise
-            truth = opinfo(*to_float64((sample.input, *sample.args), dtype), **sample.kwargs)
+            truth = opinfo(*to_float64((sample.input, *sample.args), dtype), **to_float64(sample.kwargs, dtype))
             assert_at_least_as_accurate(actual, expected, truth, where)
         if dtype in (torch.float16, torch.bfloat16) and opinfo_name(opinfo) not in {*RESULT_CHECKS, *DRAWS_IN_DTYPE}:
             # Matching the CPU is not enough where the CPU keeps sums in the
             # reduced type: ours must also be the float64 result, rounded.
-            truth = opinfo(*to_float64((sample.input, *sample.args), dtype), **sample.kwargs)
+            truth = opinfo(*to_float64((sample.input, *sample.args), dtype), **to_float64(sample.kwargs, dtype))
             assert_near_truth(actual, truth, dtype, where)
         if numel_of(expected) > 0 and not _reaches_no_kernel(opinfo, sample):
             assert dispatches, f"{where}: no kernel dispatched"

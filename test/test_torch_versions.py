@@ -68,9 +68,28 @@ def mpsgraph_table() -> dict:
         if not line.startswith("|"):
             break
         names, early, latest = (c.strip() for c in line.strip("|").split("|"))
-        for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", names):
+        for name in _operator_names(names):
             table.setdefault(name, (early, latest))
     return table
+
+
+def _operator_names(cell: str) -> list:
+    """The operators a cell names, its shorthands spelled out:
+    "nll_loss_forward/backward" is nll_loss_forward and nll_loss_backward,
+    "mse_loss, huber_loss (+ backward)" adds mse_loss_backward and
+    huber_loss_backward."""
+    cell = re.sub(r"([A-Za-z0-9_]+)_forward/backward", r"\1_forward, \1_backward", cell)
+    with_backward = "(+ backward)" in cell
+    names = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", cell.replace("(+ backward)", ""))
+    return names + [f"{n}_backward" for n in names if with_backward and not n.endswith("_backward")]
+
+
+def test_operator_names_spell_out_the_shorthands():
+    assert _operator_names("nll_loss_forward/backward, nll_loss2d_forward/backward") == [
+        "nll_loss_forward", "nll_loss_backward", "nll_loss2d_forward", "nll_loss2d_backward"]
+    assert _operator_names("mse_loss, huber_loss (+ backward)") == [
+        "mse_loss", "huber_loss", "mse_loss_backward", "huber_loss_backward"]
+    assert _operator_names("threshold, threshold_backward") == ["threshold", "threshold_backward"]
 
 
 @pytest.mark.skipif(not os.path.exists(COVERAGE), reason=f"no {COVERAGE} beside this checkout")

@@ -1,0 +1,27 @@
+// Parameters shared by nll_loss.metal and its host stub
+// (csrc/operations/nll_loss.mm): one definition, one layout. Plain C++ that MSL
+// and the host compiler both accept (no address spaces, no Metal types; `long`
+// is 64-bit on both sides).
+#pragma once
+
+namespace mps_ops {
+
+// nll_loss and nll_loss2d over `positions` targets (samples times spatial
+// positions), input viewed as (samples, classes, spatial) contiguous;
+// weighted: whether a weight tensor was given (else every weight is 1).
+// The reduced forward's first pass gives each threadgroup `chunk`
+// consecutive positions. Backward: position p's gradient is
+// -w[t] * grad[grad_per_position ? p : 0] * scale (scale: 1 / total weight
+// for a mean, else 1).
+struct nll_loss_params {
+  long classes;
+  long spatial;
+  long positions;
+  long ignore_index;
+  long chunk;
+  int weighted;
+  int grad_per_position;
+  int mean;
+};
+
+}  // namespace mps_ops

@@ -1,0 +1,25 @@
+"""Samples of the ops whose stub is csrc/operations/softmax.mm."""
+
+from __future__ import annotations
+
+import torch
+
+from . import empty, Sample
+
+
+def _softmax(dt, dim=1):
+    return dict(self=torch.randn(3, 5, 4).to(dt), dim=dim, half_to_float=False)
+
+
+def _large(dt):
+    """1024 rows of 300: several rows per threadgroup, rows longer than a
+    SIMD group's share (Sample.large)."""
+    return dict(self=torch.randn(1024, 300).to(dt), dim=-1, half_to_float=False)
+
+
+OVERLOAD_SAMPLES = [
+    Sample("_softmax", _softmax, large=_large),
+    Sample("_softmax.out", lambda dt: dict(_softmax(dt), out=empty(dt))),
+    Sample("_log_softmax", _softmax, large=_large),
+    Sample("_log_softmax.out", lambda dt: dict(_softmax(dt), out=empty(dt))),
+]

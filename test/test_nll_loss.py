@@ -1,0 +1,196 @@
+"""nll_loss and nll_loss2d, forward and backward (override ops), against
+the CPU: every reduction, with and without class weights, ignore_index
+(default, a class, absent), long and uint8 targets, 1-D inputs with a 0-dim
+target, empty batches, every target ignored (the mean's 0 / 0), many
+targets (several threadgroups of the mean's first pass), non-contiguous
+inputs, half and bfloat16, out= forms, and the CPU's errors (bad target
+values included, checked after the kernels). OpInfo samples and
+gradients (nll_loss, cross_entropy): test_opinfo.py and test_overrides.py."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import assert_at_least_as_accurate, assert_matches, run_on_kernels
+
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"nll_loss_forward", "nll_loss_backward", "nll_loss2d_forward", "nll_loss2d_backward"}
+
+aten = torch.ops.aten
+REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _inputs(shape, dtype=torch.float32, target_dtype=torch.long, ignore=-100, layout="contiguous"):
+    """Log-probabilities of `shape` (classes in dim 1, or dim 0 of a 1-D
+    input) and targets, every third one `ignore`."""
+    torch.manual_seed(0)
+    x = torch.randn(shape).log_softmax(1 if len(shape) > 1 else 0).to(dtype)
+    classes = shape[1] if len(shape) > 1 else shape[0]
+    target = torch.randint(0, classes, shape[:1] + shape[2:] if len(shape) > 1 else ())
+    if target.numel() > 0:
+        target.view(-1)[::3] = ignore
+    if layout == "transposed":
+        x = x.transpose(0, 1).contiguous().transpose(0, 1)
+    elif layout == "strided":
+        wide = torch.empty(shape[:-1] + (2 * shape[-1],), dtype=x.dtype)
+        wide[..., ::2] = x
+        x = wide[..., ::2]
+        target = torch.stack([target, target], -1)[..., 0]
+    return x, target.to(target_dtype)
+
+
+def _forward_op(x):
+    return aten.nll_loss2d_forward if x.dim() == 4 else aten.nll_loss_forward
+
+
+def _backward_op(x):
+    return aten.nll_loss2d_backward if x.dim() == 4 else aten.nll_loss_backward
+
+
+def _compare(actual, expected, fn, args, where):
+    try:
+        assert_matches(actual, expected, where)
+    except AssertionError:
+        if expected[0].dtype == torch.float32:
+            raise
+        wide = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+        assert_at_least_as_accurate(actual, expected, fn(*wide), where)
+
+
+def _check(shape, reduction, weighted=True, dtype=torch.float32, target_dtype=torch.long, ignore=-100,
+           layout="contiguous"):
+    x, target = _inputs(shape, dtype, target_dtype, ignore, layout)
+    weight = torch.rand(shape[1] if len(shape) > 1 else shape[0]).to(dtype) if weighted else None
+    ignore_index = ignore
+    red = REDUCTIONS[reduction]
+    where = f"{tuple(shape)} {reduction} weighted={weighted} {dtype} {target_dtype} ignore={ignore} {layout}"
+
+    forward = lambda x, t, w: _forward_op(x)(x, t, w, red, ignore_index)  # noqa: E731
+    expected = forward(x, target, weight)
+    actual, dispatches = run_on_kernels(forward, x, target, weight)
+    _compare(actual, expected, forward, (x, target, weight), where)
+    assert dispatches or x.numel() == 0, where
+
+    out, total_weight = expected
+    grad = torch.randn(out.shape).to(dtype)
+    backward = lambda g, x, t, w, tw: _backward_op(x)(g, x, t, w, red, ignore_index, tw)  # noqa: E731
+    args = (grad, x, target, weight, total_weight)
+    # The CPU's nll_loss2d_backward makes its grad_input like a permuted x
+    # and then refuses it as non-contiguous; ours is contiguous.
+    expected_grad = backward(grad, x.contiguous(), target, weight, total_weight)
+    actual_grad, dispatches = run_on_kernels(backward, *args)
+    _compare((actual_grad,), (expected_grad,), lambda *a: (backward(*a),), args, where + " backward")
+    assert any(d.op == "nll_loss_backward" for d in dispatches) or target.numel() == 0, where
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [True, False])
+@pytest.mark.parametrize("shape", [(6, 5), (5,), (2, 3, 4, 5), (0, 4), (0, 3, 2, 2)], ids=str)
+def test_reductions_weights_and_shapes(shape, reduction, weighted):
+    _check(shape, reduction, weighted)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("ignore", [-100, 0, 2, 7], ids=lambda i: f"ignore{i}")
+def test_ignore_index(reduction, ignore):
+    _check((9, 4), reduction, ignore=ignore)
+    _check((3, 4, 3, 3), reduction, ignore=ignore)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_every_target_ignored(reduction):
+    """The mean divides 0 by a total weight of 0: NaN, as on the CPU."""
+    x = torch.randn(4, 3)
+    target = torch.full((4,), -100)
+    fn = lambda x, t: aten.nll_loss_forward(x, t, None, REDUCTIONS[reduction], -100)  # noqa: E731
+    actual, _ = run_on_kernels(fn, x, target)
+    assert_matches(actual, fn(x, target), reduction)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(20000, 3), (3, 5, 70, 70)], ids=str)
+def test_many_targets(shape, reduction):
+    """Several threadgroups of the reduced forward's first pass."""
+    _check(shape, reduction)
+
+
+def test_uint8_targets():
+    """nll_loss takes them; nll_loss2d refuses them (test_errors_are_the_cpus)."""
+    _check((6, 5), "mean", target_dtype=torch.uint8, ignore=255)
+    _check((6, 5), "none", target_dtype=torch.uint8, ignore=1)
+
+
+@pytest.mark.parametrize("layout", ["transposed", "strided"])
+@pytest.mark.parametrize("shape", [(6, 5), (2, 3, 4, 5)], ids=str)
+def test_non_contiguous_operands(shape, layout):
+    _check(shape, "none", layout=layout)
+    _check(shape, "mean", layout=layout)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_reduced_precision(dtype, reduction):
+    _check((300, 7), reduction, dtype=dtype)
+    _check((2, 3, 8, 8), reduction, dtype=dtype)
+
+
+def test_out_forms_write_into_non_contiguous_outs():
+    x, target = _inputs((4, 5))
+    weight = torch.rand(5)
+    out, total = aten.nll_loss_forward(x, target, weight, 0, -100)
+    fn = lambda x, t, w, o, tw: (aten.nll_loss_forward.output(x, t, w, 0, -100, output=o, total_weight=tw), o, tw)  # noqa: E731
+    (returned, written, written_total), dispatches = run_on_kernels(fn, x, target, weight, torch.zeros(8)[::2],
+                                                                    torch.zeros(()))
+    assert_matches(written, out, "output=")
+    assert_matches(written_total, total, "total_weight=")
+    assert_matches(returned[0], out, "returned")
+    grad = torch.randn(4)
+    expected = aten.nll_loss_backward(grad, x, target, weight, 0, -100, total)
+    fn = lambda g, x, t, w, tw, gi: (aten.nll_loss_backward.grad_input(g, x, t, w, 0, -100, tw, grad_input=gi), gi)  # noqa: E731
+    (returned, written), _ = run_on_kernels(fn, grad, x, target, weight, total, torch.zeros(5, 4).t())
+    assert_matches(written, expected, "grad_input=")
+    assert dispatches
+
+
+CALLS = {
+    "target_too_large": lambda x, t, w: aten.nll_loss_forward(x, torch.tensor([0, 5, 1, 1]), w, 1, -100),
+    "target_negative": lambda x, t, w: aten.nll_loss_forward(x, torch.tensor([0, -1, 1, 1]), w, 0, -100),
+    "target_bad_backward": lambda x, t, w: aten.nll_loss_backward(torch.tensor(1.0), x, torch.tensor([0, 5, 1, 1]),
+                                                                  w, 1, -100, torch.tensor(1.0)),
+    "target_bad_2d": lambda x, t, w: aten.nll_loss2d_forward(x.reshape(1, 5, 2, 2), torch.full((1, 2, 2), 9), w, 2,
+                                                             -100),
+    "target_int32": lambda x, t, w: aten.nll_loss_forward(x, t.int(), w, 1, -100),
+    "2d_target_uint8": lambda x, t, w: aten.nll_loss2d_forward(x.reshape(1, 5, 2, 2), t.reshape(1, 2, 2).byte(), w,
+                                                               1, -100),
+    "integers": lambda x, t, w: aten.nll_loss_forward(x.long(), t, None, 1, -100),
+    "weight_dtype": lambda x, t, w: aten.nll_loss_forward(x.half(), t, w, 1, -100),
+    "target_size": lambda x, t, w: aten.nll_loss_forward(x, t[:3], w, 1, -100),
+    "weight_size": lambda x, t, w: aten.nll_loss_forward(x, t, w[:3], 1, -100),
+    "input_3d": lambda x, t, w: aten.nll_loss_forward(x.reshape(2, 2, 5), t, w, 1, -100),
+    "target_2d": lambda x, t, w: aten.nll_loss_forward(x, t.reshape(2, 2), w, 1, -100),
+    "grad_not_single": lambda x, t, w: aten.nll_loss_backward(torch.randn(4), x, t, w, 1, -100, torch.tensor(1.0)),
+    "grad_size_none": lambda x, t, w: aten.nll_loss_backward(torch.randn(3), x, t, w, 0, -100, torch.tensor(1.0)),
+    "total_weight_size": lambda x, t, w: aten.nll_loss_backward(torch.tensor(1.0), x, t, w, 1, -100,
+                                                                torch.ones(2)),
+    "2d_target_dims": lambda x, t, w: aten.nll_loss2d_forward(x.reshape(1, 5, 2, 2), t.reshape(2, 2), w, 1, -100),
+    "2d_input_dims": lambda x, t, w: aten.nll_loss2d_forward(x.reshape(5, 2, 2), t.reshape(1, 2, 2), w, 1, -100),
+    "2d_size": lambda x, t, w: aten.nll_loss2d_forward(x.reshape(1, 5, 2, 2), t.reshape(1, 4, 1), w, 1, -100),
+    "2d_grad_input_strided": lambda x, t, w: aten.nll_loss2d_backward.grad_input(
+        torch.tensor(1.0), x.reshape(1, 5, 2, 2), t.reshape(1, 2, 2), w, 1, -100, torch.tensor(1.0),
+        grad_input=torch.empty(1, 2, 2, 5).permute(0, 3, 1, 2)),
+    "2d_grad_dims": lambda x, t, w: aten.nll_loss2d_backward(torch.randn(2, 2), x.reshape(1, 5, 2, 2),
+                                                             t.reshape(1, 2, 2), w, 0, -100, torch.tensor(1.0)),
+}
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_errors_are_the_cpus(name):
+    x, w = torch.randn(4, 5), torch.rand(5)
+    t = torch.tensor([0, 4, 2, 1])
+    with pytest.raises(Exception) as cpu_error:
+        CALLS[name](x, t, w)
+    with pytest.raises(Exception) as our_error:
+        run_on_kernels(CALLS[name], x, t, w)
+    assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)

@@ -1,0 +1,140 @@
+"""_softmax and _log_softmax (override ops) against the CPU: every dim of a
+3-D tensor, 1-D and 0-dim tensors, empty ones, rows longer than a SIMD
+group's share and than a threadgroup, transposed, strided and expanded
+inputs, rows of -inf, +inf and NaN, values far from 0, half and bfloat16
+(at least as close to float64 as the CPU), and the out= forms. OpInfo
+samples and gradients: test_opinfo.py and test_overrides.py."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import assert_at_least_as_accurate, assert_matches, run_on_kernels
+
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"_softmax", "_log_softmax"}
+
+OPS = {"softmax": torch.ops.aten._softmax, "log_softmax": torch.ops.aten._log_softmax}
+
+
+def _layout(t, layout):
+    if layout == "contiguous":
+        return t
+    if layout == "transposed":
+        return t.transpose(0, -1).contiguous().transpose(0, -1)
+    if layout == "strided":
+        wide = torch.empty(t.shape[:-1] + (2 * t.shape[-1],), dtype=t.dtype)
+        wide[..., ::2] = t
+        return wide[..., ::2]
+    if layout == "expanded":
+        return t[..., :1].expand(t.shape)
+    raise ValueError(layout)
+
+
+def _check_values(kind, x, dim, where):
+    fn = lambda t: OPS[kind](t, dim, False)  # noqa: E731
+    expected = fn(x)
+    actual, dispatches = run_on_kernels(fn, x)
+    try:
+        assert_matches(actual, expected, where)
+    except AssertionError:
+        if x.dtype == torch.float32:
+            raise
+        assert_at_least_as_accurate(actual, expected, fn(x.double()), where)
+    assert dispatches or expected.numel() == 0, where
+    assert all(d.op == kind for d in dispatches), [d.kernel for d in dispatches]
+
+
+def _check(kind, shape, dim, dtype=torch.float32, layout="contiguous", scale=3.0):
+    torch.manual_seed(0)
+    x = _layout((torch.randn(shape) * scale).to(dtype), layout)
+    _check_values(kind, x, dim, f"{kind} {tuple(shape)} dim {dim} {dtype} {layout} scale {scale}")
+
+
+@pytest.mark.parametrize("kind", OPS)
+@pytest.mark.parametrize("shape, dim", [((4, 5, 6), 0), ((4, 5, 6), 1), ((4, 5, 6), 2), ((4, 5, 6), -1),
+                                        ((7,), 0), ((), 0), ((), -1), ((0, 5), 1), ((5, 0), 1), ((3, 0), 0)])
+def test_every_dim_and_rank(kind, shape, dim):
+    _check(kind, shape, dim)
+
+
+@pytest.mark.parametrize("kind", OPS)
+@pytest.mark.parametrize("shape, dim", [((3, 40), 1), ((5, 1000), 1), ((2, 5000), -1), ((3000, 4), 0),
+                                        ((1, 40000), 1)])
+def test_long_and_short_rows(kind, shape, dim):
+    _check(kind, shape, dim)
+
+
+@pytest.mark.parametrize("kind", OPS)
+@pytest.mark.parametrize("layout", ["transposed", "strided", "expanded"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_non_contiguous_input(kind, layout, dim):
+    _check(kind, (6, 7, 9), dim, layout=layout)
+
+
+@pytest.mark.parametrize("kind", OPS)
+@pytest.mark.parametrize("scale", [1e-30, 80.0, 1e30])
+def test_values_far_from_zero(kind, scale):
+    """exp(x) alone would overflow at 89: the max comes first, as on the CPU."""
+    _check(kind, (6, 300), 1, scale=scale)
+
+
+@pytest.mark.parametrize("kind", OPS)
+@pytest.mark.parametrize("row", [
+    [-float("inf")] * 3,  # all -inf: NaN, as the CPU (exp(-inf - -inf))
+    [-float("inf"), 1.0, 2.0],  # some -inf: 0 (softmax) and -inf (log_softmax) there
+    [float("inf"), 1.0, 2.0],  # +inf: NaN throughout
+    [float("inf"), float("inf"), -float("inf")],
+    [float("nan"), 1.0, 2.0],  # NaN: NaN throughout
+    [3.0, 3.0, 3.0],
+], ids=["all_neg_inf", "some_neg_inf", "pos_inf", "infs", "nan", "equal"])
+@pytest.mark.parametrize("length", [3, 300])
+def test_infinities_and_nan_as_the_cpu(kind, row, length):
+    """The special value at each position of a row, so that it meets the
+    other elements in every thread and merge order."""
+    for position in range(0, length, max(1, length // 7)):
+        x = torch.randn(4, length)
+        x[1] = -float("inf")
+        specials = torch.tensor(row).repeat(length // len(row) + 1)[:length]
+        x[2] = specials.roll(position)
+        x[3, position] = row[0]
+        _check_values(kind, x, 1, f"{kind} {row} at {position} of {length}")
+
+
+@pytest.mark.parametrize("kind", OPS)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_reduced_precision(kind, dtype):
+    _check(kind, (8, 300), 1, dtype=dtype)
+    _check(kind, (8, 30, 5), 1, dtype=dtype)
+
+
+@pytest.mark.parametrize("kind", OPS)
+def test_out_form_writes_into_a_non_contiguous_out(kind):
+    torch.manual_seed(0)
+    x = torch.randn(4, 6)
+    expected = OPS[kind](x, 1, False)
+    target = torch.zeros(6, 4).t()
+    fn = lambda t, o: (OPS[kind].out(t, 1, False, out=o), o)  # noqa: E731
+    (returned, written), dispatches = run_on_kernels(fn, x, target)
+    assert_matches(written, expected, f"{kind} out=")
+    assert_matches(returned, expected, f"{kind} out= returned")
+    assert dispatches
+
+
+@pytest.mark.parametrize("kind", OPS)
+@pytest.mark.parametrize("call", [
+    lambda op, x: op(x, 2, False),  # dim out of range: IndexError
+    lambda op, x: op(x.long(), 1, False),  # integers: NotImplementedError
+    lambda op, x: op(x.half(), 1, True),  # half to float: only CUDA converts
+    lambda op, x: op(x, 1, True),  # half_to_float on a float input
+    lambda op, x: op.out(x, 1, False, out=torch.empty(3, 4, dtype=torch.half)),  # out of another dtype
+], ids=["dim", "integers", "half_to_float", "half_to_float_on_float", "out_dtype"])
+def test_errors_are_the_cpus(kind, call):
+    x = torch.randn(3, 4)
+    with pytest.raises(Exception) as cpu_error:
+        call(OPS[kind], x)
+    with pytest.raises(Exception) as our_error:
+        run_on_kernels(lambda t: call(OPS[kind], t), x)
+    assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
