@@ -11,7 +11,8 @@
 # numpy, mpmath; unpacked here into build/pydeps for modules not installed).
 # Each mode builds the extension (incrementally) and fits 10 minutes:
 #   --tests     the whole suite on CUDA tensors, each test file in its own
-#               process (default)
+#               process (default; GPU_TEST_FILES="test/test_a.py test/test_b.py":
+#               only those)
 #   --sanitize [TOOL ...]
 #               tools/gpu_launch_all.py under compute-sanitizer racecheck,
 #               memcheck (torch's caching allocator off) and synccheck, or
@@ -93,7 +94,7 @@ case "$MODE" in
     export PER_FILE="${GPU_CHECK_FILE_SECONDS:-150}"
     # CXX and CC unset: the machine's CXX (g++) is for the extension; the
     # device-free tool tests pick their own clang.
-    ls test/test_*.py | timeout -s INT "$(( budget - 20 ))" env -u CXX -u CC xargs -P 4 -I{} sh -c '
+    ls ${GPU_TEST_FILES:-test/test_*.py} | timeout -s INT "$(( budget - 20 ))" env -u CXX -u CC xargs -P 4 -I{} sh -c '
       name=$(basename {} .py)
       timeout -s INT "$PER_FILE" python -X faulthandler -m pytest {} -q -rfEs -p no:cacheprovider \
         --junitxml="$RESULTS/tests/$name.xml" > "$RESULTS/tests/$name.log" 2>&1

@@ -14,6 +14,7 @@
 
 #include <ATen/core/Reduction.h>
 #include <ATen/ops/empty.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <tuple>
@@ -21,6 +22,11 @@
 namespace mps_ops {
 
 namespace {
+
+// From torch 2.13 on, the CPU's forwards check the target's dtype before the
+// input's dtype dispatch ("expected target dtype to be Long or Byte"); up to
+// 2.12 their kernels found it after, reading it as int64.
+constexpr bool target_dtype_checked_first = TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 13;
 
 // Threads per group of the reduced forward's first pass, and positions per
 // thread there: enough work per group that the second pass, which sums the
@@ -77,14 +83,20 @@ void check_nll2d_shapes(const at::Tensor& self, const at::Tensor& target, const 
 }
 
 // The CPU's kernels' checks, after the shapes: the target's dtype and the
-// input's dtype dispatch (in that order but for nll_loss_backward),
+// input's dtype dispatch (in that order for the forwards from torch 2.13 and
+// nll_loss2d_backward, the other way round for nll_loss_backward),
 // nll_loss2d's long-only target (its kernel reads int64), then the weight's
 // dtype (read as the input's).
 void check_nll_dtypes(const char* op, const at::Tensor& self, const at::Tensor& target,
-                      const std::optional<at::Tensor>& weight, bool target_first = true) {
+                      const std::optional<at::Tensor>& weight, bool target_first = target_dtype_checked_first) {
   const auto check_target = [&] {
-    TORCH_CHECK(target.scalar_type() == at::kLong || target.scalar_type() == at::kByte,
-                "expected target dtype to be Long or Byte, but got ", target.scalar_type());
+    if (target_dtype_checked_first) {
+      TORCH_CHECK(target.scalar_type() == at::kLong || target.scalar_type() == at::kByte,
+                  "expected target dtype to be Long or Byte, but got ", target.scalar_type());
+    } else {
+      TORCH_CHECK(target.scalar_type() == at::kLong || (target.scalar_type() == at::kByte && self.dim() < 4),
+                  "expected scalar type Long but found ", target.scalar_type());
+    }
   };
   if (target_first) {
     check_target();
