@@ -16,7 +16,8 @@
 #   --sanitize [TOOL ...]
 #               tools/gpu_launch_all.py under compute-sanitizer racecheck,
 #               memcheck (torch's caching allocator off) and synccheck, or
-#               the TOOLs named (one run each, when three do not fit)
+#               the TOOLs named (one run each, when three do not fit);
+#               SANITIZE_ONLY="take put_": those overloads' calls only
 #   --compare   tools/gpu_launch_all.py's calls on the GPU, again with the
 #               threadgroups in reverse order, and on the emulator (built in
 #               a copy of the tree); tools/gpu_compare.py compares the results
@@ -112,7 +113,7 @@ case "$MODE" in
       # The launcher stops starting calls 30 s before the tool's limit.
       MPS_OPS_LAUNCH_LOG="$RESULTS/launched_$tool.txt" timeout "$per_tool" "${extra[@]}" \
         "$sanitizer" --tool "$tool" --print-limit 200 --log-file "$RESULTS/$tool.log" \
-        python tools/gpu_launch_all.py --deadline "$(( per_tool - 30 ))" \
+        python tools/gpu_launch_all.py --deadline "$(( per_tool - 30 ))" ${SANITIZE_ONLY:+--only $SANITIZE_ONLY} \
         --report "$RESULTS/launch_$tool.json" > "$RESULTS/${tool}_stdout.log" 2>&1
       echo "gpu_check: $tool exited $? after $(elapsed) s"
     done

@@ -1,11 +1,15 @@
 // _softmax and _log_softmax along one dim, in float, rounded once to T:
 //   softmax      out = exp(x - max) * (1 / sum exp(x - max))
 //   log_softmax  out = (x - max) - log(sum exp(x - max))
-// as the CPU computes them (max first, so no exp overflows). The row's max
-// and sum come from one pass (an online pair: a partial sum is rescaled
-// when a larger max arrives, once per run of loads, not per element), a
-// second pass writes the row, reading it again from the cache: two reads
-// instead of the three of max, sum and write. A row that is all -inf is NaN
+// as the CPU computes them (max first, so no exp overflows). float rows of
+// up to 8 x 256 elements are read once: the host gives them enough threads
+// (SliceMapping::register_rows) that each keeps its elements in registers
+// between the max/sum and the write (shape_limits.h says why not half and
+// bfloat ones). Longer rows take two reads: the max
+// and sum from one pass (an online pair: a partial sum is rescaled when a
+// larger max arrives, once per run of loads, not per element), then the
+// write, reading the row again from the cache, instead of the three reads
+// of max, sum and write. A row that is all -inf is NaN
 // throughout, as on the CPU (exp(-inf - -inf)); NaN anywhere makes its row
 // NaN. Rows as in softmax_backward.metal (SliceMapping::rows: consecutive
 // threads per row, several rows per threadgroup, the row's pair reaching
@@ -76,6 +80,41 @@ inline void softmax_rows(device T* out, constant T* in, constant mps_ops::reduct
   device T* row_out = out + row.start;
   const uint n = row.length, step = t.step;
 
+  // A row the host gave enough threads (SliceMapping::register_rows): each
+  // thread loads its at most `held` elements once, keeps them in registers
+  // through the merge and writes from them: one read of the row.
+  constexpr uint held = mps_ops::register_row_elements;
+  if (n <= held * step) {
+    float v[held];
+    float m = -numeric_limits<float>::infinity();
+    // Addresses by stepping one pointer (64-bit offsets per element cost
+    // registers that the held values need).
+    const long jump = long(step) * row.stride;
+    constant T* at_k = row_in + row.offset(t.first);
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < held; ++k, at_k += jump) {
+      v[k] = t.first + k * step < n ? float(*at_k) : -numeric_limits<float>::infinity();
+      m = mps_ops::nan_max(m, v[k]);
+    }
+    float sum = 0.0f;
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < held; ++k) {
+      sum += m == -numeric_limits<float>::infinity() ? 0.0f : exp(v[k] - m);
+    }
+    const max_and_sum total =
+        mps_ops::merge_consecutive_to_all<online_softmax>(max_and_sum{m, sum}, partials, at, step);
+    const float factor = Rule::factor(total.sum);
+    device T* out_k = row_out + row.offset(t.first);
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < held; ++k, out_k += jump) {
+      if (t.first + k * step < n) {
+        *out_k = static_cast<T>(Rule::value(v[k], total.max, factor));
+      }
+    }
+    return;
+  }
+
+  // Longer rows: the online pair over runs of loads, then the row read again.
   max_and_sum state = online_softmax::identity();
   for (uint first = t.first; first < n; first += run * step) {
     float v[run];

@@ -172,10 +172,9 @@ bool wants_columns(const reduction_layout& layout, int64_t slices) {
 // its last slices inactive where the slices are fewer.
 constexpr int64_t min_threads_per_slice = 8;
 
-RowThreads rows_of(int64_t n, int64_t slices, int64_t cap) {
+RowThreads rows_of(int64_t n, int64_t slices, int64_t cap, int64_t per_thread = elements_per_row_thread) {
   const int64_t share =
-      std::min(cap, std::max(min_threads_per_slice,
-                             ceil_pow2((n + elements_per_row_thread - 1) / elements_per_row_thread)));
+      std::min(cap, std::max(min_threads_per_slice, ceil_pow2((n + per_thread - 1) / per_thread)));
   const int64_t group = std::min(cap, round_up(share * slices, simd_width));
   const int64_t per_group = group / share;
   return RowThreads{share, group, (slices + per_group - 1) / per_group};
@@ -195,10 +194,15 @@ int64_t group_cap(int64_t max_threads) {
 }
 
 Mapping choose_mapping(const reduction_layout& layout, int64_t slices, int64_t max_threads,
-                       SliceMapping allowed) {
+                       SliceMapping allowed, int64_t element_bytes) {
   const int64_t n = layout.inner_numel;
   const int64_t cap = group_cap(max_threads);
-  if (allowed != SliceMapping::rows && wants_columns(layout, slices)) {
+  if (allowed == SliceMapping::register_rows) {
+    const RowThreads rows =
+        rows_of(n, slices, cap, element_bytes >= 4 ? register_row_elements : elements_per_row_thread);
+    return Mapping{rows.group, rows.groups, 0, static_cast<int>(rows.share)};
+  }
+  if (allowed == SliceMapping::any && wants_columns(layout, slices)) {
     // Rows deal out a slice's elements, each thread at least 4 of them.
     const int64_t rows = std::min({max_rows, floor_pow2(std::max<int64_t>(n / 4, 1)), cap / simd_width});
     const int64_t columns = std::min(round_up(slices, simd_width), cap / rows / simd_width * simd_width);
@@ -261,8 +265,10 @@ void dispatch_passes(const KernelHandle* kernel, const KernelHandle* merge,
     return;
   }
   TORCH_CHECK(plan.slices <= UINT32_MAX, "mps_ops: a reduction with more than 2**32 - 1 outputs");
+  const at::Tensor& first_input = plan.input.defined() ? plan.input : **inputs.begin();
   const Mapping m = choose_mapping(plan.layout, plan.slices,
-                                   static_cast<int64_t>(backend().max_threads_per_group(kernel)), mapping);
+                                   static_cast<int64_t>(backend().max_threads_per_group(kernel)), mapping,
+                                   static_cast<int64_t>(first_input.element_size()));
   const Split split = merge != nullptr ? choose_split(plan.layout, m) : Split{1, 0};
   reduction_layout layout = plan.layout;
   layout.columns = static_cast<unsigned short>(m.columns);
@@ -271,7 +277,6 @@ void dispatch_passes(const KernelHandle* kernel, const KernelHandle* merge,
   layout.chunk_shift = static_cast<unsigned char>(split.shift);
   TORCH_INTERNAL_ASSERT(!plan.input.defined() || inputs.size() == 1,
                         "mps_ops: a reduction's copied input stands in for one input only");
-  const at::Tensor& first_input = plan.input.defined() ? plan.input : **inputs.begin();
   // The chunk states: on the input's device, max_chunk_state_bytes each.
   const at::Tensor chunk_states =
       split.chunks > 1

@@ -35,7 +35,12 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
 // (kernels built on reduce_slice / merge_slice), or always the rows mapping,
 // whole slices (no columns, no split): masked_softmax, whose threads each
 // need their row's max and sum.
-enum class SliceMapping { any, rows };
+// rows: SliceMapping's rows always (whole rows per thread group, several
+// rows per group). register_rows: rows, with at most register_row_elements
+// (shape_limits.h, which says when) of the first input's elements per
+// thread where the row allows, for kernels that keep their row's values in
+// registers between passes.
+enum class SliceMapping { any, rows, register_rows };
 
 // The rows mapping's kernels (masked_softmax, softmax_backward: whole rows)
 // count a row's elements in 32 bits.
