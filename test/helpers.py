@@ -190,3 +190,21 @@ def opinfos_for(record, names=None):
 def opinfo_name(op) -> str:
     """OpInfo's full name: "max.reduction_no_dim" for a variant test."""
     return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
+
+
+def in_layout(t, layout):
+    """t's values in a layout of the same shape: contiguous, transposed
+    (first and last dims swapped in memory), strided (every other element
+    of a wider last dim) or expanded (the first element of each last-dim
+    row, broadcast along it)."""
+    if layout == "contiguous":
+        return t
+    if layout == "transposed":
+        return t.transpose(0, -1).contiguous().transpose(0, -1)
+    if layout == "strided":
+        wide = torch.empty(t.shape[:-1] + (2 * t.shape[-1],), dtype=t.dtype)
+        wide[..., ::2] = t
+        return wide[..., ::2]
+    if layout == "expanded":
+        return t[..., :1].expand(t.shape)
+    raise ValueError(layout)

@@ -10,27 +10,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import assert_at_least_as_accurate, assert_matches, run_on_kernels
+from helpers import assert_at_least_as_accurate, assert_matches, in_layout, run_on_kernels
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
 LAYOUTS_TESTED_HERE = {"_softmax", "_log_softmax"}
 
 OPS = {"softmax": torch.ops.aten._softmax, "log_softmax": torch.ops.aten._log_softmax}
-
-
-def _layout(t, layout):
-    if layout == "contiguous":
-        return t
-    if layout == "transposed":
-        return t.transpose(0, -1).contiguous().transpose(0, -1)
-    if layout == "strided":
-        wide = torch.empty(t.shape[:-1] + (2 * t.shape[-1],), dtype=t.dtype)
-        wide[..., ::2] = t
-        return wide[..., ::2]
-    if layout == "expanded":
-        return t[..., :1].expand(t.shape)
-    raise ValueError(layout)
 
 
 def _check_values(kind, x, dim, where):
@@ -49,7 +35,7 @@ def _check_values(kind, x, dim, where):
 
 def _check(kind, shape, dim, dtype=torch.float32, layout="contiguous", scale=3.0):
     torch.manual_seed(0)
-    x = _layout((torch.randn(shape) * scale).to(dtype), layout)
+    x = in_layout((torch.randn(shape) * scale).to(dtype), layout)
     _check_values(kind, x, dim, f"{kind} {tuple(shape)} dim {dim} {dtype} {layout} scale {scale}")
 
 

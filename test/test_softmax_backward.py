@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import assert_at_least_as_accurate, assert_matches, run_on_kernels
+from helpers import assert_at_least_as_accurate, assert_matches, in_layout, run_on_kernels
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -23,18 +23,6 @@ OPS = {
 }
 
 
-def _layout(t, layout):
-    if layout == "contiguous":
-        return t
-    if layout == "transposed":
-        return t.transpose(0, -1).contiguous().transpose(0, -1)
-    if layout == "strided":
-        wide = torch.empty(t.shape[:-1] + (2 * t.shape[-1],), dtype=t.dtype)
-        wide[..., ::2] = t
-        return wide[..., ::2]
-    raise ValueError(layout)
-
-
 def _check(kind, shape, dim, dtype=torch.float32, layout="contiguous", expand_grad=False):
     backward, forward = OPS[kind]
     torch.manual_seed(0)
@@ -43,7 +31,7 @@ def _check(kind, shape, dim, dtype=torch.float32, layout="contiguous", expand_gr
     grad = torch.randn(shape).to(dtype)
     if expand_grad and grad.dim() > 0:
         grad = grad.reshape(-1)[:1].reshape((1,) * grad.dim()).expand(shape)
-    grad, out = _layout(grad, layout) if not expand_grad else grad, _layout(out, layout)
+    grad, out = in_layout(grad, layout) if not expand_grad else grad, in_layout(out, layout)
     fn = lambda g, o: backward(g, o, dim, dtype)  # noqa: E731
     expected = fn(grad, out)
     actual, dispatches = run_on_kernels(fn, grad, out)
