@@ -99,6 +99,19 @@ def test_ignore_index(reduction, ignore):
     _check((3, 4, 3, 3), reduction, ignore=ignore)
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [True, False])
+def test_one_dim_input(reduction, weighted):
+    """A 1-D input and a 0-dim target (nothing ignored): one term, and
+    total_weight its weight even unreduced, as the CPU's scalar path."""
+    x, w = torch.randn(5).log_softmax(0), torch.rand(5) if weighted else None
+    for target, ignore_index in ((torch.tensor(2), -100), (torch.tensor(2), 2)):
+        fn = lambda x, t, w: aten.nll_loss_forward(x, t, w, REDUCTIONS[reduction], ignore_index)  # noqa: E731
+        actual, dispatches = run_on_kernels(fn, x, target, w)
+        assert_matches(actual, fn(x, target, w), f"{reduction} ignore_index {ignore_index}")
+        assert dispatches
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 def test_every_target_ignored(reduction):
     """The mean divides 0 by a total weight of 0: NaN, as on the CPU."""

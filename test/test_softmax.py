@@ -76,17 +76,28 @@ def test_values_far_from_zero(kind, scale):
     [float("nan"), 1.0, 2.0],  # NaN: NaN throughout
     [3.0, 3.0, 3.0],
 ], ids=["all_neg_inf", "some_neg_inf", "pos_inf", "infs", "nan", "equal"])
-@pytest.mark.parametrize("length", [3, 300])
-def test_infinities_and_nan_as_the_cpu(kind, row, length):
+@pytest.mark.parametrize("length, dtype", [(3, torch.float32), (300, torch.float32), (9000, torch.float32),
+                                           (300, torch.float16)], ids=str)
+def test_infinities_and_nan_as_the_cpu(kind, row, length, dtype):
     """The special value at each position of a row, so that it meets the
-    other elements in every thread and merge order."""
+    other elements in every thread and merge order: float rows held in
+    registers (3, 300), read twice (9000: the online pair's rescaling), and
+    half rows read twice (300)."""
     for position in range(0, length, max(1, length // 7)):
         x = torch.randn(4, length)
         x[1] = -float("inf")
         specials = torch.tensor(row).repeat(length // len(row) + 1)[:length]
         x[2] = specials.roll(position)
         x[3, position] = row[0]
-        _check_values(kind, x, 1, f"{kind} {row} at {position} of {length}")
+        _check_values(kind, x.to(dtype), 1, f"{kind} {row} at {position} of {length} {dtype}")
+
+
+@pytest.mark.parametrize("kind", OPS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_rows_sharing_a_group_with_threads_past_the_last_row(kind, dtype):
+    """3 rows of 3000: the last group holds a row and threads past the last
+    row, which must take the same branch (both merge through barriers)."""
+    _check(kind, (3, 3000), 1, dtype=dtype)
 
 
 @pytest.mark.parametrize("kind", OPS)
@@ -116,7 +127,8 @@ def test_out_form_writes_into_a_non_contiguous_out(kind):
     lambda op, x: op(x.half(), 1, True),  # half to float: only CUDA converts
     lambda op, x: op(x, 1, True),  # half_to_float on a float input
     lambda op, x: op.out(x, 1, False, out=torch.empty(3, 4, dtype=torch.half)),  # out of another dtype
-], ids=["dim", "integers", "half_to_float", "half_to_float_on_float", "out_dtype"])
+    lambda op, x: op.out(x, 5, False, out=torch.empty(3, 4, dtype=torch.half)),  # the dim comes first
+], ids=["dim", "integers", "half_to_float", "half_to_float_on_float", "out_dtype", "dim_before_out_dtype"])
 def test_errors_are_the_cpus(kind, call):
     x = torch.randn(3, 4)
     with pytest.raises(Exception) as cpu_error:

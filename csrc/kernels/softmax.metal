@@ -83,8 +83,11 @@ inline void softmax_rows(device T* out, constant T* in, constant mps_ops::reduct
   // A row the host gave enough threads (SliceMapping::register_rows): each
   // thread loads its at most `held` elements once, keeps them in registers
   // through the merge and writes from them: one read of the row.
+  // The test is the same for every thread of the group (the row length of
+  // the layout, not this thread's, which is 0 past the last row): both
+  // branches merge through barriers, which every thread must reach alike.
   constexpr uint held = mps_ops::register_row_elements;
-  if (n <= held * step) {
+  if (uint(layout.inner_numel) <= held * step) {
     float v[held];
     float m = -numeric_limits<float>::infinity();
     // Addresses by stepping one pointer (64-bit offsets per element cost

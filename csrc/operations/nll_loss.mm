@@ -26,7 +26,8 @@ namespace {
 // From torch 2.13 on, the CPU's forwards check the target's dtype before the
 // input's dtype dispatch ("expected target dtype to be Long or Byte"); up to
 // 2.12 their kernels found it after, reading it as int64.
-constexpr bool target_dtype_checked_first = TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 13;
+constexpr bool target_dtype_checked_first =
+    TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 13);
 
 // Threads per group of the reduced forward's first pass, and positions per
 // thread there: enough work per group that the second pass, which sums the
@@ -83,14 +84,15 @@ void check_nll2d_shapes(const at::Tensor& self, const at::Tensor& target, const 
 }
 
 // The CPU's kernels' checks, after the shapes: the target's dtype and the
-// input's dtype dispatch (in that order for the forwards from torch 2.13 and
-// nll_loss2d_backward, the other way round for nll_loss_backward),
+// input's dtype dispatch (in that order, with the newer message, from torch
+// 2.13 on except in nll_loss_backward; the other way round, the kernel
+// reading the target as int64, before 2.13 and in nll_loss_backward),
 // nll_loss2d's long-only target (its kernel reads int64), then the weight's
 // dtype (read as the input's).
 void check_nll_dtypes(const char* op, const at::Tensor& self, const at::Tensor& target,
                       const std::optional<at::Tensor>& weight, bool target_first = target_dtype_checked_first) {
   const auto check_target = [&] {
-    if (target_dtype_checked_first) {
+    if (target_first) {
       TORCH_CHECK(target.scalar_type() == at::kLong || target.scalar_type() == at::kByte,
                   "expected target dtype to be Long or Byte, but got ", target.scalar_type());
     } else {
@@ -149,16 +151,19 @@ void check_position_count(const char* op, int64_t positions) {
 }
 
 // The forward into output (the target's shape for reduction none, else
-// 0-dim) and total_weight (0-dim).
-void nll_forward_into(const char* op, NllProblem& problem, int64_t reduction, at::Tensor& output,
-                      at::Tensor& total_weight) {
+// 0-dim: output_is_single) and total_weight (0-dim).
+void nll_forward_into(const char* op, NllProblem& problem, int64_t reduction, bool output_is_single,
+                      at::Tensor& output, at::Tensor& total_weight) {
   static KernelCache none_kernels("nll_loss");
   static KernelCache partial_kernels("nll_loss_partials");
   static KernelCache merge_kernels("nll_loss_merge");
   const c10::ScalarType dtype = problem.x.scalar_type(), target_dtype = problem.target.scalar_type();
   const int64_t positions = problem.params.positions;
   check_position_count(op, positions);
-  if (reduction == at::Reduction::None) {
+  // Per position only where the output has one element per position: a
+  // 1-D input's unreduced loss is its one term, and total_weight its
+  // weight, as the reduced path writes them (the CPU's scalar path).
+  if (reduction == at::Reduction::None && !output_is_single) {
     total_weight.zero_();
     if (positions > 0) {
       const ContiguousOutput out(output);
@@ -254,7 +259,7 @@ std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward_output(const at::Tensor& s
   check_nll_dtypes(op, self, target, weight);
   const int64_t samples = self.dim() == 1 ? 1 : self.size(0);
   NllProblem problem = nll_problem(self, target, weight, samples, classes, 1, ignore_index);
-  nll_forward_into(op, problem, reduction, output, total_weight);
+  nll_forward_into(op, problem, reduction, !per_sample, output, total_weight);
   return {output, total_weight};
 }
 
@@ -316,7 +321,7 @@ std::tuple<at::Tensor&, at::Tensor&> nll_loss2d_forward_output(const at::Tensor&
   check_output(op, total_weight, self.scalar_type(), {}, {&self, &target, optional_pointer(weight), &output});
   NllProblem problem = nll_problem(self, target, weight, self.size(0), self.size(1), self.size(2) * self.size(3),
                                    ignore_index);
-  nll_forward_into(op, problem, reduction, output, total_weight);
+  nll_forward_into(op, problem, reduction, !per_position, output, total_weight);
   return {output, total_weight};
 }
 

@@ -52,7 +52,9 @@ at::Tensor softmax(KernelCache& kernels, const char* op, const char* kernel_name
 
 at::Tensor& softmax_out(KernelCache& kernels, const char* op, const char* kernel_name, const at::Tensor& self,
                         int64_t dim, bool half_to_float, at::Tensor& out) {
-  // A structured kernel checks its out's dtype before its dtype dispatch.
+  // A structured kernel: its meta function wraps the dim, then checks the
+  // out's dtype, both before its dtype dispatch.
+  at::maybe_wrap_dim(dim, self.dim());
   check_out_dtype_first(self.scalar_type(), out);
   check_softmax(op, kernel_name, self, dim, half_to_float);
   check_output(op, out, self.scalar_type(), self.sizes(), {&self});

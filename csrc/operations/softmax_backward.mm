@@ -18,9 +18,10 @@ namespace mps_ops {
 
 namespace {
 
-// The CPU's checks, in its order. grad_input has grad's dtype.
-void check_softmax_backward(const char* op, const at::Tensor& grad, const at::Tensor& output, int64_t dim,
-                            c10::ScalarType input_dtype) {
+// The CPU's checks, in its order: shapes and dim (its meta function's,
+// before an out='s dtype), then dtypes. grad_input has grad's dtype.
+void check_softmax_backward_shapes(const char* op, const at::Tensor& grad, const at::Tensor& output,
+                                   int64_t dim) {
   check_device(op, grad);
   check_device(op, output);
   TORCH_CHECK(grad.sizes() == output.sizes(), "Expected tensor for argument #1 'grad_output' to have the same size "
@@ -29,6 +30,11 @@ void check_softmax_backward(const char* op, const at::Tensor& grad, const at::Te
   const int64_t dims = std::max<int64_t>(grad.dim(), 1);
   TORCH_CHECK_INDEX(dim >= -dims && dim < dims, "Dimension out of range (expected to be in range of [", -dims,
                     ", ", dims - 1, "], but got ", dim, ")");
+}
+
+void check_softmax_backward(const char* op, const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                            c10::ScalarType input_dtype) {
+  check_softmax_backward_shapes(op, grad, output, dim);
   check_dtype(op, grad);
   check_dtype(op, output);
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(grad.scalar_type()), "\"", op, "\" not implemented for '",
@@ -69,7 +75,9 @@ at::Tensor softmax_backward(KernelCache& kernels, const char* op, const at::Tens
 at::Tensor& softmax_backward_out(KernelCache& kernels, const char* op, const at::Tensor& grad,
                                  const at::Tensor& output, int64_t dim, c10::ScalarType input_dtype,
                                  at::Tensor& grad_input) {
-  // A structured kernel checks its out's dtype before its dtype dispatch.
+  // A structured kernel: its meta function checks shapes and dim, then the
+  // out's dtype, all before its dtype dispatch.
+  check_softmax_backward_shapes(op, grad, output, dim);
   check_out_dtype_first(grad.scalar_type(), grad_input);
   check_softmax_backward(op, grad, output, dim, input_dtype);
   check_output(op, grad_input, grad.scalar_type(), grad.sizes(), {&grad, &output});
