@@ -174,17 +174,20 @@ GRADIENT_CASES = [
 
 
 def _forward_and_gradients(opinfo, sample, grad_seed, grad_dtype=None):
-    """The OpInfo's output and its inputs' gradients for a random grad_output
-    (autograd.grad: the inputs' .grad are left alone, so both sides can
-    share them), drawn in grad_dtype (the result's by default)."""
+    """The OpInfo's outputs (a list: var_mean and the batch norms return
+    several) and its inputs' gradients for random grad_outputs, one per
+    floating output (autograd.grad: the inputs' .grad are left alone, so both
+    sides can share them), drawn in grad_dtype (each output's by default)."""
     inputs = [t for t in (sample.input, *sample.args) if isinstance(t, torch.Tensor) and t.requires_grad]
     result = opinfo(sample.input, *sample.args, **sample.kwargs)
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
+    differentiable = [r for r in results if r.is_floating_point() and r.requires_grad]
     # Drawn on the CPU (under torch.device("cuda") too), the same on both sides.
     generator = torch.Generator().manual_seed(grad_seed)
-    grad = torch.randn(result.shape, generator=generator, dtype=grad_dtype or result.dtype, device="cpu")
-    grad = grad.to(device=result.device, dtype=result.dtype)
-    grads = torch.autograd.grad(result, inputs, grad, allow_unused=True)
-    return result, grads
+    grad_outputs = [torch.randn(r.shape, generator=generator, dtype=grad_dtype or r.dtype, device="cpu")
+                    .to(device=r.device, dtype=r.dtype) for r in differentiable]
+    grads = torch.autograd.grad(differentiable, inputs, grad_outputs, allow_unused=True)
+    return results, grads
 
 
 def _float64_call(opinfo, sample, grad_seed, dtype):
@@ -275,15 +278,17 @@ def test_opinfo_outputs_and_gradients(record, opinfo, dtype, subset, on, all_ove
                     if dtype == torch.float32:
                         raise
                     if not truth:
-                        result, grads = _float64_call(opinfo, moved, n_checked, dtype)
-                        truth.extend([result, *grads])
+                        results, grads = _float64_call(opinfo, moved, n_checked, dtype)
+                        truth.extend([*results, *grads])
                     _assert_within_rounding(to_cpu(a), to_cpu(e), to_cpu(truth[k].detach()), dtype, where + what)
 
-            compare(actual.detach(), expected.detach(), 0, "")
+            assert len(actual) == len(expected), where
+            for k, (a, e) in enumerate(zip(actual, expected)):
+                compare(a.detach(), e.detach(), k, f" output {k}" if len(expected) > 1 else "")
             for k, (a, e) in enumerate(zip(actual_grads, expected_grads)):
                 assert (a is None) == (e is None), where
                 if e is not None:
-                    compare(a, e, k + 1, " gradient")
+                    compare(a, e, len(expected) + k, " gradient")
             if _ours_dispatched(record, prof.dispatches):
                 n_dispatched += 1
             elif numel_of(expected) > 0 and record.name in _aten_ops_reached(opinfo, moved, n_checked):
