@@ -12,7 +12,8 @@ from helpers import assert_matches, run_on_kernels
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
-LAYOUTS_TESTED_HERE = {"max", "min", "_aminmax", "var", "std", "batch_norm_update_stats", "mode"}
+LAYOUTS_TESTED_HERE = {"max", "min", "_aminmax", "var", "std", "var_mean", "std_mean", "batch_norm_update_stats",
+                       "mode"}
 
 LAYOUTS = {
     "contiguous": lambda: torch.randn(7, 45),
@@ -62,6 +63,10 @@ REDUCTIONS = {
     "std_first_keepdim": _out_call(torch.std, dim=0, keepdim=True, correction=0),
     "var_two_dims": lambda x: torch.var(x, dim=(0, -1), out=torch.empty(0)) if x.dim() >= 2
     else torch.var(x, out=torch.empty(0)),
+    "var_mean_last": lambda x: torch.var_mean(x, -1),
+    "std_mean_all_keepdim": lambda x: torch.std_mean(x, None, correction=0, keepdim=True),
+    "var_mean_two_dims_out": lambda x: torch.ops.aten.var_mean.correction_out(
+        x, (0, -1) if x.dim() >= 2 else None, correction=1, keepdim=False, out0=torch.empty(0), out1=torch.empty(0)),
     "aminmax": torch._aminmax,
     "aminmax_dim": lambda x: torch._aminmax(x, -1),
     "aminmax_dim0_keepdim": lambda x: torch._aminmax(x, 0, keepdim=True),
@@ -99,6 +104,24 @@ def test_nan_wins_and_infinities_stay():
         _check(REDUCTIONS[name], x)
 
 
+@pytest.mark.parametrize("length", [4, 100, 5000])
+def test_var_mean_over_infinities_is_torch_mean(length):
+    """var_mean's mean where a slice holds infinities or NaN: torch.mean's
+    (inf, -inf, or NaN where both signs or a NaN meet), wherever they fall;
+    the CPU's sequential Welford mean is NaN unless the infinity comes last.
+    The variance is NaN, as on the CPU."""
+    x = torch.randn(6, length)
+    x[0, 1] = float("inf")
+    x[1, -1] = -float("inf")
+    x[2, 0], x[2, -1] = float("inf"), -float("inf")
+    x[3, length // 2] = float("nan")
+    x[4, :] = float("inf")
+    (var, mean), dispatches = run_on_kernels(lambda t: torch.var_mean(t, 1), x)
+    torch.testing.assert_close(mean, x.double().mean(1).float(), equal_nan=True)
+    torch.testing.assert_close(var, torch.var(x, 1), equal_nan=True)
+    assert dispatches
+
+
 @pytest.mark.parametrize("position", [0, 7, 5000, 99_999])
 def test_nan_wins_wherever_a_thread_meets_it(position):
     """Long slices: each thread folds many elements, so a NaN that is not a
@@ -123,6 +146,9 @@ def test_empty_inputs():
     # var over an empty dim: NaN per slice, with the CPU's warning.
     with pytest.warns(UserWarning, match="degrees of freedom"):
         _check(REDUCTIONS["var_last"], torch.empty(3, 0))
+    # var_mean over an empty dim: NaN for both (Welford's identity has mean 0).
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        _check(REDUCTIONS["var_mean_last"], torch.empty(3, 0))
     # No slices at all: nothing to dispatch.
     actual, dispatches = run_on_kernels(lambda x: torch._aminmax(x, 1), torch.empty(0, 4))
     assert actual[0].shape == (0,) and not dispatches
@@ -278,6 +304,8 @@ def test_var_std_where_the_sum_of_squares_overflows(mapping):
     big = x * scale
     _check(lambda t: torch.std(t, dim, out=torch.empty(0)), big)
     _check(lambda t: torch.var(t, dim, out=torch.empty(0)), torch.where(scale > 1e20, x * 1.2e19, big))
+    # The mean of scaled values, scaled back.
+    _check(lambda t: torch.std_mean(t, dim), big)
 
 
 def test_empty_reduced_dim_in_columns():

@@ -1,4 +1,5 @@
-// var and std over slices (var.correction_out, std.correction_out): Welford
+// var and std over slices (var.correction_out, std.correction_out; var_mean
+// and std_mean with their means, override ops): Welford
 // per thread, Chan et al.'s pairwise merge across threads, in float for
 // half and bfloat inputs. The variance divides the centred sum of squares by
 // max(0, n - correction), so n <= correction gives inf or NaN as on the CPU.
@@ -97,4 +98,58 @@ struct var_reducer {
   }
 };
 
+// var_mean and std_mean: var's state, finished into the variance (or
+// standard deviation) and the mean, plus the sum of the slice's non-finite
+// values: the mean is torch.mean's where there are any (inf, -inf, or NaN
+// where both signs or a NaN meet), which Welford's running mean is not
+// (inf - inf on the next value makes it NaN: the CPU's sequential Welford
+// gives inf only where the infinity comes last). A slice of no elements
+// has mean NaN, as on the CPU (Welford's identity has mean 0).
+template <typename In>
+struct var_mean_reducer {
+  using base = var_reducer<In>;
+  using params = mps_ops::moments_params;
+  // Flat fields, as var's.
+  struct state {
+    float count;
+    float mean;
+    float m2;
+    bool scaled;
+    float non_finite;  // the sum of the values that are not finite
+  };
+  static typename base::state core(state s) { return typename base::state{s.count, s.mean, s.m2, s.scaled}; }
+  static state with(typename base::state b, float non_finite) {
+    return state{b.count, b.mean, b.m2, b.scaled, non_finite};
+  }
+  static float non_finite_part(float v) { return isfinite(v) ? 0.0f : v; }
+
+  static state identity() { return with(base::identity(), 0.0f); }
+  static state fold(state s, float v) { return with(base::fold(core(s), v), s.non_finite + non_finite_part(v)); }
+  using runs = mps_ops::runs_merged;
+  template <uint run>
+  static state of_run(thread const float* values) {
+    float non_finite = 0.0f;
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      non_finite += non_finite_part(values[k]);
+    }
+    return with(base::template of_run<run>(values), non_finite);
+  }
+  static state merge(state a, state b) {
+    return with(base::merge(core(a), core(b)), a.non_finite + b.non_finite);
+  }
+  static state shuffle_xor(state s, ushort mask) {
+    return with(base::shuffle_xor(core(s), mask), mps_ops::shuffle_xor(s.non_finite, mask));
+  }
+  template <typename Out>
+  static void finish(state s, constant params& p, device Out& spread, device Out& mean) {
+    spread = static_cast<Out>(base::finish(core(s), p));
+    const float centre = s.scaled ? s.mean * scale_up : s.mean;
+    // non_finite != 0 holds for NaN too.
+    const float value = s.non_finite != 0.0f ? s.non_finite : centre;
+    mean = static_cast<Out>(s.count == 0.0f ? numeric_limits<float>::quiet_NaN() : value);
+  }
+};
+
 MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_ONE_OP_SAME_TYPE, var)
+MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_TWO_OP_SAME_TYPE, var_mean)
