@@ -137,6 +137,9 @@ def _moment(fn):
 REDUCTIONS = {
     "var": _moment(torch.var),
     "std": _moment(torch.std),
+    # Overrides: the functional form, which returns the variance and the mean.
+    "var_mean": lambda dims: (lambda x: torch.var_mean(x, dim=dims)),
+    "std_mean": lambda dims: (lambda x: torch.std_mean(x, dim=dims)),
     "_aminmax": lambda dims: ((lambda x: torch._aminmax(x, dims[0])) if dims and len(dims) == 1
                               else (lambda x: torch._aminmax(x))),
 }
