@@ -89,6 +89,16 @@ def _two_row_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     return [_reduction_inputs(layout, rows, cols, dtype)[0], _reduction_inputs(layout, rows, cols, dtype)[0]]
 
 
+def _probability_pair(layout: str, rows: int, cols: int, dtype) -> list:
+    """binary_cross_entropy's probabilities and targets, (rows, cols) each."""
+    return [t.sigmoid() for t in _two_row_inputs(layout, rows, cols, dtype)]
+
+
+def _with_one_gradient(make):
+    """A reduced loss's backward inputs: one incoming gradient, then the forward's."""
+    return lambda layout, rows, cols, dtype: [torch.ones(()).to(dtype), *make(layout, rows, cols, dtype)]
+
+
 def _nll_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     """(rows, cols) log-probabilities in the given layout and one class
     target per row."""
@@ -218,6 +228,23 @@ WITH_OWN_INPUTS = {
                                  kind="loss", inputs=_nll2d_inputs),
     "nll_loss2d_backward": OpSpec(_nll_backward, (), kind="loss",
                                   inputs=lambda *a: _with_total_weight(_nll2d_inputs(*a))),
+    # The point-wise losses as training calls them: the mean, and its backward.
+    "mse_loss": OpSpec(lambda x, y: torch.ops.aten.mse_loss(x, y, 1), (), kind="loss", inputs=_two_row_inputs),
+    "mse_loss_backward": OpSpec(lambda g, x, y: torch.ops.aten.mse_loss_backward(g, x, y, 1), (), kind="loss",
+                                inputs=_with_one_gradient(_two_row_inputs)),
+    "smooth_l1_loss": OpSpec(lambda x, y: torch.ops.aten.smooth_l1_loss(x, y, 1, 1.0), (), kind="loss",
+                             inputs=_two_row_inputs),
+    "smooth_l1_loss_backward": OpSpec(lambda g, x, y: torch.ops.aten.smooth_l1_loss_backward(g, x, y, 1, 1.0), (),
+                                      kind="loss", inputs=_with_one_gradient(_two_row_inputs)),
+    "huber_loss": OpSpec(lambda x, y: torch.ops.aten.huber_loss(x, y, 1, 1.0), (), kind="loss",
+                         inputs=_two_row_inputs),
+    "huber_loss_backward": OpSpec(lambda g, x, y: torch.ops.aten.huber_loss_backward(g, x, y, 1, 1.0), (),
+                                  kind="loss", inputs=_with_one_gradient(_two_row_inputs)),
+    "binary_cross_entropy": OpSpec(lambda x, y: torch.ops.aten.binary_cross_entropy(x, y, None, 1), (),
+                                   kind="loss", inputs=_probability_pair),
+    "binary_cross_entropy_backward": OpSpec(
+        lambda g, x, y: torch.ops.aten.binary_cross_entropy_backward(g, x, y, None, 1), (), kind="loss",
+        inputs=_with_one_gradient(_probability_pair)),
     "_softmax_backward_data": OpSpec(lambda g, y: torch.ops.aten._softmax_backward_data(g, y, -1, g.dtype), (),
                                      kind="reduction", inputs=_two_row_inputs),
     "_log_softmax_backward_data": OpSpec(

@@ -1,0 +1,261 @@
+// The point-wise losses (override ops: their stock MPS kernels run MPSGraph
+// in every training step): mse_loss, smooth_l1_loss, huber_loss and
+// binary_cross_entropy, forward and backward. With d = x - y, z = |d|, n the
+// element count and g the incoming gradient (one value for all elements
+// where the loss was reduced):
+//   mse                 d^2                                   gradient 2 d g
+//   smooth_l1 (beta)    z < beta ? z^2 / (2 beta) : z - beta / 2
+//                       gradient clamp(d / beta, -1, 1) g (d <= -beta first: beta 0 gives -g at 0)
+//   huber (delta)       z < delta ? z^2 / 2 : delta (z - delta / 2)
+//                       gradient clamp(d, -delta, delta) g
+//   binary_cross_entropy  w ((y - 1) max(log1p(-x), -100) - y max(log(x), -100))
+//                       gradient w g (x - y) / max((1 - x) x, 1e-12)
+// each gradient times norm (1 / n for a mean). The CPU's formulas, each in
+// the CPU's order of operations, in float (the CPU rounds half and bfloat
+// after each step). Every operand is flat: the host has given them one
+// layout (their own where they share a dense one, else contiguous copies).
+//   none      one pass, several elements per thread (the element-wise tiles)
+//   mean/sum  two passes without atomics: each threadgroup sums its chunk,
+//             then one group sums the chunks in order and divides: the same
+//             bits on every run, the element-wise loss never written
+//   backward  one pass, as none
+// binary_cross_entropy's input or target outside [0, 1] (or NaN) raises
+// bad_input (the host's flags) as the CPU raises; the other losses never
+// touch the flags, nor does any loss the weight slot unless p.weighted.
+#include <metal_stdlib>
+#include <mps_ops/elementwise.h>
+#include <mps_ops/reduction.h>
+#include <mps_ops/special_math.h>
+
+#include "pointwise_loss_params.h"
+using namespace metal;
+
+using params = mps_ops::pointwise_loss_params;
+
+// A rule: the loss of one element, its domain, and its gradient (with the
+// norm where the CPU applies it before any weight).
+struct mse_loss_rule {
+  static int domain_error(float, float) { return 0; }
+  static float term(float x, float y, constant params&) {
+    const float d = x - y;
+    return d * d;
+  }
+  // norm: 2 / n for a mean, else 2.
+  static float gradient(float x, float y, float g, constant params& p) { return p.norm * (x - y) * g; }
+  static bool weight_then_norm() { return false; }
+};
+
+struct smooth_l1_loss_rule {
+  static int domain_error(float, float) { return 0; }
+  // beta 0 gives z, the L1 loss the CPU computes then.
+  static float term(float x, float y, constant params& p) {
+    const float z = fabs(x - y), beta = p.threshold;
+    return z < beta ? 0.5f * z * z / beta : z - 0.5f * beta;
+  }
+  static float gradient(float x, float y, float g, constant params& p) {
+    // Any beta, as the CPU's (2.9 on): beta 0 gives -g at d = 0, not the
+    // L1 loss's 0; the backward does not refuse a negative beta.
+    const float d = x - y, beta = p.threshold, scaled = p.norm * g;
+    return d <= -beta ? -scaled : (d >= beta ? scaled : p.norm * d * g / beta);
+  }
+  static bool weight_then_norm() { return false; }
+};
+
+struct huber_loss_rule {
+  static int domain_error(float, float) { return 0; }
+  static float term(float x, float y, constant params& p) {
+    const float z = fabs(x - y), delta = p.threshold;
+    return z < delta ? 0.5f * z * z : delta * (z - 0.5f * delta);
+  }
+  static float gradient(float x, float y, float g, constant params& p) {
+    const float d = x - y, delta = p.threshold;
+    return d <= -delta ? -p.norm * g * delta : (d >= delta ? p.norm * g * delta : p.norm * d * g);
+  }
+  static bool weight_then_norm() { return false; }
+};
+
+namespace {
+
+struct binary_cross_entropy_rule {
+  // 1: the input outside [0, 1] (NaN too), 2: the target, as the CPU checks.
+  static int domain_error(float x, float y) {
+    return !(x >= 0.0f && x <= 1.0f) ? 1 : (!(y >= 0.0f && y <= 1.0f) ? 2 : 0);
+  }
+  static float term(float x, float y, constant params&) {
+    return (y - 1.0f) * max(mps_ops::log1p(-x), -100.0f) - y * max(log(x), -100.0f);
+  }
+  // Without the weight and the norm: the CPU applies them after.
+  static float gradient(float x, float y, float g, constant params&) {
+    return g * (x - y) / max((1.0f - x) * x, 1e-12f);
+  }
+  static bool weight_then_norm() { return true; }
+};
+
+// One element's weighted loss; operands outside the rule's domain raise
+// bad_input[0] (the input) or bad_input[1] (the target) and count 0.
+template <typename Rule, typename T>
+inline float weighted_term(T x, T y, constant T* w, uint i, device int* bad_input, constant params& p) {
+  const int error = Rule::domain_error(float(x), float(y));
+  if (error != 0) {
+    bad_input[error - 1] = 1;
+    return 0.0f;
+  }
+  const float term = Rule::term(float(x), float(y), p);
+  return p.weighted ? term * float(w[i]) : term;
+}
+
+struct float_sum {
+  using state = float;
+  static state identity() { return 0.0f; }
+  static state merge(state a, state b) { return a + b; }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+};
+
+}  // namespace
+
+// Reduction none: out[i] = the element's loss, per_thread<T>() elements per
+// thread dealt out in tiles (elementwise.h). The host dispatches pieces of
+// at most 2**31 elements (n is the piece's).
+template <typename Rule, typename T>
+kernel void pointwise_loss(
+    device T* out [[buffer(0)]],
+    constant T* x [[buffer(1)]],
+    constant T* y [[buffer(2)]],
+    constant T* w [[buffer(3)]],
+    device int* bad_input [[buffer(4)]],
+    constant params& p [[buffer(5)]],
+    uint thread_index [[thread_position_in_grid]]) {
+  const uint first = mps_ops::first_element<T>(thread_index);
+  const uint count = uint(p.n);
+  T a[mps_ops::per_thread<T>()], b[mps_ops::per_thread<T>()];
+  mps_ops::load_dense(a, x, first, count);
+  mps_ops::load_dense(b, y, first, count);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < mps_ops::per_thread<T>(); ++k) {
+    const uint i = first + k * mps_ops::elementwise_tile;
+    if (i < count) {
+      out[i] = static_cast<T>(weighted_term<Rule>(a[k], b[k], w, i, bad_input, p));
+    }
+  }
+}
+
+// Mean and sum, first pass: threadgroup g sums elements [g * chunk, (g + 1) *
+// chunk) into partials[g], each thread taking a run of per_thread<T>()
+// loads (group_size apart) before it adds any. Offsets inside the chunk
+// (a few thousand elements) are 32-bit: 64-bit ones per element cost
+// registers and instructions on every GPU.
+template <typename Rule, typename T>
+kernel void pointwise_loss_partials(
+    device float* partials [[buffer(0)]],
+    constant T* x [[buffer(1)]],
+    constant T* y [[buffer(2)]],
+    constant T* w [[buffer(3)]],
+    device int* bad_input [[buffer(4)]],
+    constant params& p [[buffer(5)]],
+    uint group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup float merged[32];
+  const mps_ops::group_position at{index, group_size, lane, simd_group, simd_size};
+  constexpr uint run = mps_ops::per_thread<T>();
+  const long begin = long(group) * p.chunk;
+  const uint length = uint(min(p.chunk, p.n - begin));
+  constant T* xs = x + begin;
+  constant T* ys = y + begin;
+  constant T* ws = p.weighted ? w + begin : w;
+  float sum = 0.0f;
+  for (uint base = index; base < length; base += run * group_size) {
+    T a[run], b[run];
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      const uint i = base + k * group_size;
+      a[k] = i < length ? xs[i] : T(0);
+      b[k] = i < length ? ys[i] : T(0);
+    }
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      const uint i = base + k * group_size;
+      if (i < length) {
+        sum += weighted_term<Rule>(a[k], b[k], ws, i, bad_input, p);
+      }
+    }
+  }
+  sum = mps_ops::merge_threadgroup<float_sum>(sum, merged, at);
+  if (index == 0) {
+    partials[group] = sum;
+  }
+}
+
+// Mean and sum, second pass (one threadgroup): the chunks' sums in order,
+// divided by n for a mean (an empty mean is 0 / 0, NaN, as on the CPU),
+// written as the result's type Out, which may differ from the inputs'.
+template <typename Out>
+kernel void pointwise_loss_merge(
+    device Out* out [[buffer(0)]],
+    constant float* partials [[buffer(1)]],
+    constant uint& chunks [[buffer(2)]],
+    constant params& p [[buffer(3)]],
+    uint index [[thread_index_in_threadgroup]],
+    uint group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup float merged[32];
+  const mps_ops::group_position at{index, group_size, lane, simd_group, simd_size};
+  float sum = 0.0f;
+  for (uint c = index; c < chunks; c += group_size) {
+    sum += partials[c];
+  }
+  sum = mps_ops::merge_threadgroup<float_sum>(sum, merged, at);
+  if (index == 0) {
+    out[0] = static_cast<Out>(p.mean ? sum / float(p.n) : sum);
+  }
+}
+
+// Backward: grad_in[i] = the loss's gradient times w[i] (where weighted)
+// times g (g[i], or g[0] for a reduced loss), as pointwise_loss's tiles.
+template <typename Rule, typename T>
+kernel void pointwise_loss_backward(
+    device T* grad_in [[buffer(0)]],
+    constant T* x [[buffer(1)]],
+    constant T* y [[buffer(2)]],
+    constant T* w [[buffer(3)]],
+    constant T* grad [[buffer(4)]],
+    constant params& p [[buffer(5)]],
+    uint thread_index [[thread_position_in_grid]]) {
+  const uint first = mps_ops::first_element<T>(thread_index);
+  const uint count = uint(p.n);
+  T a[mps_ops::per_thread<T>()], b[mps_ops::per_thread<T>()];
+  mps_ops::load_dense(a, x, first, count);
+  mps_ops::load_dense(b, y, first, count);
+  const float single = p.grad_per_element ? 0.0f : float(grad[0]);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < mps_ops::per_thread<T>(); ++k) {
+    const uint i = first + k * mps_ops::elementwise_tile;
+    if (i < count) {
+      const float g = p.grad_per_element ? float(grad[i]) : single;
+      float gradient = Rule::gradient(float(a[k]), float(b[k]), g, p);
+      if (Rule::weight_then_norm()) {  // the CPU's order: the weight, then the mean's 1 / n
+        gradient = (p.weighted ? gradient * float(w[i]) : gradient) * p.norm;
+      }
+      grad_in[i] = static_cast<T>(gradient);
+    }
+  }
+}
+
+// Host names `<loss>_<kernel>_<variant>_T_T`: mse_loss_backward_dense_half_half.
+#define POINTWISE_LOSS_INSTANTIATE(LOSS, T)                                                                \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(LOSS, dense, T, T), pointwise_loss, LOSS##_rule, T)              \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(LOSS##_partials, reduce, T, T), pointwise_loss_partials,         \
+                      LOSS##_rule, T)                                                                    \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(LOSS##_backward, dense, T, T), pointwise_loss_backward,          \
+                      LOSS##_rule, T)
+
+MPS_OPS_FOR_FLOATING(POINTWISE_LOSS_INSTANTIATE, mse_loss)
+MPS_OPS_FOR_FLOATING(POINTWISE_LOSS_INSTANTIATE, smooth_l1_loss)
+MPS_OPS_FOR_FLOATING(POINTWISE_LOSS_INSTANTIATE, huber_loss)
+MPS_OPS_FOR_FLOATING(POINTWISE_LOSS_INSTANTIATE, binary_cross_entropy)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, pointwise_loss_merge, reduce)
