@@ -153,8 +153,22 @@ void check_broadcasts_to(at::IntArrayRef shape, const at::Tensor& t) {
               at::IntArrayRef(joint));
 }
 
-at::Tensor as_dtype(const at::Tensor& t, c10::ScalarType dtype) {
-  return t.scalar_type() == dtype ? t : t.to(dtype);
+// The operand that tells the device: a device tensor among them (a 0-dim
+// CPU operand may stand beside it), else the first.
+const at::Tensor& on_device(std::initializer_list<const at::Tensor*> operands) {
+  for (const at::Tensor* t : operands) {
+    if (!t->is_cpu()) {
+      return *t;
+    }
+  }
+  return **operands.begin();
+}
+
+// An operand as the kernels read it: of the compute dtype, and on the
+// device (a 0-dim CPU operand, which the CPU's iterators accept beside device
+// tensors, is copied there: the kernels read every operand as a buffer).
+at::Tensor as_dtype(const at::Tensor& t, c10::ScalarType dtype, const at::Tensor& like) {
+  return t.device() == like.device() && t.scalar_type() == dtype ? t : t.to(like.device(), dtype);
 }
 
 pointwise_loss_params loss_params(int64_t n, double threshold) {
@@ -250,14 +264,15 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
   if (out != nullptr) {
     check_output(kind.op, *out, result_dtype, result_shape, {&self, &target}, rule);
   }
+  const at::Tensor& like = on_device({&self, &target});
   const FlatOperands flat = weight != nullptr
-                                ? flat_operands({as_dtype(self, dtype), as_dtype(target, dtype),
-                                                 as_dtype(*weight, dtype)}, shape)
-                                : flat_operands({as_dtype(self, dtype), as_dtype(target, dtype)}, shape);
+                                ? flat_operands({as_dtype(self, dtype, like), as_dtype(target, dtype, like),
+                                                 as_dtype(*weight, dtype, like)}, shape)
+                                : flat_operands({as_dtype(self, dtype, like), as_dtype(target, dtype, like)}, shape);
   // binary_cross_entropy's flags: an input, a target outside [0, 1]. (No
   // KernelFlag: two of them, read back together.)
-  const at::Tensor flag = kind.raises_on_input ? at::zeros({2}, self.options().dtype(at::kInt))
-                                               : at::empty({2}, self.options().dtype(at::kInt));
+  const at::Tensor flag = kind.raises_on_input ? at::zeros({2}, like.options().dtype(at::kInt))
+                                               : at::empty({2}, like.options().dtype(at::kInt));
   pointwise_loss_params p = loss_params(flat.tensors[0].numel(), threshold);
   p.weighted = weight != nullptr ? 1 : 0;
   at::Tensor result;
@@ -265,10 +280,10 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
     // The merge reads float partials: it writes the result's dtype itself
     // where Metal has it, rounding once (the CPU's mean_out does too).
     const bool metal_result = result_dtype == at::kFloat || result_dtype == at::kHalf || result_dtype == at::kBFloat16;
-    result = at::empty({}, self.options().dtype(metal_result ? result_dtype : dtype));
+    result = at::empty({}, like.options().dtype(metal_result ? result_dtype : dtype));
     loss_reduced(kind, flat, weight != nullptr, p, reduction, result, flag);
   } else {
-    const FlatOutput target_out = flat_output(out, shape, flat, dtype, self);
+    const FlatOutput target_out = flat_output(out, shape, flat, dtype, like);
     loss_elements(kind, flat, weight != nullptr, p, target_out.tensor, flag);
     result = target_out.tensor;
   }
@@ -363,17 +378,18 @@ at::Tensor backward_into(const LossKind& kind, const at::Tensor& grad, const at:
                                    : std::initializer_list<const at::Tensor*>{&grad, &self, &target},
                  OutputDtype::castable);
   }
+  const at::Tensor& like = on_device({&self, &target, &grad});
   // One incoming gradient for all (a reduced loss's) is read as a value.
   const bool grad_per_element = grad.numel() != 1;
   const FlatOperands flat = [&] {
-    const at::Tensor x = as_dtype(self, dtype), y = as_dtype(target, dtype), g = as_dtype(grad, dtype);
+    const at::Tensor x = as_dtype(self, dtype, like), y = as_dtype(target, dtype, like), g = as_dtype(grad, dtype, like);
     if (weight != nullptr) {
-      const at::Tensor w = as_dtype(*weight, dtype);
+      const at::Tensor w = as_dtype(*weight, dtype, like);
       return grad_per_element ? flat_operands({x, y, w, g}, shape) : flat_operands({x, y, w}, shape);
     }
     return grad_per_element ? flat_operands({x, y, g}, shape) : flat_operands({x, y}, shape);
   }();
-  const at::Tensor single_grad = grad_per_element ? at::Tensor() : as_dtype(grad, dtype).reshape({1});
+  const at::Tensor single_grad = grad_per_element ? at::Tensor() : as_dtype(grad, dtype, like).reshape({1});
   const at::Tensor& x = flat.tensors[0];
   const at::Tensor& y = flat.tensors[1];
   const at::Tensor& w = weight != nullptr ? flat.tensors[2] : x;
@@ -382,7 +398,7 @@ at::Tensor backward_into(const LossKind& kind, const at::Tensor& grad, const at:
   p.norm = static_cast<float>(reduction == at::Reduction::Mean ? scale / static_cast<double>(mean_count) : scale);
   p.weighted = weight != nullptr ? 1 : 0;
   p.grad_per_element = grad_per_element ? 1 : 0;
-  const FlatOutput out = flat_output(grad_input, shape, flat, dtype, self);
+  const FlatOutput out = flat_output(grad_input, shape, flat, dtype, like);
   const KernelHandle* kernel = kind.backward.get(Variant::dense, dtype, dtype);
   const int64_t total = x.numel();
   for (int64_t start = 0; start < total; start += loss_piece) {
