@@ -158,11 +158,12 @@ def test_differences_at_the_threshold(name, threshold):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_bce_clamped_logs_and_weights(reduction, dtype):
     """Inputs 0 and 1 (log clamped at -100; the backward's denominator at
-    1e-12), a weight per column and one of the input's shape."""
-    x = torch.tensor([[0.0, 1.0, 0.5, 1e-30], [1.0, 0.0, 0.25, 0.999]]).to(dtype)
-    y = torch.tensor([[0.0, 1.0, 1.0, 0.5], [0.0, 1.0, 0.0, 0.25]]).to(dtype)
+    1e-12), 1e-7 with target 0 (the loss is log1p(-x): log(1 - x) would
+    give 0), a weight per column and one of the input's shape."""
+    x = torch.tensor([[0.0, 1.0, 0.5, 1e-30, 1e-7], [1.0, 0.0, 0.25, 0.999, 0.75]]).to(dtype)
+    y = torch.tensor([[0.0, 1.0, 1.0, 0.5, 0.0], [0.0, 1.0, 0.0, 0.25, 0.0]]).to(dtype)
     r = REDUCTIONS[reduction]
-    for weight in (None, torch.rand(4).to(dtype), torch.rand(2, 4).to(dtype)):
+    for weight in (None, torch.rand(5).to(dtype), torch.rand(2, 5).to(dtype)):
         where = f"{reduction} {dtype} weight {None if weight is None else tuple(weight.shape)}"
         out = _check(lambda x, y, w: aten.binary_cross_entropy(x, y, w, r), (x, y, weight), where,
                      "binary_cross_entropy")

@@ -19,6 +19,7 @@
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/result_type.h>
 #include <ATen/ops/zeros.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <iterator>
@@ -47,19 +48,19 @@ struct LossKind {
   KernelCache& backward;
 };
 
-KernelCache mse_elements("mse_loss"), mse_partials("mse_loss_partials"), mse_backward("mse_loss_backward");
+KernelCache mse_elements("mse_loss"), mse_partials("mse_loss_partials"), mse_backward_kernels("mse_loss_backward");
 KernelCache smooth_l1_elements("smooth_l1_loss"), smooth_l1_partials("smooth_l1_loss_partials"),
-    smooth_l1_backward("smooth_l1_loss_backward");
+    smooth_l1_backward_kernels("smooth_l1_loss_backward");
 KernelCache huber_elements("huber_loss"), huber_partials("huber_loss_partials"),
-    huber_backward("huber_loss_backward");
+    huber_backward_kernels("huber_loss_backward");
 KernelCache bce_elements("binary_cross_entropy"), bce_partials("binary_cross_entropy_partials"),
     bce_backward_kernels("binary_cross_entropy_backward");
 KernelCache loss_merge("pointwise_loss_merge");  // every loss's second pass
 
-const LossKind mse_kind{"mse_loss", "mse_cpu", false, mse_elements, mse_partials, mse_backward};
+const LossKind mse_kind{"mse_loss", "mse_cpu", false, mse_elements, mse_partials, mse_backward_kernels};
 const LossKind smooth_l1_kind{"smooth_l1_loss", "smooth_l1_cpu", false, smooth_l1_elements, smooth_l1_partials,
-                              smooth_l1_backward};
-const LossKind huber_kind{"huber_loss", "huber_cpu", false, huber_elements, huber_partials, huber_backward};
+                              smooth_l1_backward_kernels};
+const LossKind huber_kind{"huber_loss", "huber_cpu", false, huber_elements, huber_partials, huber_backward_kernels};
 const LossKind bce_kind{"binary_cross_entropy", "binary_cross_entropy", true, bce_elements, bce_partials,
                         bce_backward_kernels};
 
@@ -441,6 +442,35 @@ at::Tensor promoting_backward(const LossKind& kind, const at::Tensor& grad, cons
                        grad_input, self.numel());
 }
 
+// huber_loss_backward's iterator (and mse_loss_backward's before torch
+// 2.13) neither promotes nor casts: every operand of grad_input's dtype
+// (the input's for the functional form).
+at::Tensor exact_backward(const LossKind& kind, const at::Tensor& grad, const at::Tensor& self,
+                          const at::Tensor& target, int64_t reduction, double threshold, double scale,
+                          at::Tensor* grad_input) {
+  check_device(kind.op, grad);
+  check_device(kind.op, self);
+  check_device(kind.op, target);
+  const c10::ScalarType dtype = grad_input != nullptr ? grad_input->scalar_type() : self.scalar_type();
+  check_same_dtype(dtype, {&self, &target, &grad});
+  check_compute_dtype(kind, dtype, self);
+  const std::vector<int64_t> shape = at::infer_size(at::infer_size(self.sizes(), target.sizes()), grad.sizes());
+  return backward_into(kind, grad, self, target, nullptr, reduction, threshold, scale, dtype, dtype, shape,
+                       grad_input, self.numel());
+}
+
+// mse_loss_backward's iterator promotes from torch 2.13 on (2.11's CPU
+// refuses a half input beside a float target; 2.12 is taken to be 2.11's).
+constexpr bool mse_backward_promotes =
+    TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 13);
+
+at::Tensor mse_loss_backward_of(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+                        int64_t reduction, at::Tensor* grad_input) {
+  return mse_backward_promotes
+             ? promoting_backward(mse_kind, grad, self, target, reduction, 0.0, 2.0, grad_input)
+             : exact_backward(mse_kind, grad, self, target, reduction, 0.0, 2.0, grad_input);
+}
+
 }  // namespace
 
 at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
@@ -485,12 +515,12 @@ at::Tensor& binary_cross_entropy_out(const at::Tensor& self, const at::Tensor& t
 
 at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                              int64_t reduction) {
-  return promoting_backward(mse_kind, grad_output, self, target, reduction, 0.0, 2.0, nullptr);
+  return mse_loss_backward_of(grad_output, self, target, reduction, nullptr);
 }
 
 at::Tensor& mse_loss_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self,
                                          const at::Tensor& target, int64_t reduction, at::Tensor& grad_input) {
-  promoting_backward(mse_kind, grad_output, self, target, reduction, 0.0, 2.0, &grad_input);
+  mse_loss_backward_of(grad_output, self, target, reduction, &grad_input);
   return grad_input;
 }
 
@@ -502,21 +532,9 @@ at::Tensor& smooth_l1_loss_backward_grad_input(const at::Tensor& grad_output, co
   return grad_input;
 }
 
-// huber_loss_backward's iterator neither promotes nor casts: every operand
-// of the input's dtype.
 at::Tensor& huber_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                     int64_t reduction, double delta, at::Tensor& grad_input) {
-  const LossKind& kind = huber_kind;
-  check_device(kind.op, grad_output);
-  check_device(kind.op, self);
-  check_device(kind.op, target);
-  const c10::ScalarType dtype = grad_input.scalar_type();
-  check_same_dtype(dtype, {&self, &target, &grad_output});
-  check_compute_dtype(kind, dtype, self);
-  const std::vector<int64_t> shape =
-      at::infer_size(at::infer_size(self.sizes(), target.sizes()), grad_output.sizes());
-  backward_into(kind, grad_output, self, target, nullptr, reduction, delta, 1.0, dtype, dtype, shape, &grad_input,
-                self.numel());
+  exact_backward(huber_kind, grad_output, self, target, reduction, delta, 1.0, &grad_input);
   return grad_input;
 }
 
