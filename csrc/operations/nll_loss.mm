@@ -118,17 +118,6 @@ void check_nll_dtypes(const char* op, const at::Tensor& self, const at::Tensor& 
   }
 }
 
-void check_devices(const char* op, std::initializer_list<const at::Tensor*> tensors) {
-  for (const at::Tensor* t : tensors) {
-    if (t != nullptr && t->defined()) {
-      check_device(op, *t);
-    }
-  }
-}
-
-const at::Tensor* optional_pointer(const std::optional<at::Tensor>& t) {
-  return t && t->defined() ? &*t : nullptr;
-}
 
 NllProblem nll_problem(const at::Tensor& self, const at::Tensor& target, const std::optional<at::Tensor>& weight,
                        int64_t samples, int64_t classes, int64_t spatial, int64_t ignore_index) {

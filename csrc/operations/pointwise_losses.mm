@@ -165,6 +165,15 @@ const at::Tensor& on_device(std::initializer_list<const at::Tensor*> operands) {
   return **operands.begin();
 }
 
+// binary_cross_entropy's weight, where given: a Metal dtype (cast to the
+// loss's), broadcast to the loss's shape.
+void check_weight(const char* op, const at::Tensor* weight, at::IntArrayRef shape) {
+  if (weight != nullptr) {
+    check_dtype(op, *weight);
+    check_broadcasts_to(shape, *weight);
+  }
+}
+
 // An operand as the kernels read it: of the compute dtype, and on the
 // device (a 0-dim CPU operand, which the CPU's iterators accept beside device
 // tensors, is copied there: the kernels read every operand as a buffer).
@@ -206,23 +215,33 @@ FlatOutput flat_output(at::Tensor* out, at::IntArrayRef shape, const FlatOperand
   return FlatOutput{at::empty_strided(shape, flat.strides, like.options().dtype(dtype)), out};
 }
 
+// A one-pass kernel (element-wise tiles) over `like`'s elements, in pieces
+// of loss_piece: bind_piece binds a piece's operands, then the params (with
+// the piece's count) follow.
+template <class BindPiece>
+void in_pieces(const KernelHandle* kernel, const at::Tensor& like, pointwise_loss_params p, BindPiece bind_piece) {
+  const int64_t n = like.numel();
+  const uint32_t per_thread = elements_per_thread(like.element_size());
+  for (int64_t start = 0; start < n; start += loss_piece) {
+    const int64_t count = std::min(loss_piece, n - start);
+    p.n = count;
+    KernelFunction function(kernel);
+    bind_piece(function, start, count);
+    function.bind(p);
+    function.dispatch(Dim3{tiled_threads(static_cast<uint32_t>(count), per_thread), 1, 1});
+  }
+}
+
 // Reduction none: out = each element's loss, pieces of loss_piece elements.
 void loss_elements(const LossKind& kind, const FlatOperands& flat, bool weighted, pointwise_loss_params p,
                    const at::Tensor& out, const at::Tensor& flag) {
   const at::Tensor &x = flat.tensors[0], &y = flat.tensors[1], &w = weighted ? flat.tensors[2] : x;
   const c10::ScalarType dtype = x.scalar_type();
   const KernelHandle* kernel = kind.elements.get(Variant::dense, dtype, dtype);
-  const int64_t n = x.numel();
-  for (int64_t start = 0; start < n; start += loss_piece) {
-    const int64_t count = std::min(loss_piece, n - start);
-    p.n = count;
-    KernelFunction function(kernel);
+  in_pieces(kernel, x, p, [&](KernelFunction& function, int64_t start, int64_t count) {
     function.bind_operands(piece_of(out, start, count), piece_of(x, start, count), piece_of(y, start, count),
-                           piece_of(w, weighted ? start : 0, weighted ? count : 1), flag)
-        .bind(p);
-    const uint32_t per_thread = elements_per_thread(x.element_size());
-    function.dispatch(Dim3{tiled_threads(static_cast<uint32_t>(count), per_thread), 1, 1});
-  }
+                           piece_of(w, weighted ? start : 0, weighted ? count : 1), flag);
+  });
 }
 
 // Mean and sum: each group's chunk, then the chunks in order, into out (0-dim).
@@ -308,8 +327,7 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
 // out= of any dtype it casts to).
 at::Tensor promoting_forward(const LossKind& kind, const at::Tensor& self, const at::Tensor& target,
                              int64_t reduction, double threshold, at::Tensor* out) {
-  check_device(kind.op, self);
-  check_device(kind.op, target);
+  check_devices(kind.op, {&self, &target});
   check_threshold(kind, threshold);
   const c10::ScalarType dtype = at::result_type(self, target);
   const std::vector<int64_t> shape = at::infer_size(self.sizes(), target.sizes());
@@ -326,8 +344,7 @@ at::Tensor promoting_forward(const LossKind& kind, const at::Tensor& self, const
 at::Tensor huber_forward(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta,
                          at::Tensor* out) {
   const LossKind& kind = huber_kind;
-  check_device(kind.op, self);
-  check_device(kind.op, target);
+  check_devices(kind.op, {&self, &target});
   check_threshold(kind, delta);
   const c10::ScalarType dtype = at::result_type(self, target);
   const c10::ScalarType result_dtype = out != nullptr ? out->scalar_type() : self.scalar_type();
@@ -343,12 +360,8 @@ at::Tensor huber_forward(const at::Tensor& self, const at::Tensor& target, int64
 at::Tensor bce_forward(const at::Tensor& self, const at::Tensor& target, const std::optional<at::Tensor>& weight_opt,
                        int64_t reduction, at::Tensor* out) {
   const LossKind& kind = bce_kind;
-  check_device(kind.op, self);
-  check_device(kind.op, target);
-  const at::Tensor* weight = weight_opt && weight_opt->defined() ? &*weight_opt : nullptr;
-  if (weight != nullptr) {
-    check_device(kind.op, *weight);
-  }
+  const at::Tensor* weight = optional_pointer(weight_opt);
+  check_devices(kind.op, {&self, &target, weight});
   const c10::ScalarType dtype = out != nullptr ? out->scalar_type() : self.scalar_type();
   check_same_dtype(dtype, {&self, &target});
   check_compute_dtype(kind, dtype, self);
@@ -359,10 +372,7 @@ at::Tensor bce_forward(const at::Tensor& self, const at::Tensor& target, const s
     // It writes the unreduced loss into out first, then reduces that.
     as_loss_shape(kind.op, {&self, &target}, out->sizes());
   }
-  if (weight != nullptr) {
-    check_dtype(kind.op, *weight);
-    check_broadcasts_to(shape, *weight);
-  }
+  check_weight(kind.op, weight, shape);
   return forward_into(kind, shaped[0], shaped[1], weight, reduction, 0.0, dtype, dtype, shape, out,
                       OutputDtype::exact);
 }
@@ -401,18 +411,11 @@ at::Tensor backward_into(const LossKind& kind, const at::Tensor& grad, const at:
   p.grad_per_element = grad_per_element ? 1 : 0;
   const FlatOutput out = flat_output(grad_input, shape, flat, dtype, like);
   const KernelHandle* kernel = kind.backward.get(Variant::dense, dtype, dtype);
-  const int64_t total = x.numel();
-  for (int64_t start = 0; start < total; start += loss_piece) {
-    const int64_t count = std::min(loss_piece, total - start);
-    p.n = count;
-    KernelFunction function(kernel);
+  in_pieces(kernel, x, p, [&](KernelFunction& function, int64_t start, int64_t count) {
     function.bind_operands(piece_of(out.tensor, start, count), piece_of(x, start, count), piece_of(y, start, count),
                            piece_of(w, weight != nullptr ? start : 0, weight != nullptr ? count : 1),
-                           piece_of(g, grad_per_element ? start : 0, grad_per_element ? count : 1))
-        .bind(p);
-    const uint32_t per_thread = elements_per_thread(x.element_size());
-    function.dispatch(Dim3{tiled_threads(static_cast<uint32_t>(count), per_thread), 1, 1});
-  }
+                           piece_of(g, grad_per_element ? start : 0, grad_per_element ? count : 1));
+  });
   if (grad_input != nullptr) {
     out.copy_back();
     return *grad_input;
@@ -426,9 +429,7 @@ at::Tensor backward_into(const LossKind& kind, const at::Tensor& grad, const at:
 at::Tensor promoting_backward(const LossKind& kind, const at::Tensor& grad, const at::Tensor& self,
                               const at::Tensor& target, int64_t reduction, double threshold, double scale,
                               at::Tensor* grad_input) {
-  check_device(kind.op, grad);
-  check_device(kind.op, self);
-  check_device(kind.op, target);
+  check_devices(kind.op, {&grad, &self, &target});
   at::native::ResultTypeState state{};
   for (const at::Tensor* t : {&self, &target, &grad}) {
     state = at::native::update_result_type_state(*t, state);
@@ -448,9 +449,7 @@ at::Tensor promoting_backward(const LossKind& kind, const at::Tensor& grad, cons
 at::Tensor exact_backward(const LossKind& kind, const at::Tensor& grad, const at::Tensor& self,
                           const at::Tensor& target, int64_t reduction, double threshold, double scale,
                           at::Tensor* grad_input) {
-  check_device(kind.op, grad);
-  check_device(kind.op, self);
-  check_device(kind.op, target);
+  check_devices(kind.op, {&grad, &self, &target});
   const c10::ScalarType dtype = grad_input != nullptr ? grad_input->scalar_type() : self.scalar_type();
   check_same_dtype(dtype, {&self, &target, &grad});
   check_compute_dtype(kind, dtype, self);
@@ -543,22 +542,14 @@ namespace {
 at::Tensor bce_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                         const std::optional<at::Tensor>& weight_opt, int64_t reduction, at::Tensor* grad_input) {
   const LossKind& kind = bce_kind;
-  check_device(kind.op, grad);
-  check_device(kind.op, self);
-  check_device(kind.op, target);
-  const at::Tensor* weight = weight_opt && weight_opt->defined() ? &*weight_opt : nullptr;
-  if (weight != nullptr) {
-    check_device(kind.op, *weight);
-  }
+  const at::Tensor* weight = optional_pointer(weight_opt);
+  check_devices(kind.op, {&grad, &self, &target, weight});
   const c10::ScalarType dtype = grad_input != nullptr ? grad_input->scalar_type() : self.scalar_type();
   check_same_dtype(dtype, {&grad, &self, &target});
   check_compute_dtype(kind, dtype, self);
   const at::IntArrayRef shape = grad_input != nullptr ? grad_input->sizes() : self.sizes();
   const std::vector<at::Tensor> shaped = as_loss_shape(kind.op, {&grad, &self, &target}, shape);
-  if (weight != nullptr) {
-    check_dtype(kind.op, *weight);
-    check_broadcasts_to(shape, *weight);
-  }
+  check_weight(kind.op, weight, shape);
   // The mean's 1 / n counts the input's elements.
   return backward_into(kind, shaped[0], shaped[1], shaped[2], weight, reduction, 0.0, 1.0, dtype, dtype, shape,
                        grad_input, self.numel());

@@ -28,6 +28,18 @@ void check_device(const char* op, const at::Tensor& tensor) {
   check_on_backend(op, tensor, "all tensors", /*cpu_value_allowed=*/true);
 }
 
+void check_devices(const char* op, std::initializer_list<const at::Tensor*> tensors) {
+  for (const at::Tensor* t : tensors) {
+    if (t != nullptr && t->defined()) {
+      check_device(op, *t);
+    }
+  }
+}
+
+const at::Tensor* optional_pointer(const std::optional<at::Tensor>& t) {
+  return t && t->defined() ? &*t : nullptr;
+}
+
 void check_result_dtype(const char* op, c10::ScalarType dtype, const at::Tensor& device_like) {
   TORCH_CHECK_TYPE(dtype != c10::ScalarType::Double, "mps_ops: ", op,
                    " does not support float64 on ", device_like.device(), " (", backend().name(),

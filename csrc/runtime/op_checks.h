@@ -5,6 +5,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <initializer_list>
+#include <optional>
 #include <utility>
 
 namespace mps_ops {
@@ -17,6 +19,13 @@ void check_device(const char* op, const at::Tensor& tensor);
 // NotImplementedError, as the CPU kernels' dtype dispatch does. A 0-dim CPU
 // input may be float64: it is bound as a value, converted on the host.
 void check_dtype(const char* op, const at::Tensor& tensor);
+
+// check_device for each tensor given; nullptr and undefined ones (absent
+// optional arguments, see optional_pointer) are skipped.
+void check_devices(const char* op, std::initializer_list<const at::Tensor*> tensors);
+
+// An optional tensor argument as a pointer: nullptr where absent or undefined.
+const at::Tensor* optional_pointer(const std::optional<at::Tensor>& t);
 
 // The dtype an op would compute in must exist in Metal (TypeError otherwise).
 void check_result_dtype(const char* op, c10::ScalarType dtype, const at::Tensor& device_like);
