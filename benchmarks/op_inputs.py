@@ -99,6 +99,15 @@ def _with_one_gradient(make):
     return lambda layout, rows, cols, dtype: [torch.ones(()).to(dtype), *make(layout, rows, cols, dtype)]
 
 
+def _layer_norm_backward_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """A transformer's layer_norm backward: (rows, cols) gradient and input,
+    the forward's mean and rstd, a weight and a bias of cols."""
+    grad, x = _two_row_inputs(layout, rows, cols, dtype)
+    weight, bias = torch.randn(cols).to(dtype), torch.randn(cols).to(dtype)
+    _, mean, rstd = torch.native_layer_norm(x, [cols], weight, bias, 1e-5)
+    return [grad, x, mean, rstd, weight, bias]
+
+
 def _nll_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     """(rows, cols) log-probabilities in the given layout and one class
     target per row."""
@@ -228,6 +237,10 @@ WITH_OWN_INPUTS = {
                                  kind="loss", inputs=_nll2d_inputs),
     "nll_loss2d_backward": OpSpec(_nll_backward, (), kind="loss",
                                   inputs=lambda *a: _with_total_weight(_nll2d_inputs(*a))),
+    "native_layer_norm_backward": OpSpec(
+        lambda g, x, m, r, w, b: torch.ops.aten.native_layer_norm_backward(g, x, [x.shape[-1]], m, r, w, b,
+                                                                           [True, True, True]),
+        (), kind="normalization", inputs=_layer_norm_backward_inputs),
     # The point-wise losses as training calls them: the mean, and its backward.
     "mse_loss": OpSpec(lambda x, y: torch.ops.aten.mse_loss(x, y, 1), (), kind="loss", inputs=_two_row_inputs),
     "mse_loss_backward": OpSpec(lambda g, x, y: torch.ops.aten.mse_loss_backward(g, x, y, 1), (), kind="loss",

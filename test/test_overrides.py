@@ -275,12 +275,19 @@ def test_opinfo_outputs_and_gradients(record, opinfo, dtype, subset, on, all_ove
                 try:
                     assert_matches(to_cpu(a), to_cpu(e), where + what)
                 except AssertionError:
-                    if dtype == torch.float32:
-                        raise
                     if not truth:
                         results, grads = _float64_call(opinfo, moved, n_checked, dtype)
                         truth.extend([*results, *grads])
-                    _assert_within_rounding(to_cpu(a), to_cpu(e), to_cpu(truth[k].detach()), dtype, where + what)
+                    exact = to_cpu(truth[k].detach())
+                    if dtype == torch.float32:
+                        # Only where the reference is the further from the
+                        # float64 answer (a sum that cancels: layer_norm's
+                        # weight gradient over one element is 0, the CPU's
+                        # r x - r m with a fused multiply-add 3.9e-5).
+                        if error_against(to_cpu(a), exact) <= error_against(to_cpu(e), exact):
+                            return
+                        raise
+                    _assert_within_rounding(to_cpu(a), to_cpu(e), exact, dtype, where + what)
 
             assert len(actual) == len(expected), where
             for k, (a, e) in enumerate(zip(actual, expected)):

@@ -34,6 +34,10 @@ INDEX = "index"  # indices, offsets, lengths, targets
 SAMPLES = "samples"  # fractional pooling's random samples in [0, 1)
 MASK = "mask"  # boolean masks
 SCALAR = "scalar"  # one-element hyperparameter tensors (steps, lr, ...)
+# A forward's statistics handed to its backward (layer_norm's mean and rstd):
+# they follow from the input (rstd lies in (0, 1/sqrt(eps)]), so edge values
+# reach them through the input's, not on their own.
+STATISTICS = "statistics"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,168 @@
+// native_layer_norm_backward (an override op: its stock MPS kernel runs
+// MPSGraph in every transformer's backward pass). With the input as rows of
+// N (the normalized shape's numel), m and r a row's mean and rstd, g the
+// weight (1 without one) and dy the incoming gradient, the CPU's formulas,
+// each product in its order (so overflows fall where its fall), in float:
+//   ds = sum_j dy x g,  db = sum_j dy g                    (one pass, both sums)
+//   dx = r dy g + b x + c,  b = (db m - ds) r^3 / N,  c = -b m - db r / N
+//   dgamma[j] = sum_i dy (x - m) r,  dbeta[j] = sum_i dy   (over the rows)
+// (The CPU's dgamma takes r x + (-r m), which cancels, fused or not by its
+// ISA: a one-element row's gradient is its rounding, 3.9e-5 or -4.9e-4 for
+// x = 5.6, where (x - m) r gives the exact 0.)
+// dx takes the reductions' rows mapping (several rows per threadgroup, the
+// two sums reaching all of a row's threads; the second pass reads the row
+// again from the cache). The weight and bias gradients take two passes
+// without atomics: each group of rows sums its chunk per column (neighbouring
+// threads, neighbouring columns), then one thread per column sums the
+// chunks in order: the same bits on every run. The host passes mean, rstd
+// and the weight as float, every operand contiguous.
+#include <metal_stdlib>
+#include <mps_ops/reduction.h>
+#include <mps_ops/row_walk.h>
+
+#include "layer_norm_backward_params.h"
+using namespace metal;
+
+namespace {
+
+// (ds, db) of a row: two float sums merged together.
+struct row_sums {
+  float ds;
+  float db;
+};
+
+struct row_sums_sum {
+  using state = row_sums;
+  static state identity() { return state{0.0f, 0.0f}; }
+  static state merge(state a, state b) { return state{a.ds + b.ds, a.db + b.db}; }
+  static state shuffle_xor(state s, ushort mask) {
+    return state{mps_ops::shuffle_xor(s.ds, mask), mps_ops::shuffle_xor(s.db, mask)};
+  }
+};
+
+// Loads in flight together per thread, before they are used.
+constant constexpr uint row_run = 2;
+
+}  // namespace
+
+template <typename T>
+kernel void layer_norm_backward(
+    device T* dx [[buffer(0)]],
+    constant T* dy [[buffer(1)]],
+    constant T* x [[buffer(2)]],
+    constant float* mean [[buffer(3)]],
+    constant float* rstd [[buffer(4)]],
+    constant float* gamma [[buffer(5)]],
+    constant mps_ops::reduction_layout& layout [[buffer(6)]],
+    constant mps_ops::layer_norm_backward_params& p [[buffer(7)]],
+    uint2 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint2 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup row_sums partials[32];
+  const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
+  const mps_ops::row_walk row = mps_ops::walk_row(layout, t);
+  constant T* row_dy = dy + row.start;
+  constant T* row_x = x + row.start;
+  device T* row_dx = dx + row.start;
+  const uint n = row.length, step = t.step;
+  row_sums sums = row_sums_sum::identity();
+  for (uint first = t.first; first < n; first += row_run * step) {
+    float d[row_run], v[row_run], w[row_run];
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < row_run; ++k) {
+      const uint j = first + k * step;
+      d[k] = j < n ? float(row_dy[j]) : 0.0f;
+      v[k] = j < n ? float(row_x[j]) : 0.0f;
+      w[k] = j < n && p.weighted ? gamma[j] : 1.0f;
+    }
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < row_run; ++k) {
+      sums.ds += d[k] * v[k] * w[k];
+      sums.db += d[k] * w[k];
+    }
+  }
+  const row_sums total = mps_ops::merge_consecutive_to_all<row_sums_sum>(sums, partials, at, step);
+  if (!t.active) {
+    return;
+  }
+  const float m = mean[t.slice], a = rstd[t.slice];
+  const float scale = 1.0f / float(p.columns);
+  const float b = (total.db * m - total.ds) * a * a * a * scale;
+  const float c = -b * m - total.db * a * scale;
+  for (uint first = t.first; first < n; first += row_run * step) {
+    float d[row_run], v[row_run], w[row_run];
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < row_run; ++k) {
+      const uint j = first + k * step;
+      d[k] = j < n ? float(row_dy[j]) : 0.0f;
+      v[k] = j < n ? float(row_x[j]) : 0.0f;
+      w[k] = j < n && p.weighted ? gamma[j] : 1.0f;
+    }
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < row_run; ++k) {
+      const uint j = first + k * step;
+      if (j < n) {
+        row_dx[j] = static_cast<T>(a * d[k] * w[k] + b * v[k] + c);
+      }
+    }
+  }
+}
+
+// Weight and bias gradients, first pass: thread (j, chunk) sums column j
+// over the chunk's rows into partials[(chunk * columns + j) * 2 + {0, 1}].
+template <typename T>
+kernel void layer_norm_backward_params_partials(
+    device float* partials [[buffer(0)]],
+    constant T* dy [[buffer(1)]],
+    constant T* x [[buffer(2)]],
+    constant float* mean [[buffer(3)]],
+    constant float* rstd [[buffer(4)]],
+    constant mps_ops::layer_norm_backward_params& p [[buffer(5)]],
+    uint2 pos [[thread_position_in_grid]]) {
+  const long j = long(pos.x);
+  if (j >= p.columns) {
+    return;
+  }
+  const long first = long(pos.y) * p.rows_per_chunk, last = min(first + p.rows_per_chunk, p.rows);
+  float dgamma = 0.0f, dbeta = 0.0f;
+  long at = first * p.columns + j;
+  for (long i = first; i < last; ++i, at += p.columns) {
+    const float g = float(dy[at]);
+    dgamma += g * ((float(x[at]) - mean[i]) * rstd[i]);
+    dbeta += g;
+  }
+  const long slot = (long(pos.y) * p.columns + j) * 2;
+  partials[slot] = dgamma;
+  partials[slot + 1] = dbeta;
+}
+
+// Second pass: one thread per column, the chunks in order, written as the
+// weight's type Out.
+template <typename Out>
+kernel void layer_norm_backward_params_merge(
+    device Out* dgamma [[buffer(0)]],
+    device Out* dbeta [[buffer(1)]],
+    constant float* partials [[buffer(2)]],
+    constant mps_ops::layer_norm_backward_params& p [[buffer(3)]],
+    uint position [[thread_position_in_grid]]) {
+  const long j = long(position);
+  if (j >= p.columns) {
+    return;
+  }
+  float sum_gamma = 0.0f, sum_beta = 0.0f;
+  for (long chunk = 0; chunk < p.chunks; ++chunk) {
+    const long slot = (chunk * p.columns + j) * 2;
+    sum_gamma += partials[slot];
+    sum_beta += partials[slot + 1];
+  }
+  dgamma[j] = static_cast<Out>(sum_gamma);
+  dbeta[j] = static_cast<Out>(sum_beta);
+}
+
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, layer_norm_backward, reduce)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, layer_norm_backward_params_partials, reduce)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, layer_norm_backward_params_merge, reduce)

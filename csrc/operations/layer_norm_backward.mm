@@ -1,0 +1,162 @@
+// Host stub of native_layer_norm_backward: an `override` op, whose stock MPS
+// kernel runs MPSGraph (torch 2.9 to 2.15). Kernels in
+// csrc/kernels/layer_norm_backward.metal. Checks and messages are the CPU's
+// (its _check_layer_norm_inputs), in its order.
+#include "../runtime/host_name.h"
+#include "../runtime/kernel_function.h"
+#include "../runtime/op_checks.h"
+#include "../runtime/reduction.h"
+
+#include "../kernels/layer_norm_backward_params.h"
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
+#include <c10/core/SymIntArrayRef.h>
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+
+namespace mps_ops {
+
+namespace {
+
+// Rows per chunk of the weight and bias gradients' first pass: enough that
+// the second pass reads few partials per column, few enough that the chunks
+// fill the GPU when rows are few.
+constexpr int64_t norm_rows_per_chunk = 64;
+
+constexpr const char* norm_op = "native_layer_norm_backward";
+
+// The CPU's _check_layer_norm_inputs: returns the rows (M) and the
+// normalized numel (N).
+std::pair<int64_t, int64_t> layer_norm_rows(const at::Tensor& input, at::IntArrayRef normalized_shape,
+                                            const at::Tensor* weight, const at::Tensor* bias) {
+  const int64_t normalized_ndim = static_cast<int64_t>(normalized_shape.size());
+  TORCH_CHECK(normalized_ndim >= 1, "Expected normalized_shape to be at least 1-dimensional, i.e., ",
+              "containing at least one element, but got normalized_shape = ", normalized_shape);
+  TORCH_CHECK(weight == nullptr || weight->sizes().equals(normalized_shape),
+              "Expected weight to be of same shape as normalized_shape, but got ", "weight of shape ",
+              weight->sizes(), " and normalized_shape = ", normalized_shape);
+  TORCH_CHECK(bias == nullptr || bias->sizes().equals(normalized_shape),
+              "Expected bias to be of same shape as normalized_shape, but got ", "bias of shape ", bias->sizes(),
+              " and normalized_shape = ", normalized_shape);
+  const int64_t input_ndim = input.dim();
+  const at::IntArrayRef input_shape = input.sizes();
+  TORCH_CHECK(input_ndim >= normalized_ndim &&
+                  input_shape.slice(input_ndim - normalized_ndim).equals(normalized_shape),
+              "Given normalized_shape=", normalized_shape, ", expected input with shape [*",
+              normalized_shape.size() > 0 ? ", " : "", normalized_shape, "], but got input of size", input_shape);
+  const int64_t axis = input_ndim - normalized_ndim;
+  const int64_t rows = c10::multiply_integers(input_shape.begin(), input_shape.begin() + axis);
+  const int64_t columns = c10::multiply_integers(input_shape.begin() + axis, input_shape.end());
+  return {rows, columns};
+}
+
+// dx: the rows mapping over (rows, columns).
+void input_gradient(const at::Tensor& dx, const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                    const at::Tensor& rstd, const at::Tensor& gamma, const layer_norm_backward_params& p) {
+  static KernelCache kernels("layer_norm_backward");
+  const ReductionPlan plan = plan_reduction(dy, {1});
+  check_row_length(norm_op, plan);
+  dispatch_reduction(kernels.get(Variant::reduce, x.scalar_type(), x.scalar_type()), {&dx},
+                     {&dy, &x, &mean, &rstd, &gamma}, plan, p, SliceMapping::rows);
+}
+
+// dgamma and dbeta (both, of `dtype`, one value per column): chunks of rows,
+// then the chunks in order.
+std::pair<at::Tensor, at::Tensor> parameter_gradients(const at::Tensor& dy, const at::Tensor& x,
+                                                      const at::Tensor& mean, const at::Tensor& rstd,
+                                                      layer_norm_backward_params p, c10::ScalarType dtype) {
+  static KernelCache partial_kernels("layer_norm_backward_params_partials");
+  static KernelCache merge_kernels("layer_norm_backward_params_merge");
+  at::Tensor dgamma = at::empty({p.columns}, x.options().dtype(dtype));
+  at::Tensor dbeta = at::empty({p.columns}, x.options().dtype(dtype));
+  if (p.rows == 0 || p.columns == 0) {
+    return {dgamma.zero_(), dbeta.zero_()};
+  }
+  p.rows_per_chunk = norm_rows_per_chunk;
+  p.chunks = (p.rows + p.rows_per_chunk - 1) / p.rows_per_chunk;
+  TORCH_CHECK(p.chunks <= UINT32_MAX && p.columns <= UINT32_MAX, "mps_ops: ", norm_op, " over ", p.rows,
+              " rows of ", p.columns);
+  const at::Tensor partials = at::empty({p.chunks, p.columns, 2}, x.options().dtype(at::kFloat));
+  KernelFunction first(partial_kernels.get(Variant::reduce, x.scalar_type(), x.scalar_type()));
+  first.bind_operands(partials, dy, x, mean, rstd).bind(p);
+  first.dispatch(Dim3{static_cast<uint32_t>(p.columns), static_cast<uint32_t>(p.chunks), 1});
+  KernelFunction second(merge_kernels.get(Variant::reduce, dtype, dtype));
+  second.bind_operands(dgamma, dbeta, partials).bind(p);
+  second.dispatch(Dim3{static_cast<uint32_t>(p.columns), 1, 1});
+  return {dgamma, dbeta};
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, c10::SymIntArrayRef normalized_shape_sym,
+    const at::Tensor& mean, const at::Tensor& rstd, const std::optional<at::Tensor>& weight_opt,
+    const std::optional<at::Tensor>& bias_opt, std::array<bool, 3> output_mask) {
+  const at::Tensor* weight = optional_pointer(weight_opt);
+  const at::Tensor* bias = optional_pointer(bias_opt);
+  check_devices(norm_op, {&grad_out, &input, &mean, &rstd, weight, bias});
+  const at::IntArrayRef normalized_shape = C10_AS_INTARRAYREF_SLOW(normalized_shape_sym);
+  const auto [rows, columns] = layer_norm_rows(input, normalized_shape, weight, bias);
+  const c10::ScalarType dtype = input.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(dtype), "\"LayerNormBackwardKernelImpl\" not implemented for '",
+                              c10::toString(dtype), "' on ", input.device());
+  check_dtype(norm_op, input);
+  // The CPU's kernel reads grad_out as the input's type, and mean, rstd,
+  // weight and bias as the parameters' type: float where a half or bfloat16
+  // input has a float weight or bias (its mixed-type path), else the
+  // input's.
+  const bool mixed = (dtype == at::kHalf || dtype == at::kBFloat16) &&
+                     ((weight != nullptr && weight->scalar_type() == at::kFloat) ||
+                      (bias != nullptr && bias->scalar_type() == at::kFloat));
+  const c10::ScalarType param_type = mixed ? at::kFloat : dtype;
+  auto expect = [](const at::Tensor& t, c10::ScalarType type) {
+    TORCH_CHECK(t.scalar_type() == type, "expected scalar type ", type, " but found ", t.scalar_type());
+  };
+  expect(grad_out, dtype);
+  for (const at::Tensor* t : {&mean, &rstd, weight, bias}) {
+    if (t != nullptr) {
+      expect(*t, param_type);
+    }
+  }
+  // The kernels read every operand as one contiguous (rows, columns) view,
+  // the row statistics and the weight in float. (The CPU checks none of
+  // these sizes: it reads past a short one.)
+  TORCH_CHECK(mean.numel() == rows && rstd.numel() == rows, norm_op, ": mean and rstd need ", rows,
+              " elements (one per row), got ", mean.numel(), " and ", rstd.numel());
+  TORCH_CHECK(grad_out.numel() == input.numel(), norm_op, ": grad_out has ", grad_out.numel(),
+              " elements, the input ", input.numel());
+  const at::Tensor x = input.contiguous().view({rows, columns});
+  const at::Tensor dy = grad_out.contiguous().view({rows, columns});
+  const at::Tensor mean_f = mean.to(at::kFloat).contiguous();
+  const at::Tensor rstd_f = rstd.to(at::kFloat).contiguous();
+  const at::Tensor gamma = weight != nullptr ? weight->to(at::kFloat).contiguous() : mean_f;
+  layer_norm_backward_params p{};
+  p.rows = rows;
+  p.columns = columns;
+  p.weighted = weight != nullptr ? 1 : 0;
+
+  at::Tensor dx, dgamma, dbeta;
+  if (output_mask[0]) {
+    dx = at::empty(input.sizes(), input.options().memory_format(at::MemoryFormat::Contiguous));
+    if (dx.numel() > 0) {
+      input_gradient(dx.view({rows, columns}), dy, x, mean_f, rstd_f, gamma, p);
+    }
+  }
+  const bool want_gamma = output_mask[1] && weight != nullptr, want_beta = output_mask[2] && bias != nullptr;
+  if (want_gamma || want_beta) {
+    const c10::ScalarType param_dtype = weight != nullptr ? weight->scalar_type() : bias->scalar_type();
+    auto [gamma_grad, beta_grad] = parameter_gradients(dy, x, mean_f, rstd_f, p, param_dtype);
+    if (want_gamma) {
+      dgamma = gamma_grad.view(weight->sizes());
+    }
+    if (want_beta) {
+      dbeta = (bias->scalar_type() == param_dtype ? beta_grad : beta_grad.to(bias->scalar_type())).view(bias->sizes());
+    }
+  }
+  return {dx, dgamma, dbeta};
+}
+
+}  // namespace mps_ops
