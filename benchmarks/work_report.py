@@ -83,7 +83,7 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
             plan = WORK_ROWS_INPLACE_ONLY
         elif spec.kind in ("optimizer", "factory"):
             plan = WORK_ROWS_DENSE_ONLY
-        elif spec.kind in ("view_copy", "pool", "loss", "scatter", "activation"):
+        elif spec.kind in ("view_copy", "pool", "loss", "scatter", "activation", "normalization"):
             plan = WORK_ROWS_VIEW_COPY
         else:
             plan = WORK_ROWS_BINARY if len(spec.makers) == 2 else WORK_ROWS_UNARY
