@@ -260,6 +260,20 @@ def _cpu_writes_outside(overload, args) -> bool:
     return writes_outside is not None and writes_outside(args)
 
 
+# Calls the CPU refuses but ours takes, as the arguments other devices make
+# (CUDA's layer_norm keeps a half input's mean and rstd in float): the
+# CPU's answer for the arguments made acceptable to it is ours.
+CPU_STRICTER = {
+    ("native_layer_norm_backward", r"(mean|rstd): dtype torch\.float32"):
+        lambda args: dict(args, mean=args["mean"].to(args["input"].dtype), rstd=args["rstd"].to(args["input"].dtype)),
+}
+
+
+def _cpu_stricter(overload, label):
+    return next((fix for (o, a), fix in CPU_STRICTER.items() if re.fullmatch(o, overload) and re.fullmatch(a, label)),
+                None)
+
+
 def _listed(table, overload, label) -> bool:
     return any(re.fullmatch(o, overload) and re.fullmatch(a, label) for o, a in table)
 
@@ -307,6 +321,11 @@ def test_bad_inputs_raise_what_the_cpu_raises(sample, record):
         if layout_bug:
             cpu_args = _contiguous(cpu_args)
         cpu = run(sample.op, cpu_args, ours=False)
+        stricter = _cpu_stricter(sample.overload, label)
+        if stricter is not None and cpu.error is not None:
+            given = next(a for lb, a, _ in _cases(sample, dtype) if lb == label)
+            fixed = run(sample.op, stricter(dict(given)), ours=False)
+            cpu = type(cpu)(fixed.error, fixed.result, to_cpu(given))  # the arguments as given
         if _dtype_difference_allowed(cpu, ours, changed, record):
             continue
         if cpu.error is None and isinstance(ours.error, RuntimeError) and _listed(CPU_UNCHECKED, sample.overload, label):

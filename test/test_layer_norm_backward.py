@@ -108,6 +108,21 @@ def test_rows_with_special_values(value):
     _check([args[0], x, [12], mean, rstd, weight, bias], where=f"row with {value}")
 
 
+def test_float_statistics_beside_half_input():
+    """CUDA's forward keeps a half input's mean and rstd in float (the CPU's
+    refuses them, its own forward giving half): taken, against the float32
+    computation rounded to half."""
+    g, x, _, _, _, w, b = _args((6, 10), (10,), torch.float16)
+    _, mean, rstd = torch.native_layer_norm(x.float(), [10], w.float(), b.float(), 1e-5)
+    call = lambda *a: backward(*a, [True, True, True])  # noqa: E731
+    expected = call(g.float(), x.float(), [10], mean, rstd, w.float(), b.float())
+    actual, dispatches = run_on_kernels(call, g, x, [10], mean, rstd, w, b)
+    assert dispatches
+    for a, e in zip(actual, expected):
+        assert a.dtype == torch.float16
+        torch.testing.assert_close(a.float(), e.half().float(), atol=2e-3, rtol=2e-3)
+
+
 @pytest.mark.parametrize("layout", ["transposed", "strided"])
 def test_non_contiguous_input_and_gradient(layout):
     args = _args((12, 9), (9,))

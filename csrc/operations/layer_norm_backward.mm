@@ -116,7 +116,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
     TORCH_CHECK(t.scalar_type() == type, "expected scalar type ", type, " but found ", t.scalar_type());
   };
   expect(grad_out, dtype);
-  for (const at::Tensor* t : {&mean, &rstd, weight, bias}) {
+  // Statistics in float are taken whatever the input's dtype: other
+  // devices' forwards (CUDA's; the CPU's mixed-type path) keep them in float
+  // for a half or bfloat16 input, where the CPU's own forward returns the
+  // input's dtype and its backward refuses anything else.
+  for (const at::Tensor* t : {&mean, &rstd}) {
+    if (t->scalar_type() != at::kFloat) {
+      expect(*t, param_type);
+    }
+  }
+  for (const at::Tensor* t : {weight, bias}) {
     if (t != nullptr) {
       expect(*t, param_type);
     }
