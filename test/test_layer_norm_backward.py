@@ -46,8 +46,8 @@ def _check(args, mask=None, where=""):
             wide = [t.double() if isinstance(t, torch.Tensor) else t for t in args]
             truth = call(*wide)[("grad_input", "grad_weight", "grad_bias").index(name)]
             if name == "grad_input":
-                if e.dtype == torch.float32:
-                    raise
+                # (float32 too: a row of one element, whose exact gradient
+                # is 0, the CPU's formula leaves rounding in.)
                 assert_at_least_as_accurate(a, e, truth, f"{where} {name}")
             else:
                 _assert_sum_accurate(a, e, truth, args, name, f"{where} {name}")
