@@ -46,6 +46,20 @@ constant constexpr uint row_run = 4;
 // Rows of a column summed per load run in the weight gradients' first pass.
 constant constexpr uint column_run = 4;
 
+// A thread's run of a row, both passes: dy, x and gamma (1 without a
+// weight) at first, first + step, ..., zeros past the row's end.
+template <typename T>
+inline void load_run(thread float* d, thread float* v, thread float* w, constant T* row_dy, constant T* row_x,
+                     constant float* gamma, int weighted, uint first, uint step, uint n) {
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < row_run; ++k) {
+    const uint j = first + k * step;
+    d[k] = j < n ? float(row_dy[j]) : 0.0f;
+    v[k] = j < n ? float(row_x[j]) : 0.0f;
+    w[k] = j < n && weighted ? gamma[j] : 1.0f;
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -75,13 +89,7 @@ kernel void layer_norm_backward(
   row_sums sums = row_sums_sum::identity();
   for (uint first = t.first; first < n; first += row_run * step) {
     float d[row_run], v[row_run], w[row_run];
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < row_run; ++k) {
-      const uint j = first + k * step;
-      d[k] = j < n ? float(row_dy[j]) : 0.0f;
-      v[k] = j < n ? float(row_x[j]) : 0.0f;
-      w[k] = j < n && p.weighted ? gamma[j] : 1.0f;
-    }
+    load_run(d, v, w, row_dy, row_x, gamma, p.weighted, first, step, n);
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < row_run; ++k) {
       sums.ds += d[k] * v[k] * w[k];
@@ -102,13 +110,7 @@ kernel void layer_norm_backward(
   const bool one_column = p.columns == 1;
   for (uint first = t.first; first < n; first += row_run * step) {
     float d[row_run], v[row_run], w[row_run];
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < row_run; ++k) {
-      const uint j = first + k * step;
-      d[k] = j < n ? float(row_dy[j]) : 0.0f;
-      v[k] = j < n ? float(row_x[j]) : 0.0f;
-      w[k] = j < n && p.weighted ? gamma[j] : 1.0f;
-    }
+    load_run(d, v, w, row_dy, row_x, gamma, p.weighted, first, step, n);
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < row_run; ++k) {
       const uint j = first + k * step;

@@ -141,6 +141,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   const at::Tensor dy = grad_out.contiguous().view({rows, columns});
   const at::Tensor mean_f = mean.to(at::kFloat).contiguous();
   const at::Tensor rstd_f = rstd.to(at::kFloat).contiguous();
+  // Without a weight the kernel reads no gamma: mean_f fills the slot.
   const at::Tensor gamma = weight != nullptr ? weight->to(at::kFloat).contiguous() : mean_f;
   layer_norm_backward_params p{};
   p.rows = rows;
@@ -156,13 +157,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   }
   const bool want_gamma = output_mask[1] && weight != nullptr, want_beta = output_mask[2] && bias != nullptr;
   if (want_gamma || want_beta) {
-    const c10::ScalarType param_dtype = weight != nullptr ? weight->scalar_type() : bias->scalar_type();
-    auto [gamma_grad, beta_grad] = parameter_gradients(dy, x, mean_f, rstd_f, p, param_dtype);
+    // Weight and bias are both of param_type (checked above).
+    auto [gamma_grad, beta_grad] = parameter_gradients(dy, x, mean_f, rstd_f, p, param_type);
     if (want_gamma) {
       dgamma = gamma_grad.view(weight->sizes());
     }
     if (want_beta) {
-      dbeta = (bias->scalar_type() == param_dtype ? beta_grad : beta_grad.to(bias->scalar_type())).view(bias->sizes());
+      dbeta = beta_grad.view(bias->sizes());
     }
   }
   return {dx, dgamma, dbeta};

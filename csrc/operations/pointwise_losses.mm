@@ -177,7 +177,7 @@ void check_weight(const char* op, const at::Tensor* weight, at::IntArrayRef shap
 // An operand as the kernels read it: of the compute dtype, and on the
 // device (a 0-dim CPU operand, which the CPU's iterators accept beside device
 // tensors, is copied there: the kernels read every operand as a buffer).
-at::Tensor as_dtype(const at::Tensor& t, c10::ScalarType dtype, const at::Tensor& like) {
+at::Tensor as_operand(const at::Tensor& t, c10::ScalarType dtype, const at::Tensor& like) {
   return t.device() == like.device() && t.scalar_type() == dtype ? t : t.to(like.device(), dtype);
 }
 
@@ -286,9 +286,9 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
   }
   const at::Tensor& like = on_device({&self, &target});
   const FlatOperands flat = weight != nullptr
-                                ? flat_operands({as_dtype(self, dtype, like), as_dtype(target, dtype, like),
-                                                 as_dtype(*weight, dtype, like)}, shape)
-                                : flat_operands({as_dtype(self, dtype, like), as_dtype(target, dtype, like)}, shape);
+                                ? flat_operands({as_operand(self, dtype, like), as_operand(target, dtype, like),
+                                                 as_operand(*weight, dtype, like)}, shape)
+                                : flat_operands({as_operand(self, dtype, like), as_operand(target, dtype, like)}, shape);
   // binary_cross_entropy's flags: an input, a target outside [0, 1]. (No
   // KernelFlag: two of them, read back together.)
   const at::Tensor flag = kind.raises_on_input ? at::zeros({2}, like.options().dtype(at::kInt))
@@ -299,8 +299,10 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
   if (reduced) {
     // The merge reads float partials: it writes the result's dtype itself
     // where Metal has it, rounding once (the CPU's mean_out does too).
+    // An out= of that dtype (0-dim now) takes the result directly.
     const bool metal_result = result_dtype == at::kFloat || result_dtype == at::kHalf || result_dtype == at::kBFloat16;
-    result = at::empty({}, like.options().dtype(metal_result ? result_dtype : dtype));
+    const c10::ScalarType merged = metal_result ? result_dtype : dtype;
+    result = out != nullptr && out->scalar_type() == merged ? *out : at::empty({}, like.options().dtype(merged));
     loss_reduced(kind, flat, weight != nullptr, p, reduction, result, flag);
   } else {
     const FlatOutput target_out = flat_output(out, shape, flat, dtype, like);
@@ -393,14 +395,14 @@ at::Tensor backward_into(const LossKind& kind, const at::Tensor& grad, const at:
   // One incoming gradient for all (a reduced loss's) is read as a value.
   const bool grad_per_element = grad.numel() != 1;
   const FlatOperands flat = [&] {
-    const at::Tensor x = as_dtype(self, dtype, like), y = as_dtype(target, dtype, like), g = as_dtype(grad, dtype, like);
+    const at::Tensor x = as_operand(self, dtype, like), y = as_operand(target, dtype, like), g = as_operand(grad, dtype, like);
     if (weight != nullptr) {
-      const at::Tensor w = as_dtype(*weight, dtype, like);
+      const at::Tensor w = as_operand(*weight, dtype, like);
       return grad_per_element ? flat_operands({x, y, w, g}, shape) : flat_operands({x, y, w}, shape);
     }
     return grad_per_element ? flat_operands({x, y, g}, shape) : flat_operands({x, y}, shape);
   }();
-  const at::Tensor single_grad = grad_per_element ? at::Tensor() : as_dtype(grad, dtype, like).reshape({1});
+  const at::Tensor single_grad = grad_per_element ? at::Tensor() : as_operand(grad, dtype, like).reshape({1});
   const at::Tensor& x = flat.tensors[0];
   const at::Tensor& y = flat.tensors[1];
   const at::Tensor& w = weight != nullptr ? flat.tensors[2] : x;
