@@ -158,3 +158,8 @@ REGISTER_BATCH_NORM_UPDATE_STATS(bfloat, bfloat)
 REGISTER_BATCH_NORM_UPDATE_STATS(float, float)
 REGISTER_BATCH_NORM_UPDATE_STATS(float, half)
 REGISTER_BATCH_NORM_UPDATE_STATS(float, bfloat)
+
+// Statistics in float for a half or bfloat input (batch_norm.metal's
+// forward: save_invstd from the unrounded variance, as the CPU computes it).
+REGISTER_REDUCE_TWO_OP(batch_norm_stats, float, half)
+REGISTER_REDUCE_TWO_OP(batch_norm_stats, float, bfloat)

@@ -341,8 +341,9 @@ void dispatch_reduction(const KernelHandle* kernel, std::initializer_list<const 
 }
 
 void dispatch_reduction(const ReducerKernels& kernels, std::initializer_list<const at::Tensor*> outputs,
-                        const at::Tensor& input, const ReductionPlan& plan, KernelParams params) {
-  dispatch_passes(kernels.reduce, kernels.merge, outputs, {&input}, plan, params, SliceMapping::any);
+                        std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
+                        KernelParams params) {
+  dispatch_passes(kernels.reduce, kernels.merge, outputs, inputs, plan, params, SliceMapping::any);
 }
 
 }  // namespace mps_ops

@@ -84,7 +84,15 @@ ReducerKernels reducer_kernels(KernelCache& kernels, c10::ScalarType out, c10::S
 // of the groups' states (bound even where nothing is split), the input, the
 // layout, the params; then, where split, the merge pass with the outputs,
 // the scratch, the layout and the params.
+// Several inputs of one layout (the plan's; batch_norm's backward reads
+// grad_out beside the input) are bound in order, the first defining the
+// reducer's element size.
 void dispatch_reduction(const ReducerKernels& kernels, std::initializer_list<const at::Tensor*> outputs,
-                        const at::Tensor& input, const ReductionPlan& plan, KernelParams params);
+                        std::initializer_list<const at::Tensor*> inputs, const ReductionPlan& plan,
+                        KernelParams params);
+inline void dispatch_reduction(const ReducerKernels& kernels, std::initializer_list<const at::Tensor*> outputs,
+                               const at::Tensor& input, const ReductionPlan& plan, KernelParams params) {
+  dispatch_reduction(kernels, outputs, {&input}, plan, params);
+}
 
 }  // namespace mps_ops

@@ -264,28 +264,48 @@ inline plane_walk<I> next(plane_walk<I> walk) {
                        carry ? r - walk.size0 : r, walk.step_r, walk.size0};
 }
 
+// What a reduction reads at an element offset: one input's element in its
+// opmath type (one_input), or for a reducer over two inputs of one layout a
+// value of its own (batch_norm.metal's backward pairs the gradient with the
+// centred input). A source S gives
+//   using value = ...;                      what the reducer folds
+//   static constexpr uint element_bytes;    bytes one element loads (run length)
+//   S::value load(S, I offset);             a free function found by overload
+// (free functions and plain fields: tools/check_address_spaces.py's OpenCL
+// rendering of MSL takes no member functions on thread objects).
+template <typename In>
+struct one_input {
+  using value = opmath_t<In>;
+  static constexpr uint element_bytes = sizeof(In);
+  constant In* in;
+};
+template <typename In, typename I>
+inline opmath_t<In> load(one_input<In> source, I offset) {
+  return static_cast<opmath_t<In>>(source.in[offset]);
+}
+
 // Folds the elements i, i + step, ... before `end` at the offsets `walk`
-// gives from `in`. A run of loads is issued before the folds that use
+// gives from the source. A run of loads is issued before the folds that use
 // them: a fold waits for its load, and one load per dependent fold keeps one
 // load in flight per thread where the memory system needs several (on an
 // Apple GPU too). Welford's reducers merge each run's own moments
 // (run_folding): folded one at a time, the run's chain of divisions cost more
 // than its loads in flight gained (H100: var 946 -> 703 GB/s).
-template <typename R, typename I, typename In, typename Walk>
-inline typename R::state fold_walk(typename R::state state, constant In* in, Walk walk, I i, I end, uint step) {
+template <typename R, typename I, typename Source, typename Walk>
+inline typename R::state fold_walk(typename R::state state, Source source, Walk walk, I i, I end, uint step) {
   using folding = run_folding<typename runs_of<R>::type>;
-  constexpr uint run = folding::length(sizeof(In));
+  constexpr uint run = folding::length(Source::element_bytes);
   for (; i + (run - 1) * I(step) < end; i += run * I(step)) {
-    opmath_t<In> values[run];
+    typename Source::value values[run];
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
-      values[k] = static_cast<opmath_t<In>>(in[walk.offset]);
+      values[k] = load(source, walk.offset);
       walk = next(walk);
     }
-    state = folding::template fold<R, run, opmath_t<In>>(state, values);
+    state = folding::template fold<R, run, typename Source::value>(state, values);
   }
   for (; i < end; i += step) {
-    state = R::fold(state, static_cast<opmath_t<In>>(in[walk.offset]));
+    state = R::fold(state, load(source, walk.offset));
     walk = next(walk);
   }
   return state;
@@ -294,10 +314,10 @@ inline typename R::state fold_walk(typename R::state state, constant In* in, Wal
 // Folds the elements first, first + step, ... before `end` of the slice
 // starting at `start` into state. I is the offset type (uint or ulong, as
 // slice_offset).
-template <typename R, typename I, typename In>
-inline typename R::state fold_elements(
+template <typename R, typename I, typename Source>
+inline typename R::state fold_source(
     typename R::state state,
-    constant In* in,
+    Source source,
     constant reduction_layout& layout,
     I start,
     I first,
@@ -307,7 +327,7 @@ inline typename R::state fold_elements(
     // One reduced dim (or none, one element): the count may pass 2**32 (a
     // long expanded input).
     const I stride = I(layout.inner_strides[0]);
-    return fold_walk<R>(state, in, line_walk<I>{start + first * stride, I(step) * stride}, first, end, step);
+    return fold_walk<R>(state, source, line_walk<I>{start + first * stride, I(step) * stride}, first, end, step);
   }
   if (layout.inner_ndim == 2) {
     if (uint(first) >= uint(end)) {
@@ -316,7 +336,7 @@ inline typename R::state fold_elements(
     const uint size0 = uint(layout.inner_sizes[0]);
     const I stride0 = I(layout.inner_strides[0]), stride1 = I(layout.inner_strides[1]);
     const uint r = uint(first) % size0, step_r = step % size0;
-    return fold_walk<R>(state, in,
+    return fold_walk<R>(state, source,
                         plane_walk<I>{start + I(uint(first) / size0) * stride1 + I(r) * stride0,
                                       I(step / size0) * stride1 + I(step_r) * stride0, stride1 - I(size0) * stride0,
                                       r, step_r, size0},
@@ -324,9 +344,22 @@ inline typename R::state fold_elements(
   }
   // Three or more reduced dims: a division per dim and element.
   for (uint i = uint(first); i < uint(end); i += step) {
-    state = R::fold(state, static_cast<opmath_t<In>>(in[start + reduced_offset(layout, I(i))]));
+    state = R::fold(state, load(source, start + reduced_offset(layout, I(i))));
   }
   return state;
+}
+
+// The same over one input.
+template <typename R, typename I, typename In>
+inline typename R::state fold_elements(
+    typename R::state state,
+    constant In* in,
+    constant reduction_layout& layout,
+    I start,
+    I first,
+    I end,
+    uint step) {
+  return fold_source<R>(state, one_input<In>{in}, layout, start, first, end, step);
 }
 
 // The chunks a split slice has (reduction_layout's chunk_shift > 0).
@@ -486,10 +519,11 @@ inline typename R::state merge_threadgroup(
 // slice's (chunk's) state, complete where finishes_slice(t). Always inlined
 // (as Apple's own METAL_FUNC is): a kernel pair sharing one reducer
 // (batch_norm_stats and batch_norm_update_stats) made the inliner call it
-// out of line, its slice_thread then passed through local memory.
-template <typename R, typename In>
-inline __attribute__((__always_inline__)) typename R::state reduce_slice(
-    constant In* in,
+// out of line, its slice_thread then passed through local memory. The source
+// is one input (reduce_slice) or what fold_walk's note describes.
+template <typename R, typename Source>
+inline __attribute__((__always_inline__)) typename R::state reduce_slice_of(
+    Source source,
     constant reduction_layout& layout,
     thread const slice_thread& t,
     threadgroup typename R::state* partials,
@@ -499,14 +533,24 @@ inline __attribute__((__always_inline__)) typename R::state reduce_slice(
   if (t.active) {
     const element_range range = chunk_elements(layout, chunk);
     if (layout.narrow_offsets) {
-      state = fold_elements<R>(state, in, layout, slice_offset<uint>(layout, uint(t.slice)),
-                               uint(range.begin) + t.first, uint(range.end), t.step);
+      state = fold_source<R>(state, source, layout, slice_offset<uint>(layout, uint(t.slice)),
+                             uint(range.begin) + t.first, uint(range.end), t.step);
     } else {
-      state = fold_elements<R>(state, in, layout, slice_offset<ulong>(layout, uint(t.slice)),
-                               range.begin + t.first, range.end, t.step);
+      state = fold_source<R>(state, source, layout, slice_offset<ulong>(layout, uint(t.slice)),
+                             range.begin + t.first, range.end, t.step);
     }
   }
   return merge_slice<R>(state, partials, layout, at);
+}
+template <typename R, typename In>
+inline __attribute__((__always_inline__)) typename R::state reduce_slice(
+    constant In* in,
+    constant reduction_layout& layout,
+    thread const slice_thread& t,
+    threadgroup typename R::state* partials,
+    thread const group_position& at,
+    uint chunk = 0) {
+  return reduce_slice_of<R>(one_input<In>{in}, layout, t, partials, at, chunk);
 }
 
 // Where a split slice's chunk states lie in the scratch buffer: slice by
