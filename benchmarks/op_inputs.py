@@ -108,6 +108,30 @@ def _layer_norm_backward_inputs(layout: str, rows: int, cols: int, dtype) -> lis
     return [grad, x, mean, rstd, weight, bias]
 
 
+def _batch_norm_inputs(channels_last: bool):
+    """A CNN's batch_norm: the rows x cols elements as (N, 64, 32, 32),
+    contiguous or channels-last, and the weight, bias and running
+    statistics of 64 channels."""
+    def make(layout: str, rows: int, cols: int, dtype) -> list:
+        x = torch.randn(max(1, rows * cols // (64 * 32 * 32)), 64, 32, 32).to(dtype)
+        if channels_last:
+            x = x.to(memory_format=torch.channels_last)
+        return [x, torch.randn(64).to(dtype), torch.randn(64).to(dtype), torch.randn(64).to(dtype),
+                torch.rand(64).to(dtype) + 0.5]
+    return make
+
+
+def _batch_norm_backward_inputs(channels_last: bool):
+    """The backward of _batch_norm_inputs' training forward: a gradient in
+    the input's layout, the input, the weight, the saved statistics."""
+    def make(layout: str, rows: int, cols: int, dtype) -> list:
+        x, weight, bias, running_mean, running_var = _batch_norm_inputs(channels_last)(layout, rows, cols, dtype)
+        _, mean, invstd = torch.ops.aten.native_batch_norm(x, weight, bias, running_mean, running_var, True, 0.1,
+                                                           1e-5)
+        return [torch.randn_like(x), x, weight, mean, invstd]
+    return make
+
+
 def _nll_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     """(rows, cols) log-probabilities in the given layout and one class
     target per row."""
@@ -241,6 +265,27 @@ WITH_OWN_INPUTS = {
         lambda g, x, m, r, w, b: torch.ops.aten.native_layer_norm_backward(g, x, [x.shape[-1]], m, r, w, b,
                                                                            [True, True, True]),
         (), kind="normalization", inputs=_layer_norm_backward_inputs),
+    # batch_norm as a CNN's training step calls it (forward with the running
+    # statistics' update, backward), contiguous and channels-last, and in
+    # evaluation.
+    "native_batch_norm": OpSpec(
+        lambda x, w, b, rm, rv: torch.ops.aten.native_batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5), (),
+        kind="normalization", inputs=_batch_norm_inputs(False)),
+    "_batch_norm_with_update": OpSpec(
+        lambda x, w, b, rm, rv: torch.ops.aten._batch_norm_with_update(x, w, b, rm, rv, 0.1, 1e-5), (),
+        kind="normalization", inputs=_batch_norm_inputs(True)),
+    "_native_batch_norm_legit": OpSpec(
+        lambda x, w, b, rm, rv: torch.ops.aten._native_batch_norm_legit(x, w, b, rm, rv, False, 0.1, 1e-5), (),
+        kind="normalization", inputs=_batch_norm_inputs(False)),
+    "native_batch_norm_backward": OpSpec(
+        lambda g, x, w, m, s: torch.ops.aten.native_batch_norm_backward(g, x, w, None, None, m, s, True, 1e-5,
+                                                                        [True, True, True]),
+        (), kind="normalization", inputs=_batch_norm_backward_inputs(False)),
+    "batch_norm_backward": OpSpec(
+        lambda g, x, w, m, s: torch.ops.aten.batch_norm_backward(g, x, w, None, None, m, s, True, 1e-5,
+                                                                 [True, True, True], torch.empty(0, device=x.device,
+                                                                                                 dtype=torch.uint8)),
+        (), kind="normalization", inputs=_batch_norm_backward_inputs(True)),
     # The point-wise losses as training calls them: the mean, and its backward.
     "mse_loss": OpSpec(lambda x, y: torch.ops.aten.mse_loss(x, y, 1), (), kind="loss", inputs=_two_row_inputs),
     "mse_loss_backward": OpSpec(lambda g, x, y: torch.ops.aten.mse_loss_backward(g, x, y, 1), (), kind="loss",

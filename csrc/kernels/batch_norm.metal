@@ -136,7 +136,7 @@ struct grad_and_centred {
 template <typename In>
 struct centred_pair {
   using value = grad_and_centred;
-  static constexpr uint element_bytes = sizeof(In);
+  static constexpr uint element_bytes() { return sizeof(In); }
   constant In* grad;
   constant In* x;
   float mean;

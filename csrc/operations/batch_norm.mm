@@ -125,12 +125,20 @@ void check_lengths(const char* op, int64_t channels,
   }
 }
 
+// The first check of the CPU's out= overloads and backward: a 0-dim input
+// has no dim 1.
+void check_has_channels(const at::Tensor& input) {
+  TORCH_CHECK_INDEX(input.dim() > 0, "Dimension specified as 1 but tensor has no dimensions");
+}
+
 // The input's checks, in the CPU's order: its dtype dispatch, then dim 1.
 void check_input(const char* op, const at::Tensor& input) {
   const c10::ScalarType dtype = input.scalar_type();
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(dtype), "\"batch_norm\" not implemented for '",
                               c10::toString(dtype), "' on ", input.device(), " (", op, ")");
   check_dtype(op, input);
+  // (The CPU's reduction over every dim but 1 sizes a list of dim - 1.)
+  TORCH_CHECK_VALUE(input.dim() > 0, op, ": a 0-dim input has no channel dim");
   TORCH_CHECK_INDEX(input.dim() >= 2, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
 }
 
@@ -151,6 +159,11 @@ ForwardResult batch_norm_forward(const char* op, const at::Tensor& input, const 
                     "running_mean and running_var must either both be None or neither be None");
   const c10::ScalarType params = param_dtype(input, {weight, bias, running_mean, running_var});
   const ChannelLayout layout = channel_layout(input);
+  for (const at::Tensor* running : {running_mean, running_var}) {
+    // The CPU reads them through 1-dim accessors.
+    TORCH_CHECK(running == nullptr || running->dim() == 1, "TensorAccessor expected 1 dims but tensor has ",
+                running->dim(), " (", op, ")");
+  }
   check_lengths(op, layout.channels,
                 {{"weight", weight}, {"bias", bias}, {"running_mean", running_mean}, {"running_var", running_var}});
   TORCH_CHECK(!training || input.numel() > 0, "input tensor must have at least one element, but got input_sizes = ",
@@ -228,11 +241,17 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
   static KernelCache sums_kernels("batch_norm_backward_sums"), channel_kernels("batch_norm_backward_channels"),
       apply_kernels("batch_norm_backward_apply");
   check_devices(op, {&grad_out, &input, a.weight, a.running_mean, a.running_var, a.save_mean, a.save_invstd});
+  check_has_channels(input);
   check_input(op, input);
   TORCH_CHECK(grad_out.scalar_type() == input.scalar_type(), "expected scalar type ", input.scalar_type(),
               " but found ", grad_out.scalar_type());
   const c10::ScalarType params =
       param_dtype(input, {a.weight, a.running_mean, a.running_var, a.save_mean, a.save_invstd});
+  for (const at::Tensor* t : {a.weight, a.running_mean, a.running_var, a.save_mean, a.save_invstd}) {
+    // The CPU reads each through a 1-dim accessor.
+    TORCH_CHECK(t == nullptr || t->dim() == 1, "TensorAccessor expected 1 dims but tensor has ", t->dim(), " (",
+                op, ")");
+  }
   const ChannelLayout layout = channel_layout(input);
   // The statistics the formula takes (the CPU reads null pointers
   // otherwise); the others may be empty (evaluation's save_mean).
@@ -336,6 +355,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> native_batch_norm_out(
     const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var, bool training,
     double momentum, double eps, at::Tensor& out, at::Tensor& save_mean, at::Tensor& save_invstd) {
   const char* op = "native_batch_norm.out";
+  check_has_channels(input);
   const ForwardResult r = batch_norm_forward(op, input, optional_pointer(weight), optional_pointer(bias),
                                              optional_pointer(running_mean), optional_pointer(running_var),
                                              training, momentum, eps);
@@ -355,6 +375,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> _native_batch_norm_legit_out(
     at::Tensor& running_mean, at::Tensor& running_var, bool training, double momentum, double eps, at::Tensor& out,
     at::Tensor& save_mean, at::Tensor& save_invstd) {
   const char* op = "_native_batch_norm_legit.out";
+  check_has_channels(input);
   const ForwardResult r = batch_norm_forward(op, input, optional_pointer(weight), optional_pointer(bias),
                                              &running_mean, &running_var, training, momentum, eps);
   return write_outs(op, r, input, out, save_mean, save_invstd);
@@ -372,6 +393,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> _native_batch_norm_legit_no_st
     const at::Tensor& input, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
     bool training, double momentum, double eps, at::Tensor& out, at::Tensor& save_mean, at::Tensor& save_invstd) {
   const char* op = "_native_batch_norm_legit.no_stats_out";
+  check_has_channels(input);
   const ForwardResult r = batch_norm_forward(op, input, optional_pointer(weight), optional_pointer(bias), nullptr,
                                              nullptr, training, momentum, eps);
   return write_outs(op, r, input, out, save_mean, save_invstd);
@@ -390,6 +412,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> _batch_norm_with_
     at::Tensor& running_mean, at::Tensor& running_var, double momentum, double eps, at::Tensor& out,
     at::Tensor& save_mean, at::Tensor& save_invstd, at::Tensor& reserve) {
   const char* op = "_batch_norm_with_update.out";
+  check_has_channels(input);
   const ForwardResult r = batch_norm_forward(op, input, optional_pointer(weight), optional_pointer(bias),
                                              &running_mean, &running_var, true, momentum, eps);
   write_outs(op, r, input, out, save_mean, save_invstd);

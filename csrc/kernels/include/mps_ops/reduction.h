@@ -269,14 +269,14 @@ inline plane_walk<I> next(plane_walk<I> walk) {
 // value of its own (batch_norm.metal's backward pairs the gradient with the
 // centred input). A source S gives
 //   using value = ...;                      what the reducer folds
-//   static constexpr uint element_bytes;    bytes one element loads (run length)
+//   static constexpr uint element_bytes();  bytes one element loads (run length)
 //   S::value load(S, I offset);             a free function found by overload
 // (free functions and plain fields: tools/check_address_spaces.py's OpenCL
 // rendering of MSL takes no member functions on thread objects).
 template <typename In>
 struct one_input {
   using value = opmath_t<In>;
-  static constexpr uint element_bytes = sizeof(In);
+  static constexpr uint element_bytes() { return sizeof(In); }
   constant In* in;
 };
 template <typename In, typename I>
@@ -294,7 +294,7 @@ inline opmath_t<In> load(one_input<In> source, I offset) {
 template <typename R, typename I, typename Source, typename Walk>
 inline typename R::state fold_walk(typename R::state state, Source source, Walk walk, I i, I end, uint step) {
   using folding = run_folding<typename runs_of<R>::type>;
-  constexpr uint run = folding::length(Source::element_bytes);
+  constexpr uint run = folding::length(Source::element_bytes());
   for (; i + (run - 1) * I(step) < end; i += run * I(step)) {
     typename Source::value values[run];
     _Pragma("clang loop unroll(full)")
