@@ -277,6 +277,8 @@ def _cpu_writes_outside(overload, args) -> bool:
 # (CUDA's layer_norm keeps a half input's mean and rstd in float): the
 # CPU's answer for the arguments made acceptable to it is ours.
 CPU_STRICTER = {
+    (r"(native_)?batch_norm_backward", r"(save_mean|save_invstd|save_var): dtype torch\.float32"):
+        lambda args: {k: v.to(args["input"].dtype) if k.startswith("save_") else v for k, v in args.items()},
     ("native_layer_norm_backward", r"(mean|rstd): dtype torch\.float32"):
         lambda args: dict(args, mean=args["mean"].to(args["input"].dtype), rstd=args["rstd"].to(args["input"].dtype)),
 }

@@ -242,6 +242,25 @@ def test_backward_float_parameters_beside_half_input(dtype):
                     where=f"{dtype} input, float parameters")
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_backward_float_statistics_beside_half_input(dtype):
+    """CUDA's forward keeps a half input's save_mean and save_invstd in
+    float (the CPU's backward refuses them beside half parameters): taken,
+    against the CPU's answer for the statistics rounded to the input's dtype,
+    within the rounding that costs."""
+    args = _backward_args((4, 3, 6, 5), dtype, True)
+    wide = _backward_args((4, 3, 6, 5), torch.float32, True)
+    args[5], args[6] = wide[5], wide[6]
+    call = lambda g, x, w, rm, rv, sm, si: aten.native_batch_norm_backward(  # noqa: E731
+        g, x, w, rm, rv, sm, si, True, 1e-5, [True, True, True])
+    expected = call(*[t.float() if isinstance(t, torch.Tensor) else t for t in args])
+    actual, dispatches = run_on_kernels(call, *args)
+    assert dispatches
+    for a, e in zip(actual, expected):
+        assert a.dtype == dtype
+        torch.testing.assert_close(a.float(), e.to(dtype).float(), atol=2e-2, rtol=2e-2)
+
+
 @pytest.mark.parametrize("train", [True, False])
 def test_batch_norm_backward(train):
     _backward_check(_backward_args((4, 3, 5, 6), torch.float32, train, "channels_last"), train,
@@ -271,8 +290,11 @@ def test_autograd_through_both_directions():
     grad = torch.randn(4, 3, 5, 6)
 
     def step(x, w, b, rm, rv, grad):
-        out = torch.nn.functional.batch_norm(x, rm, rv, w, b, training=True, momentum=0.1, eps=1e-5)
-        return (out, *torch.autograd.grad(out, (x, w, b), grad))
+        # (cuDNN off: on the GPU backend's CUDA tensors F.batch_norm would
+        # take cudnn_batch_norm, where a Mac takes _batch_norm_with_update.)
+        with torch.backends.cudnn.flags(enabled=False):
+            out = torch.nn.functional.batch_norm(x, rm, rv, w, b, training=True, momentum=0.1, eps=1e-5)
+            return (out, *torch.autograd.grad(out, (x, w, b), grad))
 
     expected = step(x, w, b, rm.clone(), rv.clone(), grad)
     actual, dispatches = run_on_kernels(step, x, w, b, rm.clone(), rv.clone(), grad)

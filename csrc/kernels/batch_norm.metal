@@ -179,7 +179,7 @@ kernel void batch_norm_backward_sums(
     device uchar* chunk_states [[buffer(2)]],
     constant In* grad [[buffer(3)]],
     constant In* x [[buffer(4)]],
-    constant Param* mean [[buffer(5)]],
+    constant float* mean [[buffer(5)]],
     constant mps_ops::reduction_layout& layout [[buffer(6)]],
     constant mps_ops::no_params& params [[buffer(7)]],
     uint3 group [[threadgroup_position_in_grid]],
@@ -192,7 +192,7 @@ kernel void batch_norm_backward_sums(
   threadgroup typename reducer::state partials[mps_ops::partial_states];
   mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
   const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
-  const float channel_mean = t.active ? float(mean[t.slice]) : 0.0f;
+  const float channel_mean = t.active ? mean[t.slice] : 0.0f;
   const typename reducer::state s =
       mps_ops::reduce_slice_of<reducer>(centred_pair<In>{grad, x, channel_mean}, layout, t, partials, at, group.z);
   if (mps_ops::finishes_slice(t)) {
@@ -207,7 +207,9 @@ kernel void batch_norm_backward_sums(
 // Backward, one thread per channel: the weight's gradient dotp * invstd and
 // the bias's sum (as asked), and the element pass's coefficients: mean,
 // k = dotp * invstd^2 / n, grad_mean = sum / n, invstd * weight. invstd is
-// save_invstd in training, from the running variance otherwise.
+// save_invstd in training, from the running variance otherwise. The
+// statistics come as float (the host converts the others: CUDA's forward,
+// and maybe MPS's, keeps a half input's in float).
 template <typename Param>
 kernel void batch_norm_backward_channels(
     device Param* grad_weight [[buffer(0)]],
@@ -215,8 +217,8 @@ kernel void batch_norm_backward_channels(
     device float* coefficients [[buffer(2)]],
     constant float* grad_sum [[buffer(3)]],
     constant float* dot [[buffer(4)]],
-    constant Param* mean [[buffer(5)]],
-    constant Param* spread [[buffer(6)]],
+    constant float* mean [[buffer(5)]],
+    constant float* spread [[buffer(6)]],
     constant Param* weight [[buffer(7)]],
     constant mps_ops::batch_norm_channel_params& params [[buffer(8)]],
     uint c [[thread_position_in_grid]]) {
@@ -224,7 +226,7 @@ kernel void batch_norm_backward_channels(
   if (c >= p.channels) {
     return;
   }
-  const float invstd = p.training != 0 ? float(spread[c]) : inverse_std(float(spread[c]), p.eps);
+  const float invstd = p.training != 0 ? spread[c] : inverse_std(spread[c], p.eps);
   const float sum = grad_sum[c], dotp = dot[c];
   if (p.want_weight != 0) {
     grad_weight[c] = static_cast<Param>(dotp * invstd);
@@ -233,7 +235,7 @@ kernel void batch_norm_backward_channels(
     grad_bias[c] = static_cast<Param>(sum);
   }
   device float* out = coefficients + c * mps_ops::batch_norm_coefficients;
-  out[0] = float(mean[c]);
+  out[0] = mean[c];
   out[1] = dotp * invstd * invstd * p.inv_count;
   out[2] = sum * p.inv_count;
   out[3] = p.has_weight != 0 ? invstd * float(weight[c]) : invstd;

@@ -245,8 +245,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
   check_input(op, input);
   TORCH_CHECK(grad_out.scalar_type() == input.scalar_type(), "expected scalar type ", input.scalar_type(),
               " but found ", grad_out.scalar_type());
-  const c10::ScalarType params =
-      param_dtype(input, {a.weight, a.running_mean, a.running_var, a.save_mean, a.save_invstd});
+  // Statistics in float are taken whatever the parameters' dtype: CUDA's
+  // forward (and the CPU's mixed one) keeps a half or bfloat16 input's
+  // save_mean and save_invstd in float, where the CPU's backward refuses
+  // them beside half parameters.
+  auto unless_float = [](const at::Tensor* t) { return t != nullptr && t->scalar_type() == at::kFloat ? nullptr : t; };
+  const c10::ScalarType params = param_dtype(
+      input, {a.weight, a.running_mean, a.running_var, unless_float(a.save_mean), unless_float(a.save_invstd)});
   for (const at::Tensor* t : {a.weight, a.running_mean, a.running_var, a.save_mean, a.save_invstd}) {
     // The CPU reads each through a 1-dim accessor.
     TORCH_CHECK(t == nullptr || t->dim() == 1, "TensorAccessor expected 1 dims but tensor has ", t->dim(), " (",
@@ -281,7 +286,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
   if (layout.channels == 0) {
     return {grad_input, grad_weight, grad_bias};
   }
-  const at::Tensor mean_values = mean->contiguous(), spread_values = spread->contiguous();
+  const at::Tensor mean_values = mean->to(at::kFloat).contiguous(), spread_values = spread->to(at::kFloat).contiguous();
   const at::Tensor w = a.weight != nullptr ? a.weight->contiguous() : mean_values;
   // The sums, unless nothing needs them (evaluation's grad_input alone) or
   // there is nothing to sum.
@@ -330,8 +335,10 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> write_outs(const char* op, con
                                                              const at::Tensor& input, at::Tensor& out,
                                                              at::Tensor& save_mean, at::Tensor& save_invstd) {
   write_out(op, out, r.out, input);
-  write_out(op, save_mean, r.save_mean, input);
-  write_out(op, save_invstd, r.save_invstd, input);
+  if (r.save_mean.numel() > 0) {  // evaluation: the CPU leaves them as they are
+    write_out(op, save_mean, r.save_mean, input);
+    write_out(op, save_invstd, r.save_invstd, input);
+  }
   return {out, save_mean, save_invstd};
 }
 
@@ -416,8 +423,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> _batch_norm_with_
   const ForwardResult r = batch_norm_forward(op, input, optional_pointer(weight), optional_pointer(bias),
                                              &running_mean, &running_var, true, momentum, eps);
   write_outs(op, r, input, out, save_mean, save_invstd);
-  write_out(op, reserve, empty_reserve(input), input);
-  return {out, save_mean, save_invstd, reserve};
+  return {out, save_mean, save_invstd, reserve};  // reserve untouched, as the CPU leaves it
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
