@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import pytest
 import torch
@@ -151,6 +152,21 @@ CPU_WRONG = {
 }
 
 
+# Float32's range exceeded: batch_norm's batch statistics (and its
+# backward's sums) of values near the float limit, here every third element
+# of every channel, overflow where the CPU accumulates float32 in double
+# (the registry's `differs` says so; docs/ops.md shows it). Compared by
+# shape and dtype only.
+FLOAT_RANGE_EXCEEDED = [
+    (r"(native_batch_norm|_native_batch_norm_legit|_batch_norm_with_update)(\..*)?", r"input: extremes"),
+    (r"(native_)?batch_norm_backward", r"grad_out: extremes"),
+]
+
+
+def _range_exceeded(overload, label) -> bool:
+    return any(re.fullmatch(o, overload) and re.fullmatch(a, label) for o, a in FLOAT_RANGE_EXCEEDED)
+
+
 CASES = [pytest.param(sample, record, dtype, id=f"{sample.overload}-{str(dtype)[6:]}")
          for sample, record in samples() for dtype in float_dtypes(record)
          if dtype in sample_dtypes(sample, record) or not sample.dtypes]
@@ -183,7 +199,7 @@ def test_edge_values_match_the_cpu(sample, record, dtype):
                 fixed = CPU_WRONG[sample.overload](cpu, dict(_cases(sample, dtype))[label])
                 written = {"out": fixed, "out0": fixed[0], "out1": fixed[1]} if isinstance(fixed, tuple) else {"out": fixed}
                 cpu = type(cpu)(None, fixed, {k: written.get(k, v) for k, v in cpu.args.items()})
-            assert_same_outcome(cpu, ours, where, shapes_only=sample.random,
+            assert_same_outcome(cpu, ours, where, shapes_only=sample.random or _range_exceeded(sample.overload, label),
                                 truth=lambda: run(sample.op, to_float64(truth_args), ours=False))
         except AssertionError as failure:
             failures.append(str(failure))

@@ -51,8 +51,9 @@ inline channel_walk next(channel_walk w, mps_ops::batch_norm_apply_params p) {
 // Forward, one thread per channel. Training: the batch's statistics (float,
 // from the reduction) stored as save_mean and save_invstd, the running
 // statistics updated as the CPU does (the variance unbiased), and the
-// element pass's coefficients taken from the statistics as stored, as the
-// CPU's own pass reads them. Evaluation: the running statistics'.
+// element pass's coefficients from the unrounded statistics (a half mean
+// could equal an element exactly where the true one does not: 0 * an
+// infinite weight). Evaluation: the running statistics'.
 template <typename Param>
 kernel void batch_norm_channels(
     device Param* save_mean [[buffer(0)]],
@@ -81,16 +82,22 @@ kernel void batch_norm_channels(
       running_mean[c] = static_cast<Param>(p.momentum * batch_mean[c] + keep * float(running_mean[c]));
       running_var[c] = static_cast<Param>(p.momentum * (batch_var[c] * p.unbias) + keep * float(running_var[c]));
     }
-    mean = float(stored_mean);
-    invstd = float(stored_invstd);
+    mean = batch_mean[c];
+    invstd = inverse_std(batch_var[c], p.eps);
   } else {
     mean = float(running_mean[c]);
     invstd = inverse_std(float(running_var[c]), p.eps);
   }
+  const float scale = p.has_weight != 0 ? invstd * float(weight[c]) : invstd;
+  const float shift = p.has_bias != 0 ? float(bias[c]) : 0.0f;
+  // An infinite or NaN scale (an infinite weight, a zero variance without
+  // eps) takes the CPU's x * scale + (bias - mean * scale): NaN where the
+  // infinities cancel, where the centred form would give 0 * inf or +-inf.
+  const bool centred = isfinite(scale);
   device float* out = coefficients + c * mps_ops::batch_norm_coefficients;
-  out[0] = mean;
-  out[1] = p.has_weight != 0 ? invstd * float(weight[c]) : invstd;
-  out[2] = p.has_bias != 0 ? float(bias[c]) : 0.0f;
+  out[0] = centred ? mean : 0.0f;
+  out[1] = scale;
+  out[2] = centred ? shift : shift - mean * scale;
   out[3] = 0.0f;
 }
 

@@ -74,10 +74,16 @@ def _large_forward(build):
     return large
 
 
+# Many channels: the per-channel kernels (a thread per channel) in two full
+# threadgroups of up to 1024 threads.
+_MANY_CHANNELS = (4, 2048, 4)
+
+
 def _large_training_modes(build, flag):
     def large(dt):
         calls = _large_forward(build)(dt)
-        return calls + [build(dt, shape=_LARGE_SHAPE, channels_last=True, **{flag: False})]
+        return calls + [build(dt, shape=_LARGE_SHAPE, channels_last=True, **{flag: False}),
+                        build(dt, shape=_MANY_CHANNELS)]
     return large
 
 
