@@ -180,7 +180,14 @@ def _is_overlap(case: str) -> bool:
     return case.startswith(OVERLAP_CASES)
 
 
-@pytest.mark.parametrize("overload,name,case", CASES, ids=[f"{o}-{n}-{c}" for o, n, c in CASES])
+# Outputs the CPU checks but leaves as given (batch_norm's statistics in
+# evaluation, _batch_norm_with_update's reserve): any size stays, so a
+# wrong-size one is compared with what the CPU left, not with a fresh one.
+LEFT_AS_GIVEN = {("_native_batch_norm_legit.out", "save_mean"), ("_native_batch_norm_legit.out", "save_invstd"),
+                 ("_batch_norm_with_update.out", "reserve")}
+
+
+@pytest.mark.parametrize("overload, name, case", CASES)
 def test_written_argument(overload, name, case):
     change = _cases(overload, name)[case]
     our_call = _call(overload)
@@ -230,7 +237,8 @@ def test_written_argument(overload, name, case):
     random = our_call.sample.random  # drawn values (rrelu training): sizes and strides only
     # (The fused optimizer pairs elements in memory order, as the CPU does,
     # so the CPU's own result is the reference for its layouts too.)
-    layout_only = case in LAYOUT_CASES and overload not in STEPS_MEMORY_FLAT
+    layout_only = (case in LAYOUT_CASES and overload not in STEPS_MEMORY_FLAT
+                   and (overload, name) not in LEFT_AS_GIVEN)
     expected = _unchanged_results(overload) if layout_only else cpu_kwargs
     names = our_call.outputs + our_call.inplace
     for n in names:

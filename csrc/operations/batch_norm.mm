@@ -335,9 +335,17 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> write_outs(const char* op, con
                                                              const at::Tensor& input, at::Tensor& out,
                                                              at::Tensor& save_mean, at::Tensor& save_invstd) {
   write_out(op, out, r.out, input);
-  if (r.save_mean.numel() > 0) {  // evaluation: the CPU leaves them as they are
+  if (r.save_mean.numel() > 0) {
     write_out(op, save_mean, r.save_mean, input);
     write_out(op, save_invstd, r.save_invstd, input);
+    return {out, save_mean, save_invstd};
+  }
+  // Evaluation: the CPU checks their device and dtype and leaves them as
+  // they are.
+  for (const at::Tensor* saved : {&save_mean, &save_invstd}) {
+    check_device(op, *saved);
+    TORCH_CHECK(saved->scalar_type() == r.save_mean.scalar_type(), "expected scalar type ",
+                r.save_mean.scalar_type(), " but found ", saved->scalar_type());
   }
   return {out, save_mean, save_invstd};
 }
@@ -423,7 +431,8 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> _batch_norm_with_
   const ForwardResult r = batch_norm_forward(op, input, optional_pointer(weight), optional_pointer(bias),
                                              &running_mean, &running_var, true, momentum, eps);
   write_outs(op, r, input, out, save_mean, save_invstd);
-  return {out, save_mean, save_invstd, reserve};  // reserve untouched, as the CPU leaves it
+  check_device(op, reserve);  // then left as it is, as the CPU leaves it
+  return {out, save_mean, save_invstd, reserve};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
