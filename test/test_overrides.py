@@ -251,6 +251,20 @@ def _ours_dispatched(record, dispatches) -> bool:
     return any(d.op in KERNELS[record.name] for d in dispatches)
 
 
+# OpInfos whose device kernels keep another dtype contract than MPS's: CUDA's
+# batch_norm keeps a half or bfloat16 input's save_mean and save_invstd in
+# float (its backward refuses the input's dtype), MPS's and the CPU's keep
+# the input's, as ours do. On the CUDA backend their half and bfloat16 calls
+# compare with torch's CPU kernels (MPS's contract), and our forward beside
+# CUDA's own backward must meet CUDA's dtype error.
+STATISTICS_IN_INPUT_DTYPE = {"nn.functional.batch_norm"}
+
+
+def _cuda_contract_differs(opinfo, dtype) -> bool:
+    return (torch.device(device()).type == "cuda" and opinfo_name(opinfo) in STATISTICS_IN_INPUT_DTYPE
+            and dtype in (torch.float16, torch.bfloat16))
+
+
 @pytest.mark.parametrize("record, opinfo, dtype, subset, on", GRADIENT_CASES)
 def test_opinfo_outputs_and_gradients(record, opinfo, dtype, subset, on, all_overrides_back_on):
     if on is not None:
@@ -265,10 +279,24 @@ def test_opinfo_outputs_and_gradients(record, opinfo, dtype, subset, on, all_ove
             # The reference: torch's own kernels where the tensors live (the
             # CPU's on the emulator; on the CUDA backend torch's CUDA kernels,
             # so that the ops around ours are the same on both sides).
-            with torch.device(device()):
-                expected, expected_grads = _forward_and_gradients(opinfo, moved, n_checked)
-            with torch.device(device()), mps_ops.profile() as prof, emulate():
-                actual, actual_grads = _forward_and_gradients(opinfo, moved, n_checked)
+            contract_differs = _cuda_contract_differs(opinfo, dtype)
+            if contract_differs:
+                expected, expected_grads = _forward_and_gradients(opinfo, s, n_checked)
+            else:
+                with torch.device(device()):
+                    expected, expected_grads = _forward_and_gradients(opinfo, moved, n_checked)
+            try:
+                with torch.device(device()), mps_ops.profile() as prof, emulate():
+                    actual, actual_grads = _forward_and_gradients(opinfo, moved, n_checked)
+            except RuntimeError as error:
+                # Training's statistics in the input's dtype, which CUDA's
+                # backward refuses (evaluation's reach it unused).
+                if not (contract_differs and subset == "alone" and record.name == "aten::native_batch_norm"
+                        and "Expected save_mean to have type Float" in str(error)):
+                    raise
+                n_dispatched += _ours_dispatched(record, prof.dispatches)
+                n_checked += 1
+                continue
             truth = []  # the float64 result and gradients, made when needed
 
             def compare(a, e, k, what):
