@@ -259,7 +259,21 @@ def _layer_norm_sizes_unchecked(args) -> bool:
             or args["rstd"].numel() != rows)
 
 
+def _batch_norm_running_stats_short(args) -> bool:
+    """batch_norm's training forward on the CPU updates running_mean and
+    running_var through 1-dim accessors for every channel of the input,
+    unchecked: past the end of shorter ones."""
+    x = args["input"]
+    if not isinstance(x, torch.Tensor) or x.dim() < 2 or not args.get("training", True):
+        return False
+    running = [args.get("running_mean"), args.get("running_var")]
+    return any(isinstance(r, torch.Tensor) and r.dim() == 1 and r.numel() < x.size(1) for r in running)
+
+
 CPU_WRITES_OUTSIDE = {
+    "native_batch_norm": _batch_norm_running_stats_short,
+    "_native_batch_norm_legit": _batch_norm_running_stats_short,
+    "_batch_norm_with_update": _batch_norm_running_stats_short,
     "native_layer_norm_backward": _layer_norm_sizes_unchecked,
     "_softmax_backward_data": _softmax_backward_reads_outside,
     "_log_softmax_backward_data": _softmax_backward_reads_outside,
