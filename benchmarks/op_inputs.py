@@ -132,6 +132,18 @@ def _batch_norm_backward_inputs(channels_last: bool):
     return make
 
 
+def _weight_norm_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """A linear layer's weight (rows, cols) normalized per row (dim 0): v
+    and g of (rows, 1)."""
+    return [torch.randn(rows, cols).to(dtype), torch.randn(rows, 1).to(dtype)]
+
+
+def _weight_norm_backward_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    v, g = _weight_norm_inputs(layout, rows, cols, dtype)
+    _, norms = torch.ops.aten._weight_norm_interface(v, g, 0)
+    return [torch.randn_like(v), v, g, norms]
+
+
 def _nll_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     """(rows, cols) log-probabilities in the given layout and one class
     target per row."""
@@ -286,6 +298,11 @@ WITH_OWN_INPUTS = {
                                                                  [True, True, True], torch.empty(0, device=x.device,
                                                                                                  dtype=torch.uint8)),
         (), kind="normalization", inputs=_batch_norm_backward_inputs(True)),
+    "_weight_norm_interface": OpSpec(lambda v, g: torch.ops.aten._weight_norm_interface(v, g, 0), (),
+                                     kind="normalization", inputs=_weight_norm_inputs),
+    "_weight_norm_interface_backward": OpSpec(
+        lambda gw, v, g, n: torch.ops.aten._weight_norm_interface_backward(gw, v, g, n, 0), (),
+        kind="normalization", inputs=_weight_norm_backward_inputs),
     # The point-wise losses as training calls them: the mean, and its backward.
     "mse_loss": OpSpec(lambda x, y: torch.ops.aten.mse_loss(x, y, 1), (), kind="loss", inputs=_two_row_inputs),
     "mse_loss_backward": OpSpec(lambda g, x, y: torch.ops.aten.mse_loss_backward(g, x, y, 1), (), kind="loss",

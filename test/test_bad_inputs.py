@@ -165,6 +165,14 @@ CPU_HAS_NO_ANSWER = {
     "native_batch_norm_backward|all: empty dim 0": "either",
     "batch_norm_backward|input: empty dim 0": "raises",
     "batch_norm_backward|all: empty dim 0": "either",
+    # v with no rows: the CPU's weight_norm divides by zero.
+    "_weight_norm_interface|v: empty dim 0": "raises",
+    "_weight_norm_interface|all: empty dim 0": "either",
+    "_weight_norm_interface_backward|saved_v: empty dim 0": "raises",
+    "_weight_norm_interface_backward|all: empty dim 0": "either",
+    # An expanded g: the CPU's norms, written like g, corrupt the heap.
+    "_weight_norm_interface|g: expanded": "either",
+    "_weight_norm_interface|all: expanded": "either",
     # The CPU returns uninitialized memory (a mean over no samples) or a
     # 1-element result for 0-dim inputs.
     "multilabel_margin_loss_forward|all: empty dim 0": "either",
@@ -194,6 +202,7 @@ CPU_UNCHECKED = [
     # running statistics written through an expanded view).
     (r"(native_batch_norm|_native_batch_norm_legit|_batch_norm_with_update).*",
      rf"(input|weight|bias|running_mean|running_var|all): ({_SHAPES}|expanded)"),
+    (r"_weight_norm_interface(_backward)?", rf"(v|g|saved_v|saved_g|saved_norms|grad_w|all): {_SHAPES}"),
     (r"(native_)?batch_norm_backward", rf"(input|grad_out|weight|running_mean|running_var|save_mean|save_invstd|save_var|all): "
                                        rf"{_SHAPES}"),
 ]
@@ -208,6 +217,9 @@ CPU_LAYOUT_BUGS = [
     (r"fractional_max_pool[23]d_backward.*", r"(indices|all): (transposed|strided|expanded)"),
     (r"_masked_softmax", r"(self|all): transposed"),
     (r"nll_loss2d_backward", r"(self|all): transposed"),
+    # weight_norm's kernels read v and grad_w in memory order.
+    (r"_weight_norm_interface", r"(v|all): (transposed|strided|expanded)"),
+    (r"_weight_norm_interface_backward", r"grad_w: (transposed|strided|expanded)"),
     # batch_norm's out= overloads come out wrong for a transposed input
     # (float64 too).
     (r"(native_batch_norm|_native_batch_norm_legit|_batch_norm_with_update)\.(out|no_stats_out)",
@@ -270,7 +282,23 @@ def _batch_norm_running_stats_short(args) -> bool:
     return any(isinstance(r, torch.Tensor) and r.dim() == 1 and r.numel() < x.size(1) for r in running)
 
 
+def _weight_norm_g_short(args) -> bool:
+    """weight_norm on the CPU writes a norm (and reads g) for every index of
+    v along dim, unchecked: past the end of a shorter g."""
+    v = args.get("v", args.get("saved_v"))
+    g = args.get("g", args.get("saved_g"))
+    dim = args["dim"]
+    if not isinstance(v, torch.Tensor) or not isinstance(g, torch.Tensor) or v.dim() == 0:
+        return False
+    if dim not in (0, v.dim() - 1) or not v.is_floating_point():
+        return False
+    norms = args.get("saved_norms")
+    return g.numel() < v.size(dim) or (isinstance(norms, torch.Tensor) and norms.numel() < v.size(dim))
+
+
 CPU_WRITES_OUTSIDE = {
+    "_weight_norm_interface": _weight_norm_g_short,
+    "_weight_norm_interface_backward": _weight_norm_g_short,
     "native_batch_norm": _batch_norm_running_stats_short,
     "_native_batch_norm_legit": _batch_norm_running_stats_short,
     "_batch_norm_with_update": _batch_norm_running_stats_short,

@@ -249,7 +249,8 @@ kernel void batch_norm_backward_channels(
 }
 
 // Backward's element pass: training (grad_out - grad_mean - (x - mean) * k)
-// * invstd * weight, evaluation grad_out * invstd * weight (x unread).
+// * invstd * weight, evaluation grad_out * invstd * weight (x unread);
+// weight_norm's g / norm * grad_w - sum / norm^2 * v (channel_formula).
 template <typename T>
 kernel void batch_norm_backward_apply(
     device T* grad_input [[buffer(0)]],
@@ -267,7 +268,7 @@ kernel void batch_norm_backward_apply(
     const uint i = first + k * step;
     if (i < p.count) {
       grad[k] = grad_out[i];
-      value[k] = p.training != 0 ? x[i] : T(0);
+      value[k] = p.formula != mps_ops::scaled_formula ? x[i] : T(0);
     }
   }
   channel_walk w = channel_of(first, p);
@@ -277,7 +278,10 @@ kernel void batch_norm_backward_apply(
     if (i < p.count) {
       constant float* c = coefficients + w.channel * mps_ops::batch_norm_coefficients;
       const float g = float(grad[k]);
-      const float result = p.training != 0 ? (g - c[2] - (float(value[k]) - c[0]) * c[1]) * c[3] : g * c[3];
+      const float x_k = float(value[k]);
+      const float result = p.formula == mps_ops::centred_formula    ? (g - c[2] - (x_k - c[0]) * c[1]) * c[3]
+                           : p.formula == mps_ops::products_formula ? g * c[3] - x_k * c[1]
+                                                                    : g * c[3];
       grad_input[i] = static_cast<T>(result);
     }
     w = next(w, p);

@@ -37,7 +37,14 @@ struct batch_norm_apply_params {
   unsigned channels;
   unsigned step_r;
   unsigned step_c;
-  int training;  // backward: the training formula (else grad_out * invstd * weight)
+  int formula;  // backward: which channel_formula
+};
+
+// The backward element pass's formulas, with channel coefficients c0..c3:
+enum channel_formula {
+  scaled_formula = 0,    // g * c3: batch_norm's evaluation
+  centred_formula = 1,   // (g - c2 - (x - c0) * c1) * c3: batch_norm's training
+  products_formula = 2,  // g * c3 - x * c1: weight_norm's, as the CPU orders it
 };
 
 }  // namespace mps_ops

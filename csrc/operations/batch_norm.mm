@@ -5,6 +5,7 @@
 // (batch_norm_cpu and batch_norm_backward_cpu), plus two the CPU lacks where
 // it reads out of bounds: parameters of the wrong length, and evaluation
 // without running statistics.
+#include "../runtime/channel_pass.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
@@ -26,69 +27,6 @@
 namespace mps_ops {
 
 namespace {
-
-// The input and the tensors read beside it (grad_out) as the element
-// passes and the reduction read them: dense in the input's suggested memory
-// format (contiguous or channels-last), element i of a sample in channel
-// (i / inner) % channels.
-struct ChannelLayout {
-  at::MemoryFormat format;
-  int64_t channels;
-  int64_t inner;
-  int64_t per_sample;  // elements of one batch entry
-};
-
-ChannelLayout channel_layout(const at::Tensor& input) {
-  const at::MemoryFormat format = input.suggest_memory_format();
-  const int64_t channels = input.size(1);
-  const int64_t spatial = std::accumulate(input.sizes().begin() + 2, input.sizes().end(), int64_t{1},
-                                          std::multiplies<int64_t>());
-  return ChannelLayout{format, channels, format == at::MemoryFormat::Contiguous ? spatial : 1, channels * spatial};
-}
-
-// The reduction over every dim but the channel one.
-ReductionPlan channel_plan(const at::Tensor& x) {
-  std::vector<int64_t> reduced(x.dim() - 1);
-  std::iota(reduced.begin(), reduced.end(), 1);
-  reduced[0] = 0;
-  return plan_reduction(x, reduced);
-}
-
-// One element pass (forward or backward) over `out` and `inputs` (all dense
-// in layout.format), in pieces of whole batch entries of at most 2**32 - 1
-// elements (a piece's element i has the channel the whole tensor's has: a
-// batch entry is a whole number of channel runs).
-void run_element_pass(KernelCache& kernels, const at::Tensor& out, std::vector<at::Tensor> inputs,
-                      const at::Tensor& coefficients, const ChannelLayout& layout, int training) {
-  if (out.numel() == 0) {
-    return;
-  }
-  TORCH_CHECK(layout.per_sample <= UINT32_MAX, "mps_ops: ", kernels.op(), " over batch entries of more than ",
-              "2**32 - 1 elements");
-  constexpr int64_t tile = elementwise_tile;
-  batch_norm_apply_params p{};
-  p.inner = static_cast<unsigned>(layout.inner);
-  p.channels = static_cast<unsigned>(layout.channels);
-  p.step_r = static_cast<unsigned>(tile % layout.inner);
-  p.step_c = static_cast<unsigned>((tile / layout.inner) % layout.channels);
-  p.training = training;
-  const int64_t batch = out.size(0);
-  const int64_t per_piece = std::max<int64_t>(1, UINT32_MAX / layout.per_sample);
-  const unsigned per_thread = elements_per_thread(out.element_size());
-  for (int64_t start = 0; start < batch; start += per_piece) {
-    const int64_t length = std::min(per_piece, batch - start);
-    const at::Tensor out_piece = out.narrow(0, start, length);
-    std::vector<at::Tensor> operands{out_piece};
-    for (const at::Tensor& in : inputs) {
-      operands.push_back(in.narrow(0, start, length));
-    }
-    operands.push_back(coefficients);
-    p.count = static_cast<unsigned>(out_piece.numel());
-    KernelFunction function(kernels.get(Variant::dense, out.scalar_type(), out.scalar_type()));
-    function.bind_operand_list(operands).bind(p);
-    function.dispatch(Dim3{tiled_threads(static_cast<uint64_t>(p.count), per_thread), 1, 1});
-  }
-}
 
 // The parameters' dtype, checked as the CPU checks it: a half or bfloat16
 // input whose first parameter given is float takes float parameters (the
@@ -223,7 +161,7 @@ ForwardResult batch_norm_forward(const char* op, const at::Tensor& input, const 
       running_var->copy_(rv);
     }
   }
-  run_element_pass(apply_kernels, result.out, {x}, coefficients, layout, 0);
+  run_channel_pass(apply_kernels, result.out, {x}, coefficients, layout, scaled_formula);
   return result;
 }
 
@@ -319,7 +257,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
       .bind(p);
   channels.dispatch(Dim3{p.channels, 1, 1});
   if (mask[0]) {
-    run_element_pass(apply_kernels, grad_input, {g, x}, coefficients, layout, train ? 1 : 0);
+    run_channel_pass(apply_kernels, grad_input, {g, x}, coefficients, layout,
+                     train ? centred_formula : scaled_formula);
   }
   return {grad_input, grad_weight, grad_bias};
 }

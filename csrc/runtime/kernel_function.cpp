@@ -81,6 +81,7 @@ void KernelFunction::bind_span(const BufferSpan& span) {
 void KernelFunction::set_buffer(int index, const at::TensorBase& owner, const void* data,
                                 size_t span_bytes) {
   ArgSlot& s = slot(index);
+  storages_[index] = owner.storage();
   const void* base = owner.storage().data();
   s.storage = base;
   s.offset = static_cast<size_t>(static_cast<const char*>(data) - static_cast<const char*>(base));

@@ -125,6 +125,10 @@ class KernelFunction {
   uint8_t element_sizes_[max_kernel_args];
   uint32_t threadgroup_lengths_[max_kernel_args];
   bool has_threadgroup_memory_ = false;
+  // The storages of the tensors bound, held until the KernelFunction dies:
+  // a slot keeps only an address, so a temporary bound (a .contiguous() copy
+  // made in the call) would otherwise be freed before dispatch reads it.
+  c10::Storage storages_[max_kernel_args];
   // setBytes payloads live here until dispatch copies them.
   alignas(16) unsigned char arena_[1024];
   size_t arena_used_ = 0;

@@ -1,0 +1,147 @@
+// _weight_norm_interface and its backward (the override ops of
+// csrc/operations/weight_norm.mm): w = v * g / ||v||, each norm over every
+// dim of v but `dim` (0 or the last). The host views v as (N, C, inner), C
+// the size of `dim`, so the channel passes of batch_norm.metal serve both
+// (csrc/runtime/channel_pass.h):
+//   forward   the norms (a reduction of squares, in float), then one thread
+//             per channel (its coefficient g / norm), then batch_norm_apply
+//             (x - 0) * (g / norm) + 0;
+//   backward  per channel sum(grad_w * v) in one reduction over both, then
+//             one thread per channel (grad_g = sum / norm, the
+//             coefficients), then batch_norm_backward_apply's
+//             products_formula: g / norm * grad_w - g * sum / norm^3 * v,
+//             the CPU's order (its infinities cancel where its do).
+#include <metal_stdlib>
+#include <mps_ops/instantiate.h>
+#include <mps_ops/reduction.h>
+#include "batch_norm_params.h"
+using namespace metal;
+
+// The norm: the root of the sum of squares, in float (the CPU's opmath).
+template <typename In>
+struct weight_norm_norms_reducer {
+  using params = mps_ops::no_params;
+  using state = float;
+  static state identity() { return 0.0f; }
+  static state fold(state s, float v) { return s + v * v; }
+  static state merge(state a, state b) { return a + b; }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+  static float finish(state s, constant params&) { return sqrt(s); }
+};
+
+// Norms in float for every input dtype (the CPU's, for half and bfloat16).
+REGISTER_REDUCE_ONE_OP(weight_norm_norms, float, half)
+REGISTER_REDUCE_ONE_OP(weight_norm_norms, float, bfloat)
+REGISTER_REDUCE_ONE_OP(weight_norm_norms, float, float)
+
+// One thread per channel: the forward's coefficients (0, g / norm, 0, 0).
+template <typename T>
+kernel void weight_norm_channels(
+    device float* coefficients [[buffer(0)]],
+    constant T* g [[buffer(1)]],
+    constant float* norms [[buffer(2)]],
+    constant uint& channels [[buffer(3)]],
+    uint c [[thread_position_in_grid]]) {
+  if (c >= channels) {
+    return;
+  }
+  device float* out = coefficients + c * mps_ops::batch_norm_coefficients;
+  out[0] = 0.0f;
+  out[1] = float(g[c]) / norms[c];
+  out[2] = 0.0f;
+  out[3] = 0.0f;
+}
+
+// Backward's reduction reads grad_w and v of one layout, folding their
+// products (a reduction.h source of two inputs).
+template <typename In>
+struct product_pair {
+  using value = float;
+  static constexpr uint element_bytes() { return sizeof(In); }
+  constant In* a;
+  constant In* b;
+};
+template <typename In, typename I>
+inline float load(product_pair<In> source, I offset) {
+  return float(source.a[offset]) * float(source.b[offset]);
+}
+
+// Per channel: sum(grad_w * v).
+template <typename In>
+struct weight_norm_backward_sums_reducer {
+  using params = mps_ops::no_params;
+  using state = float;
+  static state identity() { return 0.0f; }
+  static state fold(state s, float product) { return s + product; }
+  static state merge(state a, state b) { return a + b; }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+  static float finish(state s, constant params&) { return s; }
+};
+
+// reduction.h's reduce_one over the pair source: each channel's sum in
+// float (chunk states where the host split long channels, merged by
+// reduce_one_merge).
+template <typename In>
+kernel void weight_norm_backward_sums(
+    device float* sums [[buffer(0)]],
+    device uchar* chunk_states [[buffer(1)]],
+    constant In* grad_w [[buffer(2)]],
+    constant In* v [[buffer(3)]],
+    constant mps_ops::reduction_layout& layout [[buffer(4)]],
+    constant mps_ops::no_params& params [[buffer(5)]],
+    uint3 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint3 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  using reducer = weight_norm_backward_sums_reducer<In>;
+  threadgroup float partials[mps_ops::partial_states];
+  mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
+  const float s = mps_ops::reduce_slice_of<reducer>(product_pair<In>{grad_w, v}, layout, t, partials, at, group.z);
+  if (mps_ops::finishes_slice(t)) {
+    if (layout.chunk_shift != 0) {
+      mps_ops::store_chunk_state<reducer>(chunk_states, layout, t.slice, group.z, s);
+    } else {
+      sums[t.slice] = reducer::finish(s, params);
+    }
+  }
+}
+
+// One thread per channel: grad_g = sum / norm and the backward's
+// coefficients (0, b, 0, a): the CPU's a = g / norm and
+// b = a * grad_g / norm of its a * grad_w - b * v.
+template <typename T>
+kernel void weight_norm_backward_channels(
+    device T* grad_g [[buffer(0)]],
+    device float* coefficients [[buffer(1)]],
+    constant float* sums [[buffer(2)]],
+    constant T* g [[buffer(3)]],
+    constant float* norms [[buffer(4)]],
+    constant uint& channels [[buffer(5)]],
+    uint c [[thread_position_in_grid]]) {
+  if (c >= channels) {
+    return;
+  }
+  const float norm = norms[c], sum = sums[c];
+  grad_g[c] = static_cast<T>(sum / norm);
+  device float* out = coefficients + c * mps_ops::batch_norm_coefficients;
+  const float a = float(g[c]) / norm;
+  out[0] = 0.0f;
+  out[1] = a * (sum / norm) / norm;
+  out[2] = 0.0f;
+  out[3] = a;
+}
+
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, weight_norm_channels, dense)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, weight_norm_backward_channels, dense)
+
+#define REGISTER_WEIGHT_NORM_BACKWARD_SUMS(T)                                                         \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(weight_norm_backward_sums, reduce, float, T),                 \
+                      weight_norm_backward_sums, T)                                                   \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(weight_norm_backward_sums, merge, float, T),                  \
+                      mps_ops::reduce_one_merge, weight_norm_backward_sums_reducer<T>, float, T)
+REGISTER_WEIGHT_NORM_BACKWARD_SUMS(half)
+REGISTER_WEIGHT_NORM_BACKWARD_SUMS(bfloat)
+REGISTER_WEIGHT_NORM_BACKWARD_SUMS(float)
