@@ -164,6 +164,20 @@ def test_one_value_per_channel():
     _forward_check(call, _input((1, 3), torch.float32), _params(3, torch.float32), "one value per channel")
 
 
+@pytest.mark.parametrize("training", [True, False])
+def test_zero_variance_without_eps(training):
+    """var + eps = 0: training's InvStd gives 0 (the output the bias), the
+    evaluation's 1 / sqrt(running_var + eps) an infinity, as on the CPU."""
+    x = torch.ones(4, 3, 5)
+    w, b, rm, _ = _params(3, torch.float32)
+    rv = torch.zeros(3)
+    call = lambda x, w, b, rm, rv: aten.native_batch_norm(x, w, b, rm, rv, training, 0.1, 0.0)  # noqa: E731
+    _forward_check(call, x, (w, b, rm, rv), f"zero variance training={training}")
+    if not training:
+        g = torch.randn(4, 3, 5)
+        _backward_check([g, x, w, rm, rv, None, None], False, where="zero running variance", eps=0.0)
+
+
 def test_empty_batch_in_evaluation():
     call = lambda x, w, b, rm, rv: aten.native_batch_norm(x, w, b, rm, rv, False, 0.1, 1e-5)  # noqa: E731
     x = torch.randn(0, 3, 4)
@@ -185,13 +199,13 @@ def _backward_args(shape, dtype, train, layout="contiguous", param_dtype=None, a
     return [grad, x, w if affine else None, rm, rv, save_mean, save_invstd]
 
 
-def _backward_check(args, train, mask=(True, True, True), where="", new=False):
+def _backward_check(args, train, mask=(True, True, True), where="", new=False, eps=1e-5):
     if new:
         call = lambda g, x, w, rm, rv, sm, si: aten.batch_norm_backward(  # noqa: E731
-            g, x, w, rm, rv, sm, si, train, 1e-5, list(mask), torch.empty(0, dtype=torch.uint8, device=x.device))
+            g, x, w, rm, rv, sm, si, train, eps, list(mask), torch.empty(0, dtype=torch.uint8, device=x.device))
     else:
         call = lambda g, x, w, rm, rv, sm, si: aten.native_batch_norm_backward(  # noqa: E731
-            g, x, w, rm, rv, sm, si, train, 1e-5, list(mask))
+            g, x, w, rm, rv, sm, si, train, eps, list(mask))
     expected = call(*args)
     actual, dispatches = run_on_kernels(call, *args)
     for a, e, name in zip(actual, expected, ("grad_input", "grad_weight", "grad_bias")):

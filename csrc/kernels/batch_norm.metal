@@ -23,7 +23,9 @@ using namespace metal;
 
 namespace {
 
-// The CPU's InvStd: 0 where the variance and eps are both 0.
+// The CPU's InvStd for the batch's variance: 0 where the variance and eps
+// are both 0. (Its evaluation paths take 1 / sqrt(running_var + eps) as it
+// is: infinite there.)
 inline float inverse_std(float var, float eps) {
   return var == 0.0f && eps == 0.0f ? 0.0f : 1.0f / sqrt(var + eps);
 }
@@ -86,7 +88,7 @@ kernel void batch_norm_channels(
     invstd = inverse_std(batch_var[c], p.eps);
   } else {
     mean = float(running_mean[c]);
-    invstd = inverse_std(float(running_var[c]), p.eps);
+    invstd = 1.0f / sqrt(float(running_var[c]) + p.eps);
   }
   const float scale = p.has_weight != 0 ? invstd * float(weight[c]) : invstd;
   const float shift = p.has_bias != 0 ? float(bias[c]) : 0.0f;
@@ -233,7 +235,7 @@ kernel void batch_norm_backward_channels(
   if (c >= p.channels) {
     return;
   }
-  const float invstd = p.training != 0 ? spread[c] : inverse_std(spread[c], p.eps);
+  const float invstd = p.training != 0 ? spread[c] : 1.0f / sqrt(spread[c] + p.eps);
   const float sum = grad_sum[c], dotp = dot[c];
   if (p.want_weight != 0) {
     grad_weight[c] = static_cast<Param>(dotp * invstd);

@@ -234,9 +234,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
   if (sums_needed && input.numel() > 0) {
     grad_sum = at::empty({layout.channels}, float_options);
     dot = at::empty({layout.channels}, float_options);
+    // Reduced dims that do not merge and pass 2**32 elements per channel
+    // make the plan read a permuted copy, which stands in for one input
+    // only: both are then read channels-last (the reduced dims merge).
+    const ReductionPlan plan = channel_plan(x);
+    const auto channels_last = [](const at::Tensor& t) { return t.movedim(1, -1).contiguous().movedim(-1, 1); };
+    const at::Tensor x_read = plan.input.defined() ? channels_last(x) : x;
+    const at::Tensor g_read = plan.input.defined() ? channels_last(g) : g;
     const no_params nothing{};
     dispatch_reduction(reducer_kernels(sums_kernels, params, input.scalar_type()), {&grad_sum, &dot},
-                       {&g, &x, &mean_values}, channel_plan(x), nothing);
+                       {&g_read, &x_read, &mean_values}, plan.input.defined() ? channel_plan(x_read) : plan, nothing);
   } else {
     grad_sum = at::zeros({layout.channels}, float_options);
     dot = grad_sum;

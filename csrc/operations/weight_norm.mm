@@ -58,6 +58,9 @@ std::tuple<at::Tensor, at::Tensor> _weight_norm_interface(const at::Tensor& v, c
   const char* op = "_weight_norm_interface";
   check_devices(op, {&v, &g});
   check_weight_norm(op, "weight_norm_kernel", v, g, dim, nullptr, nullptr);
+  // (Over dim 0 the element pass takes v whole: one piece.)
+  TORCH_CHECK(dim != 0 || v.numel() <= UINT32_MAX, "mps_ops: ", op, " over dim 0 of a v of more than 2**32 - 1 ",
+              "elements");
   const at::Tensor view = channel_view(v.contiguous(), dim);
   at::Tensor w = at::empty(v.sizes(), v.options().memory_format(at::MemoryFormat::Contiguous));
   // Norms in float whatever v's dtype, shaped like g (the CPU's).
@@ -96,6 +99,8 @@ std::tuple<at::Tensor, at::Tensor> _weight_norm_interface_backward(const at::Ten
   TORCH_CHECK(saved_norms.is_contiguous(), "saved_norm must be contiguous");
   TORCH_CHECK(saved_norms.numel() == saved_g.numel(), op, ": saved_norms has ", saved_norms.numel(),
               " elements, g ", saved_g.numel());
+  TORCH_CHECK(dim != 0 || saved_v.numel() <= UINT32_MAX, "mps_ops: ", op, " over dim 0 of a v of more than ",
+              "2**32 - 1 elements");
   const at::Tensor view = channel_view(saved_v.contiguous(), dim);
   const at::Tensor grad_view = grad_w.contiguous().view(view.sizes());
   at::Tensor grad_v = at::empty(saved_v.sizes(), saved_v.options().memory_format(at::MemoryFormat::Contiguous));
