@@ -329,6 +329,10 @@ WITH_OWN_INPUTS = {
     "_prelu_kernel": OpSpec(torch._prelu_kernel, (), kind="activation",
                             inputs=lambda layout, rows, cols, dtype: [_reduction_inputs(layout, rows, cols, dtype)[0],
                                                                       torch.rand(1, cols).to(dtype)]),
+    "_prelu_kernel_backward": OpSpec(
+        torch.ops.aten._prelu_kernel_backward, (), kind="activation",
+        inputs=lambda layout, rows, cols, dtype: [*_two_row_inputs(layout, rows, cols, dtype),
+                                                  torch.rand(1, cols).to(dtype)]),
     "segment_reduce": OpSpec(
         lambda x: torch.segment_reduce(x, "sum", lengths=torch.full((x.size(0),), 1, device=x.device)),
         (), kind="reduction", inputs=_reduction_inputs),

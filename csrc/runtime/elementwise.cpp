@@ -151,8 +151,8 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
   }
   const int ndim = std::max<int>(1, static_cast<int>(kept.size()));
   uint32_t sizes[max_ndim];
-  int32_t strides[max_ndim * 4];
-  TORCH_INTERNAL_ASSERT(n_ops <= 4, kernels.op(), ": too many operands");
+  int32_t strides[max_ndim * 5];
+  TORCH_INTERNAL_ASSERT(n_ops <= 5, kernels.op(), ": too many operands");
   for (int d = 0; d < ndim; ++d) {
     sizes[d] = kept.empty() ? 1 : static_cast<uint32_t>(iter.shape()[kept[d]]);
     for (int arg = 0; arg < n_ops; ++arg) {

@@ -15,4 +15,19 @@ def _prelu(dt):
     return dict(self=torch.randn(2, 3, 4).to(dt), weight=torch.rand(2, 3, 4).to(dt))
 
 
-OVERLOAD_SAMPLES = [Sample("_prelu_kernel", _prelu)]
+def _prelu_backward(dt):
+    """The backward's operands, of one shape as the forward's sample."""
+    return dict(grad_output=torch.randn(2, 3, 4).to(dt), self=torch.randn(2, 3, 4).to(dt),
+                weight=torch.rand(2, 3, 4).to(dt))
+
+
+def _prelu_backward_large(dt):
+    """A CNN's activations, 32 x 64 x 32 x 32: a slope per element (the dense
+    kernel) and one per channel, broadcast (the strided one)."""
+    x = torch.randn(32, 64, 32, 32).to(dt)
+    return [dict(grad_output=torch.randn(x.shape).to(dt), self=x, weight=torch.rand(x.shape).to(dt)),
+            dict(grad_output=torch.randn(x.shape).to(dt), self=x, weight=torch.rand(64, 1, 1).to(dt))]
+
+
+OVERLOAD_SAMPLES = [Sample("_prelu_kernel", _prelu),
+                    Sample("_prelu_kernel_backward", _prelu_backward, large=_prelu_backward_large)]

@@ -360,6 +360,66 @@ kernel void unary_two_outputs_strided(
   }
 }
 
+// Two outputs from three inputs of one type (prelu's backward: grad_input
+// and grad_weight from self, weight and grad_output): f(a, b, c, out0, out1).
+template <typename F, typename Out, typename In, typename P>
+kernel void ternary_two_outputs_dense(
+    device Out* out0 [[buffer(0)]],
+    device Out* out1 [[buffer(1)]],
+    constant In* in0 [[buffer(2)]],
+    constant In* in1 [[buffer(3)]],
+    constant In* in2 [[buffer(4)]],
+    constant uint& n [[buffer(5)]],
+    constant P& params [[buffer(6)]],
+    uint thread_index [[thread_position_in_grid]]) {
+  const uint first = first_element<In>(thread_index);
+  const uint step = elementwise_tile;
+  const uint count = n;
+  const F f = make_functor<F>(params);
+  In a[per_thread<In>()], b[per_thread<In>()], c[per_thread<In>()];
+  load_dense(a, in0, first, count);
+  load_dense(b, in1, first, count);
+  load_dense(c, in2, first, count);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint i = first + k * step;
+    if (i < count) {
+      f(a[k], b[k], c[k], out0[i], out1[i]);
+    }
+  }
+}
+
+template <typename F, typename Out, typename In, typename P>
+kernel void ternary_two_outputs_strided(
+    device char* out0 [[buffer(0)]],
+    device char* out1 [[buffer(1)]],
+    constant char* in0 [[buffer(2)]],
+    constant char* in1 [[buffer(3)]],
+    constant char* in2 [[buffer(4)]],
+    constant uint* sizes [[buffer(5)]],
+    constant int* strides [[buffer(6)]],
+    constant uint& ndim [[buffer(7)]],
+    constant P& params [[buffer(8)]],
+    uint2 pos [[thread_position_in_grid]],
+    uint2 grid [[threads_per_grid]]) {
+  int offsets[5];
+  row_offsets<5>(pos.y, sizes, strides, ndim, offsets);
+  const F f = make_functor<F>(params);
+  const uint inner = sizes[0];
+  In a[per_thread<In>()], b[per_thread<In>()], c[per_thread<In>()];
+  load_row(a, in0, offsets[2], strides[2 * ndim], pos.x, grid.x, inner);
+  load_row(b, in1, offsets[3], strides[3 * ndim], pos.x, grid.x, inner);
+  load_row(c, in2, offsets[4], strides[4 * ndim], pos.x, grid.x, inner);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      f(a[k], b[k], c[k], element_at<Out>(out0, offsets[0] + int(x) * strides[0]),
+        element_at<Out>(out1, offsets[1] + int(x) * strides[ndim]));
+    }
+  }
+}
+
 }  // namespace mps_ops
 
 // Every variant the host chooses from, for one (output, input) type pair:
@@ -393,3 +453,8 @@ kernel void unary_two_outputs_strided(
                       mps_ops::params_t<OP##_functor>)
 // The first output of the input's type T.
 #define REGISTER_UNARY_TWO_OUTPUTS_OP_SAME_TYPE(OP, OUT1, T) REGISTER_UNARY_TWO_OUTPUTS_OP(OP, T, OUT1, T)
+
+// Three inputs and two outputs, all of type T.
+#define REGISTER_TERNARY_TWO_OUTPUTS_OP_SAME_TYPE(OP, T)                                  \
+  MPS_OPS_ELEMENTWISE(OP, dense, mps_ops::ternary_two_outputs_dense, T, T)                \
+  MPS_OPS_ELEMENTWISE(OP, strided, mps_ops::ternary_two_outputs_strided, T, T)
