@@ -80,6 +80,15 @@ def test_zero_rows():
     _check(lambda v, g: aten._weight_norm_interface(v, g, 0), (v, g), "zero row")
 
 
+def test_signed_zeros():
+    """v * (g / norm) keeps the sign of a zero product, as the CPU's does."""
+    v = torch.tensor([[1.0, -0.0, 0.0], [1.0, -0.0, 2.0]])
+    for g in (torch.ones(2, 1), -torch.ones(2, 1)):
+        expected = aten._weight_norm_interface(v, g, 0)[0]
+        (actual, _), _ = run_on_kernels(lambda v, g: aten._weight_norm_interface(v, g, 0), v, g)
+        assert torch.equal(torch.signbit(actual), torch.signbit(expected)), (actual, expected)
+
+
 def test_empty_rows():
     v, g = torch.randn(3, 0), torch.randn(3, 1)
     _check(lambda v, g: aten._weight_norm_interface(v, g, 0), (v, g), "rows of no element")

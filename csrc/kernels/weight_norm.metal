@@ -45,10 +45,12 @@ kernel void weight_norm_channels(
   if (c >= channels) {
     return;
   }
+  // (x - 0) * scale + -0: adding -0 keeps a -0 product's sign, as the
+  // CPU's v * (g / norm) does; +0 would not.
   device float* out = coefficients + c * mps_ops::batch_norm_coefficients;
   out[0] = 0.0f;
   out[1] = float(g[c]) / norms[c];
-  out[2] = 0.0f;
+  out[2] = -0.0f;
   out[3] = 0.0f;
 }
 

@@ -91,12 +91,13 @@ std::tuple<at::Tensor, at::Tensor> _weight_norm_interface_backward(const at::Ten
       apply_kernels("batch_norm_backward_apply");
   const char* op = "_weight_norm_interface_backward";
   check_devices(op, {&grad_w, &saved_v, &saved_g, &saved_norms});
-  check_weight_norm(op, "weight_norm_backward_kernel", saved_v, saved_g, dim, &grad_w, &saved_norms);
-  TORCH_CHECK(grad_w.sizes().equals(saved_v.sizes()), op, ": grad_w of size ", grad_w.sizes(), " for a v of size ",
-              saved_v.sizes());
+  // The CPU's first checks.
   TORCH_CHECK(saved_v.is_contiguous(), "saved_v must be contiguous");
   TORCH_CHECK(saved_g.is_contiguous(), "saved_g must be contiguous");
   TORCH_CHECK(saved_norms.is_contiguous(), "saved_norm must be contiguous");
+  check_weight_norm(op, "weight_norm_backward_kernel", saved_v, saved_g, dim, &grad_w, &saved_norms);
+  TORCH_CHECK(grad_w.sizes().equals(saved_v.sizes()), op, ": grad_w of size ", grad_w.sizes(), " for a v of size ",
+              saved_v.sizes());
   TORCH_CHECK(saved_norms.numel() == saved_g.numel(), op, ": saved_norms has ", saved_norms.numel(),
               " elements, g ", saved_g.numel());
   TORCH_CHECK(dim != 0 || saved_v.numel() <= UINT32_MAX, "mps_ops: ", op, " over dim 0 of a v of more than ",
