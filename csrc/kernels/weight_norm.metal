@@ -19,13 +19,9 @@ using namespace metal;
 
 // The norm: the root of the sum of squares, in float (the CPU's opmath).
 template <typename In>
-struct weight_norm_norms_reducer {
+struct weight_norm_norms_reducer : mps_ops::float_sum {
   using params = mps_ops::no_params;
-  using state = float;
-  static state identity() { return 0.0f; }
   static state fold(state s, float v) { return s + v * v; }
-  static state merge(state a, state b) { return a + b; }
-  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
   static float finish(state s, constant params&) { return sqrt(s); }
 };
 
@@ -70,13 +66,9 @@ inline float load(product_pair<In> source, I offset) {
 
 // Per channel: sum(grad_w * v).
 template <typename In>
-struct weight_norm_backward_sums_reducer {
+struct weight_norm_backward_sums_reducer : mps_ops::float_sum {
   using params = mps_ops::no_params;
-  using state = float;
-  static state identity() { return 0.0f; }
   static state fold(state s, float product) { return s + product; }
-  static state merge(state a, state b) { return a + b; }
-  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
   static float finish(state s, constant params&) { return s; }
 };
 

@@ -3,6 +3,7 @@
 // csrc/kernels/batch_norm_stats.metal. Checks and messages are the CPU's,
 // plus one the CPU lacks: running statistics must have one element per
 // channel (the CPU reads past a shorter one).
+#include "../runtime/channel_pass.h"
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/op_checks.h"
@@ -11,7 +12,6 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 
-#include <numeric>
 
 namespace mps_ops {
 
@@ -56,10 +56,7 @@ std::tuple<at::Tensor, at::Tensor> batch_norm_update_stats(
   check_running("running_mean", input, running_mean, channels, param_dtype);
   check_running("running_var", input, running_var, channels, param_dtype);
 
-  std::vector<int64_t> reduced(input.dim() - 1);
-  std::iota(reduced.begin(), reduced.end(), 1);
-  reduced[0] = 0;
-  const ReductionPlan plan = plan_reduction(input, reduced);
+  const ReductionPlan plan = channel_plan(input);
   at::Tensor mean = at::empty({channels}, input.options().dtype(param_dtype));
   at::Tensor var = at::empty({channels}, input.options().dtype(param_dtype));
   if (has_mean || has_var) {

@@ -110,7 +110,8 @@ inline T nan_max(T a, T b) {
 }
 
 // float reducers for kernels that fold their own values and only merge
-// through merge_threadgroup (pdist, the losses, softmax, embedding_renorm).
+// through merge_threadgroup (pdist, the losses, softmax, embedding_renorm),
+// and the merge half of reducers that add (weight_norm's).
 struct float_sum {
   using state = float;
   static state identity() { return 0.0f; }
