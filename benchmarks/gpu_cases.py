@@ -181,7 +181,7 @@ def own_input_cases(records) -> list:
     masked softmax, segment_reduce, embedding_renorm, take/put, view copies,
     the optimizer step, glu's jvps, logspace."""
     cases = []
-    skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"}
+    skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"} | set(POOL2D_BACKWARDS)
     for name, spec in OPS.items():
         if spec.kind in ("elementwise", "inplace_only") or name in skip or name not in records:
             continue
@@ -236,8 +236,21 @@ def _gradient_of(forward, shape, dtype):
     return make
 
 
+# 2-D pooling's backward overrides: a CNN's feature maps (op_inputs.py),
+# contiguous and channels-last (torch's CUDA kernels differ for the two).
+POOL2D_BACKWARDS = ("max_pool2d_with_indices_backward", "avg_pool2d_backward")
+
+
 def pool_backward_cases(records) -> list:
     cases = []
+    for name in POOL2D_BACKWARDS:
+        spec = OPS[name]
+        for dtype in _dtypes(records[name]):
+            n = _elements(dtype)
+            for layout in ("dense", "transposed"):
+                make = lambda s=spec, layout=layout, n=n, d=dtype: layout_inputs(s, layout, n // 1024, 1024, d)  # noqa: E731
+                shape = (n // (64 * 32 * 32), 64, 32, 32) + (("channels_last",) if layout == "transposed" else ())
+                cases.append(Case("pooling backward", name, shape, dtype, make, spec.fn))
     for dtype in _dtypes(records["_adaptive_avg_pool3d"]):
         n = _elements(dtype)
         shape = (2, 3, 256, -(-n // (2 * 3 * 4 * 256)), 4)

@@ -132,6 +132,34 @@ def _batch_norm_backward_inputs(channels_last: bool):
     return make
 
 
+# 2-D pooling's windows as CNNs use them: ResNet's 3 x 3, stride 2, padded
+# max pool, and a 2 x 2, stride 2 average pool.
+MAX_POOL2D_WINDOW = dict(kernel_size=[3, 3], stride=[2, 2], padding=[1, 1], dilation=[1, 1], ceil_mode=False)
+AVG_POOL2D_WINDOW = dict(kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False,
+                         count_include_pad=True, divisor_override=None)
+
+
+def _pool2d_backward_inputs(with_indices: bool):
+    """A CNN's pooling backward: the rows x cols elements as (N, 64, 32, 32),
+    contiguous ("dense"), channels-last ("transposed") or contiguous with a
+    strided gradient ("strided"); the gradient of the pooled output, the
+    input and (max pooling) the forward's indices."""
+    def make(layout: str, rows: int, cols: int, dtype) -> list:
+        x = torch.randn(max(1, rows * cols // (64 * 32 * 32)), 64, 32, 32).to(dtype)
+        if layout == "transposed":
+            x = x.to(memory_format=torch.channels_last)
+        if with_indices:
+            out, indices = torch.ops.aten.max_pool2d_with_indices(x.float(), **MAX_POOL2D_WINDOW)
+        else:
+            out, indices = torch.ops.aten.avg_pool2d(x.float(), **AVG_POOL2D_WINDOW), None
+        memory_format = torch.channels_last if layout == "transposed" else torch.contiguous_format
+        grad = torch.randn(out.shape).to(dtype).contiguous(memory_format=memory_format)
+        if layout == "strided":
+            grad = torch.cat([grad, grad], -1)[..., ::2]
+        return [grad, x] + ([indices.contiguous(memory_format=memory_format)] if with_indices else [])
+    return make
+
+
 def _weight_norm_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     """A linear layer's weight (rows, cols) normalized per row (dim 0): v
     and g of (rows, 1)."""
@@ -303,6 +331,11 @@ WITH_OWN_INPUTS = {
     "_weight_norm_interface_backward": OpSpec(
         lambda gw, v, g, n: torch.ops.aten._weight_norm_interface_backward(gw, v, g, n, 0), (),
         kind="normalization", inputs=_weight_norm_backward_inputs),
+    "max_pool2d_with_indices_backward": OpSpec(
+        lambda g, x, i: torch.ops.aten.max_pool2d_with_indices_backward(g, x, indices=i, **MAX_POOL2D_WINDOW), (),
+        kind="pool", inputs=_pool2d_backward_inputs(True)),
+    "avg_pool2d_backward": OpSpec(lambda g, x: torch.ops.aten.avg_pool2d_backward(g, x, **AVG_POOL2D_WINDOW), (),
+                                  kind="pool", inputs=_pool2d_backward_inputs(False)),
     # The point-wise losses as training calls them: the mean, and its backward.
     "mse_loss": OpSpec(lambda x, y: torch.ops.aten.mse_loss(x, y, 1), (), kind="loss", inputs=_two_row_inputs),
     "mse_loss_backward": OpSpec(lambda g, x, y: torch.ops.aten.mse_loss_backward(g, x, y, 1), (), kind="loss",

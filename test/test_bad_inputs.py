@@ -190,7 +190,7 @@ CPU_UNCHECKED = [
     (r"_?adaptive_(avg|max)_pool3d_backward.*", rf"(grad_output|self|indices|all): {_SHAPES}"),
     # An index outside its cell's window (the expanded index): the CPU
     # scatters it anyway; ours gathers from covering cells, so refuses it.
-    (r"adaptive_max_pool3d_backward.*", r"(indices|all): expanded"),
+    (r"(adaptive_max_pool3d|max_pool2d_with_indices)_backward.*", r"(indices|all): expanded"),
     (r"fractional_max_pool[23]d_backward.*", rf"(grad_output|self|indices|all): {_SHAPES}"),
     (r"_fused_adagrad_.*", rf"(self|grads|state_sums): ({_SHAPES}|strided)"),
     (r"_pdist_(forward|backward)", rf"(grad|self|pdist|all): {_SHAPES}"),
@@ -241,6 +241,13 @@ def _pool_backward_writes_outside(rank):
         return (self.shape[:-rank].numel() < indices.shape[:-rank].numel()
                 or int(indices.max()) >= self.shape[-rank:].numel() or int(indices.min()) < 0)
     return writes_outside
+
+
+def _avg_pool_backward_batch_differs(args) -> bool:
+    """Average-pool backward: the CPU loops over grad_output's batch,
+    unchecked against self's (past grad_input's end where it is longer)."""
+    grad, self = args["grad_output"], args["self"]
+    return grad.dim() == self.dim() == 4 and grad.size(0) != self.size(0)
 
 
 def _segment_backward_writes_outside(args) -> bool:
@@ -306,6 +313,8 @@ CPU_WRITES_OUTSIDE = {
     "_softmax_backward_data": _softmax_backward_reads_outside,
     "_log_softmax_backward_data": _softmax_backward_reads_outside,
     "adaptive_max_pool3d_backward": _pool_backward_writes_outside(3),
+    "max_pool2d_with_indices_backward": _pool_backward_writes_outside(2),
+    "avg_pool2d_backward": _avg_pool_backward_batch_differs,
     "fractional_max_pool2d_backward": _pool_backward_writes_outside(2),
     "fractional_max_pool3d_backward": _pool_backward_writes_outside(3),
     "_segment_reduce_backward": _segment_backward_writes_outside,

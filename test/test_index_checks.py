@@ -45,6 +45,7 @@ def _sample_mutations(t):
 # unchecked path.)
 CPU_UNCHECKED = [
     (r"adaptive_max_pool3d_backward.*", "indices", RuntimeError, lambda args: True),
+    (r"max_pool2d_with_indices_backward.*", "indices", RuntimeError, lambda args: _outside_windows(args)),
     (r"_segment_reduce_backward", "offsets", RuntimeError, lambda args: True),
     # The CPU's backward checks targets for mean and sum, not for none.
     (r"nll_loss2?d?_backward.*", "target", IndexError,
@@ -56,6 +57,15 @@ def _targets_out_of_range(args) -> bool:
     """Whether some nll_loss target is neither a class nor ignore_index."""
     t, classes = args["target"], args["self"].shape[1]
     return bool(((t != args["ignore_index"]) & ((t < 0) | (t >= classes))).any())
+
+
+def _outside_windows(args) -> bool:
+    """Whether some max-pool index is neither the forward's nor -1 (which
+    the CPU skips): the mutations put such indices outside their windows."""
+    keys = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
+    _, recorded = torch.ops.aten.max_pool2d_with_indices(args["self"].float(), *(args[k] for k in keys))
+    indices = args["indices"]
+    return bool(((indices != recorded) & (indices != -1)).any())
 
 
 def _cpu_unchecked(overload, name, args):

@@ -1,0 +1,241 @@
+// Host stubs of the backward of 2-D max and average pooling (functional and
+// grad_input= forms), overrides of MPSGraph kernels; kernels in
+// csrc/kernels/pool2d_backward.metal. Checks, their order and messages are
+// the CPU's: its structured meta functions' argument checks, then torch's own
+// shape checks (ATen/native/Pool.h, called, so that they follow the running
+// torch), then grad_input's dtype and size, then the dtype dispatch.
+// grad_input takes self's suggested memory format, as the CPU's.
+#include "../runtime/host_name.h"
+#include "../runtime/kernel_flag.h"
+#include "../runtime/kernel_function.h"
+#include "../runtime/op_checks.h"
+
+#include "../kernels/pool2d_backward_params.h"
+
+#include <ATen/native/Pool.h>
+#include <ATen/ops/empty.h>
+
+#include <algorithm>
+
+namespace mps_ops {
+
+namespace {
+
+// A window argument of one or two ints (stride: none means the kernel's).
+struct PoolWindow {
+  int kernel_size[2], stride[2], padding[2], dilation[2];
+};
+
+// Two ints from a list of one or two, checked to fit an int (the CPU's
+// safe_downcast).
+void two_ints(at::IntArrayRef values, int* out) {
+  out[0] = at::native::safe_downcast<int, int64_t>(values[0]);
+  out[1] = values.size() == 1 ? out[0] : at::native::safe_downcast<int, int64_t>(values[1]);
+}
+
+// The meta functions' argument checks; `pool` names the op in messages
+// (max_pool2d, avg_pool2d); dilation is {1} for the average pool.
+PoolWindow parse_window(const char* pool, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                        at::IntArrayRef padding, at::IntArrayRef dilation) {
+  PoolWindow w{};
+  TORCH_CHECK(kernel_size.size() == 1 || kernel_size.size() == 2, pool,
+              ": kernel_size must either be a single int, or a tuple of two ints");
+  two_ints(kernel_size, w.kernel_size);
+  TORCH_CHECK(stride.empty() || stride.size() == 1 || stride.size() == 2, pool,
+              ": stride must either be omitted, a single int, or a tuple of two ints");
+  if (stride.empty()) {
+    std::copy(w.kernel_size, w.kernel_size + 2, w.stride);
+  } else {
+    two_ints(stride, w.stride);
+  }
+  TORCH_CHECK(padding.size() == 1 || padding.size() == 2, pool,
+              ": padding must either be a single int, or a tuple of two ints");
+  two_ints(padding, w.padding);
+  TORCH_CHECK(dilation.size() == 1 || dilation.size() == 2, pool,
+              ": dilation must be either a single int, or a tuple of two ints");
+  two_ints(dilation, w.dilation);
+  return w;
+}
+
+// grad_input's memory format: self's suggested one, which the CPU's meta
+// functions accept only as contiguous or channels-last.
+at::MemoryFormat checked_memory_format(const at::Tensor& self) {
+  const at::MemoryFormat format = self.suggest_memory_format();
+  if (format == at::MemoryFormat::ChannelsLast) {
+    TORCH_CHECK(self.dim() == 4, "non-empty 4D (batch mode) tensor expected for input with channels_last layout");
+  } else {
+    TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "non-empty 3D or 4D (batch mode) tensor expected for input");
+  }
+  return format;
+}
+
+// The pooled sizes the CPU checks grad_output (and indices) against.
+std::pair<int64_t, int64_t> pooled_sizes(const at::Tensor& self, const PoolWindow& w, bool ceil_mode) {
+  return {at::native::pooling_output_shape<int64_t>(self.size(-2), w.kernel_size[0], w.padding[0], w.stride[0],
+                                                    w.dilation[0], ceil_mode),
+          at::native::pooling_output_shape<int64_t>(self.size(-1), w.kernel_size[1], w.padding[1], w.stride[1],
+                                                    w.dilation[1], ceil_mode)};
+}
+
+// grad_input, as the structured kernels' out: its device, dtype (self's)
+// and size; resized, it takes self's memory format.
+void prepare_grad_input(const char* op, at::Tensor& grad_input, const at::Tensor& self,
+                        std::initializer_list<const at::Tensor*> inputs) {
+  const bool resized = grad_input.sizes() != self.sizes();
+  check_output(op, grad_input, self.scalar_type(), self.sizes(), inputs);
+  if (resized && self.dim() == 4) {
+    grad_input.unsafeGetTensorImpl()->empty_tensor_restride(self.suggest_memory_format());
+  }
+}
+
+// The kernels' geometry over a 3-D or 4-D grad_input (N = 1 for 3-D).
+pool2d_backward_geometry geometry_of(const at::Tensor& grad_input, const at::Tensor& grad_output,
+                                     const PoolWindow& w) {
+  const int64_t lead = 4 - grad_input.dim();
+  pool2d_backward_geometry g{};
+  for (int64_t d = 0; d < 4; ++d) {
+    g.in_strides[d] = d < lead ? 0 : grad_input.stride(d - lead);
+    g.out_strides[d] = d < lead ? 0 : grad_output.stride(d - lead);
+  }
+  g.batch = lead == 1 ? 1 : static_cast<unsigned>(grad_input.size(0));
+  g.channels = static_cast<unsigned>(grad_input.size(-3));
+  g.height = static_cast<unsigned>(grad_input.size(-2));
+  g.width = static_cast<unsigned>(grad_input.size(-1));
+  g.out_height = static_cast<unsigned>(grad_output.size(-2));
+  g.out_width = static_cast<unsigned>(grad_output.size(-1));
+  std::copy(w.kernel_size, w.kernel_size + 2, g.kernel_size);
+  std::copy(w.stride, w.stride + 2, g.stride);
+  std::copy(w.padding, w.padding + 2, g.padding);
+  std::copy(w.dilation, w.dilation + 2, g.dilation);
+  g.channels_last = grad_input.dim() == 4 && grad_input.size(1) > 1 && grad_input.stride(1) == 1;
+  return g;
+}
+
+// The 32-bit coordinates of the kernels: every size (plus its padding) fits
+// 32 bits, and a batch entry holds fewer than 2**32 elements.
+void check_fits_kernel(const char* op, const at::Tensor& grad_input, const PoolWindow& w) {
+  const int64_t plane = grad_input.size(-3) * grad_input.size(-2) * grad_input.size(-1);
+  TORCH_CHECK(plane <= UINT32_MAX && grad_input.size(-2) + 2 * int64_t{w.padding[0]} <= UINT32_MAX &&
+                  grad_input.size(-1) + 2 * int64_t{w.padding[1]} <= UINT32_MAX,
+              "mps_ops: ", op, " over more than 2**32 - 1 elements per batch entry");
+}
+
+// One thread per grad_input element, in pieces of whole batch entries below
+// 2**32 elements; `operands` follow grad_input (each cut the same way along
+// dim 0 when grad_input is 4-D) and `flag` goes after grad_input.
+void dispatch_pieces(KernelCache& kernels, const at::Tensor& grad_input, const at::Tensor* flag,
+                     std::vector<at::Tensor> operands, pool2d_backward_geometry g) {
+  if (grad_input.numel() == 0) {
+    return;
+  }
+  const int64_t per_entry = grad_input.numel() / g.batch;
+  const int64_t per_piece = grad_input.dim() == 4 ? std::max<int64_t>(1, UINT32_MAX / per_entry) : 1;
+  const int64_t batch = g.batch;
+  for (int64_t start = 0; start < batch; start += per_piece) {
+    const int64_t length = std::min(per_piece, batch - start);
+    const auto cut = [&](const at::Tensor& t) { return grad_input.dim() == 4 ? t.narrow(0, start, length) : t; };
+    std::vector<at::Tensor> bound{cut(grad_input)};
+    if (flag != nullptr) {
+      bound.push_back(*flag);
+    }
+    for (const at::Tensor& t : operands) {
+      bound.push_back(cut(t));
+    }
+    g.batch = static_cast<unsigned>(length);
+    KernelFunction function(kernels.get(Variant::dense, grad_input.scalar_type(), grad_input.scalar_type()));
+    function.bind_operand_list(bound).bind(g);
+    function.dispatch(Dim3{static_cast<uint32_t>(length * per_entry), 1, 1});
+  }
+}
+
+}  // namespace
+
+at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                                 at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                                 at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
+                                                 const at::Tensor& indices, at::Tensor& grad_input) {
+  constexpr const char* op = "max_pool2d_with_indices_backward";
+  check_devices(op, {&grad_output, &self, &indices});
+  const PoolWindow w = parse_window("max_pool2d", kernel_size, stride, padding, dilation);
+  TORCH_CHECK(self.dtype() == grad_output.dtype(), "expected dtype ", self.dtype(),
+              " for `gradOutput` but got dtype ", grad_output.dtype());
+  const at::MemoryFormat format = checked_memory_format(self);
+  const auto [out_height, out_width] = pooled_sizes(self, w, ceil_mode);
+  at::native::max_pool2d_backward_shape_check(self, grad_output, indices, w.kernel_size[0], w.kernel_size[1], w.stride[0],
+                                              w.stride[1], w.padding[0], w.padding[1], w.dilation[0],
+                                              w.dilation[1], self.size(-3), self.size(-2), self.size(-1),
+                                              out_height, out_width, format);
+  prepare_grad_input(op, grad_input, self, {&grad_output, &self, &indices});
+  check_dtype(op, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"max_pool2d_backward\" not implemented for '",
+                              c10::toString(self.scalar_type()), "' on ", self.device());
+  // The CPU reads indices as int64 (data_ptr<int64_t>), checking its dtype.
+  TORCH_CHECK(indices.scalar_type() == at::kLong, op, ": expected scalar type Long for indices but found ",
+              indices.scalar_type(), " on ", indices.device());
+  check_fits_kernel(op, grad_input, w);
+  pool2d_backward_geometry g = geometry_of(grad_input, grad_output, w);
+  for (int64_t d = 0, lead = 4 - indices.dim(); d < 4; ++d) {
+    g.index_strides[d] = d < lead ? 0 : indices.stride(d - lead);
+  }
+  // Set by the kernel where an index lies outside its cell's window.
+  const KernelFlag invalid(indices);
+  static KernelCache kernels("max_pool2d_backward");
+  dispatch_pieces(kernels, grad_input, &invalid.tensor, {grad_output, indices}, g);
+  TORCH_CHECK(grad_input.numel() == 0 || !invalid.raised(), op,
+              ": every index must name an element of its output cell's window (as max_pool2d_with_indices "
+              "records it) or be -1");
+  return grad_input;
+}
+
+at::Tensor max_pool2d_with_indices_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                            at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                            at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
+                                            const at::Tensor& indices) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return max_pool2d_with_indices_backward_out(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
+                                              indices, grad_input);
+}
+
+at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                    at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
+                                    bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override,
+                                    at::Tensor& grad_input) {
+  constexpr const char* op = "avg_pool2d_backward";
+  check_devices(op, {&grad_output, &self});
+  const int64_t no_dilation[] = {1};
+  const PoolWindow w = parse_window("avg_pool2d", kernel_size, stride, padding, no_dilation);
+  TORCH_CHECK(!divisor_override.has_value() || divisor_override.value() != 0, "divisor must be not zero");
+  const auto [out_height, out_width] = pooled_sizes(self, w, ceil_mode);
+  at::native::avg_pool2d_backward_shape_check(self, grad_output, self.dim() == 4 ? self.size(0) : 1, w.kernel_size[0],
+                                              w.kernel_size[1], w.stride[0], w.stride[1], w.padding[0], w.padding[1],
+                                              self.size(-3), self.size(-2), self.size(-1), out_height, out_width,
+                                              self.suggest_memory_format());
+  // Not among the CPU's checks: its kernel loops over grad_output's batch,
+  // reading and writing past grad_input's end where that is longer.
+  TORCH_CHECK(self.dim() == 3 || grad_output.size(0) == self.size(0), op, ": expected grad_output's batch size ",
+              self.size(0), " (self's), but got ", grad_output.size(0));
+  prepare_grad_input(op, grad_input, self, {&grad_output, &self});
+  TORCH_CHECK(self.dtype() == grad_output.dtype(), "expected dtype ", self.dtype(),
+              " for `gradOutput` but got dtype ", grad_output.dtype());
+  check_dtype(op, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()) || self.scalar_type() == at::kLong,
+                              "\"avg_pool2d_backward\" not implemented for '", c10::toString(self.scalar_type()),
+                              "' on ", self.device());
+  check_fits_kernel(op, grad_input, w);
+  pool2d_backward_geometry g = geometry_of(grad_input, grad_output, w);
+  g.divisor_override = divisor_override.value_or(0);
+  g.count_include_pad = count_include_pad;
+  static KernelCache kernels("avg_pool2d_backward");
+  dispatch_pieces(kernels, grad_input, nullptr, {grad_output}, g);
+  return grad_input;
+}
+
+at::Tensor avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                               bool count_include_pad, std::optional<int64_t> divisor_override) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return avg_pool2d_backward_out(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                 divisor_override, grad_input);
+}
+
+}  // namespace mps_ops
