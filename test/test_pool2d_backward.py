@@ -194,36 +194,40 @@ def test_autograd_through_pooling(layout):
     assert {"max_pool2d_backward", "avg_pool2d_backward"} <= {d.op for d in dispatches}
 
 
-def _bad_calls():
+def _bad_inputs():
     g, x = torch.randn(2, 3, 3, 3), torch.randn(2, 3, 6, 6)
     _, indices = torch.ops.aten.max_pool2d_with_indices(x, [2, 2], [2, 2])
-    w = ([2, 2], [2, 2], [0, 0])
-    return {
-        "max: grad dtype": lambda: max_backward(g.half(), x, *w, [1, 1], False, indices),
-        "max: integers": lambda: max_backward(g.long(), x.long(), *w, [1, 1], False, indices),
-        "max: int32 indices": lambda: max_backward(g, x, *w, [1, 1], False, indices.int()),
-        "max: grad shape": lambda: max_backward(g[:, :, :2], x, *w, [1, 1], False, indices),
-        "max: indices shape": lambda: max_backward(g, x, *w, [1, 1], False, indices[:1]),
-        "max: kernel_size of 3": lambda: max_backward(g, x, [2, 2, 2], [2, 2], [0, 0], [1, 1], False, indices),
-        "max: zero stride": lambda: max_backward(g, x, [2, 2], [0, 0], [0, 0], [1, 1], False, indices),
-        "max: pad past half kernel": lambda: max_backward(g, x, [2, 2], [2, 2], [2, 2], [1, 1], False, indices),
-        "max: zero dilation": lambda: max_backward(g, x, *w, [0, 0], False, indices),
-        "max: 2-D input": lambda: max_backward(g[0, 0], x[0, 0], *w, [1, 1], False, indices[0, 0]),
-        "avg: grad dtype": lambda: avg_backward(g.half(), x, *w, False, True, None),
-        "avg: int32": lambda: avg_backward(g.int(), x.int(), *w, False, True, None),
-        "avg: zero divisor": lambda: avg_backward(g, x, *w, False, True, 0),
-        "avg: grad shape": lambda: avg_backward(g[:, :2], x, *w, False, True, None),
-        "avg: negative pad": lambda: avg_backward(g, x, [2, 2], [2, 2], [-1, 0], False, True, None),
-        "avg: empty channels": lambda: avg_backward(g[:, :0], x[:, :0], *w, False, True, None),
-        "avg: 5-D input": lambda: avg_backward(g[None], x[None], *w, False, True, None),
-    }
+    return g, x, indices
 
 
-@pytest.mark.parametrize("name", _bad_calls().keys())
+# Calls of (grad_output, self, indices), each with one mistake.
+W = ([2, 2], [2, 2], [0, 0])
+BAD_CALLS = {
+    "max: grad dtype": lambda g, x, i: max_backward(g.half(), x, *W, [1, 1], False, i),
+    "max: integers": lambda g, x, i: max_backward(g.long(), x.long(), *W, [1, 1], False, i),
+    "max: int32 indices": lambda g, x, i: max_backward(g, x, *W, [1, 1], False, i.int()),
+    "max: grad shape": lambda g, x, i: max_backward(g[:, :, :2], x, *W, [1, 1], False, i),
+    "max: indices shape": lambda g, x, i: max_backward(g, x, *W, [1, 1], False, i[:1]),
+    "max: kernel_size of 3": lambda g, x, i: max_backward(g, x, [2, 2, 2], [2, 2], [0, 0], [1, 1], False, i),
+    "max: zero stride": lambda g, x, i: max_backward(g, x, [2, 2], [0, 0], [0, 0], [1, 1], False, i),
+    "max: pad past half kernel": lambda g, x, i: max_backward(g, x, [2, 2], [2, 2], [2, 2], [1, 1], False, i),
+    "max: zero dilation": lambda g, x, i: max_backward(g, x, *W, [0, 0], False, i),
+    "max: 2-D input": lambda g, x, i: max_backward(g[0, 0], x[0, 0], *W, [1, 1], False, i[0, 0]),
+    "avg: grad dtype": lambda g, x, i: avg_backward(g.half(), x, *W, False, True, None),
+    "avg: int32": lambda g, x, i: avg_backward(g.int(), x.int(), *W, False, True, None),
+    "avg: zero divisor": lambda g, x, i: avg_backward(g, x, *W, False, True, 0),
+    "avg: grad shape": lambda g, x, i: avg_backward(g[:, :2], x, *W, False, True, None),
+    "avg: negative pad": lambda g, x, i: avg_backward(g, x, [2, 2], [2, 2], [-1, 0], False, True, None),
+    "avg: empty channels": lambda g, x, i: avg_backward(g[:, :0], x[:, :0], *W, False, True, None),
+    "avg: 5-D input": lambda g, x, i: avg_backward(g[None], x[None], *W, False, True, None),
+}
+
+
+@pytest.mark.parametrize("name", BAD_CALLS.keys())
 def test_errors_are_the_cpus(name):
-    call = _bad_calls()[name]
+    call = BAD_CALLS[name]
     with pytest.raises(Exception) as cpu_error:
-        call()
+        call(*_bad_inputs())
     with pytest.raises(Exception) as our_error:
-        run_on_kernels(call)
+        run_on_kernels(call, *_bad_inputs())
     assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)

@@ -4,10 +4,13 @@
 // scatter adds them), with no atomics and the same result on every run.
 // Half and bfloat16 sums are in float. Window o along an axis spans
 // [o * stride - padding, o * stride - padding + (kernel - 1) * dilation + 1).
-// Coordinates are 32-bit (the host sends pieces below 2**32 elements and
-// checks that sizes plus padding fit); offsets are 64-bit.
+// Coordinates and offsets are 32-bit (the host sends pieces whose offsets
+// fit and checks that sizes plus padding do). The launch grid
+// is one thread per element (average pooling) or per run of elements (max
+// pooling, below).
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
+#include <mps_ops/shape_limits.h>
 #include <mps_ops/types.h>
 
 #include "pool2d_backward_params.h"
@@ -22,64 +25,101 @@ struct element_place {
 // The element thread `index` writes: grad_input's elements in its memory
 // order, so that neighbouring threads write neighbouring elements.
 inline element_place place_of(uint index, constant mps_ops::pool2d_backward_geometry& g) {
+  using mps_ops::quotient;
+  using mps_ops::remainder_of;
   element_place e;
+  uint rest;
   if (g.channels_last != 0) {
-    e.c = index % g.channels;
-    index /= g.channels;
-    e.w = index % g.width;
-    index /= g.width;
-    e.h = index % g.height;
-    e.n = index / g.height;
+    rest = quotient(index, g.by_channels);
+    e.c = remainder_of(index, rest, g.by_channels);
+    index = rest;
+    rest = quotient(index, g.by_width);
+    e.w = remainder_of(index, rest, g.by_width);
+    e.n = quotient(rest, g.by_height);
+    e.h = remainder_of(rest, e.n, g.by_height);
   } else {
-    e.w = index % g.width;
-    index /= g.width;
-    e.h = index % g.height;
-    index /= g.height;
-    e.c = index % g.channels;
-    e.n = index / g.channels;
+    rest = quotient(index, g.by_width);
+    e.w = remainder_of(index, rest, g.by_width);
+    index = rest;
+    rest = quotient(index, g.by_height);
+    e.h = remainder_of(index, rest, g.by_height);
+    e.n = quotient(rest, g.by_channels);
+    e.c = remainder_of(rest, e.n, g.by_channels);
   }
   return e;
 }
 
-// The windows [first, last) along one axis whose span covers coordinate x.
-inline void covering_windows(uint x, int window_size, int stride, int padding, int dilation, uint out_size,
-                             thread uint& first, thread uint& last) {
+// The windows [first, last) along one axis whose span covers coordinate x
+// (`by_stride` divides by the axis's stride).
+inline void covering_windows(uint x, int window_size, mps_ops::fast_divisor by_stride, int padding, int dilation,
+                             uint out_size, thread uint& first, thread uint& last) {
   const uint reach = x + uint(padding);
   const uint span = uint(window_size - 1) * uint(dilation) + 1;
-  first = reach < span ? 0 : (reach - span) / uint(stride) + 1;
-  last = min(reach / uint(stride) + 1, out_size);
+  first = reach < span ? 0 : mps_ops::quotient(reach - span, by_stride) + 1;
+  last = min(mps_ops::quotient(reach, by_stride) + 1, out_size);
 }
 
-// Where window o along an axis starts (it may start in the padding).
-inline long window_start(uint o, int stride, int padding) {
-  return long(o) * stride - padding;
-}
+// Window arithmetic in padded coordinates (x + padding), which are never
+// negative and fit 32 bits (the host checks twice an axis's size plus its
+// padding does): no 64-bit or signed arithmetic per cell.
 
-// The first coordinate of window o inside the input (past the padding, on
-// the window's dilation grid): the forward's first candidate.
-inline long first_inside(uint o, int stride, int padding, int dilation) {
-  const long start = window_start(o, stride, padding);
-  return start >= 0 ? start : start + (-start + dilation - 1) / dilation * dilation;
+// The first padded coordinate of window o inside the input (past the
+// padding, on the window's dilation grid): the forward's first candidate.
+inline uint first_inside(uint o, int stride, int padding, int dilation) {
+  const uint start = o * uint(stride);
+  return start >= uint(padding) ? start : start + (uint(padding) - start + uint(dilation) - 1) / uint(dilation) * uint(dilation);
 }
 
 // Whether coordinate x is one of window o's elements inside an axis of
 // size `size`.
-inline bool in_window(long x, uint o, int window_size, int stride, int padding, int dilation, uint size) {
-  const long first = first_inside(o, stride, padding, dilation);
-  const long end = min(window_start(o, stride, padding) + long(window_size - 1) * dilation + 1, long(size));
-  return x >= first && x < end && (x - first) % dilation == 0;
+inline bool in_window(uint x, uint o, int window_size, int stride, int padding, int dilation, uint size) {
+  const uint padded = x + uint(padding), first = first_inside(o, stride, padding, dilation);
+  const uint end = min(o * uint(stride) + uint(window_size - 1) * uint(dilation) + 1, size + uint(padding));
+  return padded >= first && padded < end && (dilation == 1 || (padded - first) % uint(dilation) == 0);
+}
+
+// Average pooling's window o along an axis of size `size`: its length
+// clipped to the input plus padding, and to the input alone.
+inline void window_lengths(uint o, int window_size, int stride, int padding, uint size, thread uint& with_padding,
+                           thread uint& inside) {
+  const uint start = o * uint(stride), end = start + uint(window_size);
+  with_padding = min(end, size + 2 * uint(padding)) - start;
+  inside = min(end, size + uint(padding)) - max(start, uint(padding));
 }
 
 }  // namespace
 
+// Whether a max-pool cell's index is -1 (which the CPU skips) or names one
+// of the cell's window elements inside the input. 32-bit once inside the
+// plane (the host keeps a plane below 2**32 elements): a GPU divides 64-bit
+// integers in software, and the checking threads hold up their SIMD group's
+// others.
+inline bool valid_index(long cell_index, uint oh, uint ow, constant mps_ops::pool2d_backward_geometry& g) {
+  if (cell_index == -1) {
+    return true;
+  }
+  if (cell_index < 0 || cell_index >= long(g.height) * g.width) {
+    return false;
+  }
+  const uint plane = uint(cell_index), ih = mps_ops::quotient(plane, g.by_width);
+  const uint iw = mps_ops::remainder_of(plane, ih, g.by_width);
+  return in_window(ih, oh, g.kernel_size[0], g.stride[0], g.padding[0], g.dilation[0], g.height) &&
+         in_window(iw, ow, g.kernel_size[1], g.stride[1], g.padding[1], g.dilation[1], g.width);
+}
+
 // Max pooling: an element takes the gradient of each covering cell whose
 // index (h * W + w within the plane, as the forward records it) names it.
+// Each thread takes a run of up to K neighbouring elements in grad_input's
+// memory order (K = elements_per_thread): along W for a contiguous
+// grad_input, where it reads each covering cell's index once for the run
+// (not once per element); along C for a channels-last one, where the run's
+// elements share their covering cells and the window arithmetic. The cells
+// come in the same order for every element, as the CPU's scatter adds them.
 // The thread of a cell's first element inside the input also checks that
-// the cell's index names an element of its window (or is -1, which the CPU
-// skips) and otherwise sets *invalid for the host to raise: a gather finds
-// only indices inside their windows, where the CPU's scatter writes
-// wherever an index points. A window with no element inside the input
-// (only dilation makes one) passes no gradient.
+// the cell's index is valid (valid_index) and otherwise sets *invalid for
+// the host to raise: a gather finds only indices inside their windows,
+// where the CPU's scatter writes wherever an index points. A window with no
+// element inside the input (only dilation makes one) passes no gradient.
 template <typename T>
 kernel void max_pool2d_backward(
     device T* grad_in [[buffer(0)]],
@@ -88,36 +128,91 @@ kernel void max_pool2d_backward(
     constant long* indices [[buffer(3)]],
     constant mps_ops::pool2d_backward_geometry& g [[buffer(4)]],
     uint index [[thread_position_in_grid]]) {
-  const element_place e = place_of(index, g);
-  uint oh0, oh1, ow0, ow1;
-  covering_windows(e.h, g.kernel_size[0], g.stride[0], g.padding[0], g.dilation[0], g.out_height, oh0, oh1);
-  covering_windows(e.w, g.kernel_size[1], g.stride[1], g.padding[1], g.dilation[1], g.out_width, ow0, ow1);
-  const long position = long(e.h) * g.width + e.w;
-  const long out_base = long(e.n) * g.out_strides[0] + long(e.c) * g.out_strides[1];
-  const long index_base = long(e.n) * g.index_strides[0] + long(e.c) * g.index_strides[1];
-  mps_ops::opmath_t<T> sum = 0;
+  constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
+  const bool along_channels = g.channels_last != 0;
+  const uint run_axis = along_channels ? g.channels : g.width;  // the runs lie along it
+  uint rest = mps_ops::quotient(index, g.by_runs);
+  const uint first = mps_ops::remainder_of(index, rest, g.by_runs) * K;
+  const uint count = min(K, run_axis - first);
+  // The run's first element (n, c, h, w); its others follow along W or C.
+  uint n, c, h, w, next;
+  if (along_channels) {
+    c = first;
+    next = mps_ops::quotient(rest, g.by_width);
+    w = mps_ops::remainder_of(rest, next, g.by_width);
+    n = mps_ops::quotient(next, g.by_height);
+    h = mps_ops::remainder_of(next, n, g.by_height);
+  } else {
+    w = first;
+    next = mps_ops::quotient(rest, g.by_height);
+    h = mps_ops::remainder_of(rest, next, g.by_height);
+    n = mps_ops::quotient(next, g.by_channels);
+    c = mps_ops::remainder_of(next, n, g.by_channels);
+  }
+  const uint last_w = along_channels ? w : w + count - 1;
+  uint oh0, oh1, ow0, ow1, unused;
+  covering_windows(h, g.kernel_size[0], g.by_stride[0], g.padding[0], g.dilation[0], g.out_height, oh0, oh1);
+  covering_windows(w, g.kernel_size[1], g.by_stride[1], g.padding[1], g.dilation[1], g.out_width, ow0, unused);
+  covering_windows(last_w, g.kernel_size[1], g.by_stride[1], g.padding[1], g.dilation[1], g.out_width, unused, ow1);
+  const long run_start = long(h) * g.width + w;  // the first element's place in the plane
+  const uint out_base = n * g.out_strides[0] + c * g.out_strides[1];
+  const uint index_base = n * g.index_strides[0] + c * g.index_strides[1];
+  mps_ops::opmath_t<T> sum[K];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    sum[k] = 0;
+  }
   for (uint oh = oh0; oh < oh1; ++oh) {
-    const bool checks_row = long(e.h) == first_inside(oh, g.stride[0], g.padding[0], g.dilation[0]);
+    const bool checks_row = h + uint(g.padding[0]) == first_inside(oh, g.stride[0], g.padding[0], g.dilation[0]);
     for (uint ow = ow0; ow < ow1; ++ow) {
-      const long cell_index = indices[index_base + long(oh) * g.index_strides[2] + long(ow) * g.index_strides[3]];
-      if (cell_index == position) {
-        sum += mps_ops::opmath_t<T>(grad_out[out_base + long(oh) * g.out_strides[2] + long(ow) * g.out_strides[3]]);
+      const uint out_at = out_base + oh * g.out_strides[2] + ow * g.out_strides[3];
+      const uint index_at = index_base + oh * g.index_strides[2] + ow * g.index_strides[3];
+      // Whether this thread checks the cell: its run holds the cell's first
+      // element inside the input.
+      bool checks = false;
+      if (checks_row) {
+        const uint first_w = first_inside(ow, g.stride[1], g.padding[1], g.dilation[1]) - uint(g.padding[1]);
+        checks = first_w >= w && first_w <= last_w;
       }
-      if (checks_row && long(e.w) == first_inside(ow, g.stride[1], g.padding[1], g.dilation[1]) &&
-          cell_index != -1) {
-        const bool inside = cell_index >= 0 && cell_index < long(g.height) * g.width &&
-                            in_window(cell_index / g.width, oh, g.kernel_size[0], g.stride[0], g.padding[0],
-                                      g.dilation[0], g.height) &&
-                            in_window(cell_index % g.width, ow, g.kernel_size[1], g.stride[1], g.padding[1],
-                                      g.dilation[1], g.width);
-        if (!inside) {
+      if (along_channels) {
+        _Pragma("clang loop unroll(full)")
+        for (uint k = 0; k < K; ++k) {  // unrolled: the sums stay in registers
+          if (k < count) {
+            const long cell_index = indices[index_at + k * g.index_strides[1]];
+            if (cell_index == run_start) {
+              sum[k] += mps_ops::opmath_t<T>(grad_out[out_at + k * g.out_strides[1]]);
+            }
+            if (checks && !valid_index(cell_index, oh, ow, g)) {
+              *invalid = 1;
+            }
+          }
+        }
+      } else {
+        const long cell_index = indices[index_at];
+        const long place = cell_index - run_start;
+        if (place >= 0 && place < long(count)) {
+          const mps_ops::opmath_t<T> grad = mps_ops::opmath_t<T>(grad_out[out_at]);
+          _Pragma("clang loop unroll(full)")
+          for (uint k = 0; k < K; ++k) {
+            if (long(k) == place) {
+              sum[k] += grad;
+            }
+          }
+        }
+        if (checks && !valid_index(cell_index, oh, ow, g)) {
           *invalid = 1;
         }
       }
     }
   }
-  grad_in[long(e.n) * g.in_strides[0] + long(e.c) * g.in_strides[1] + long(e.h) * g.in_strides[2] +
-          long(e.w) * g.in_strides[3]] = static_cast<T>(sum);
+  const uint in_at = n * g.in_strides[0] + c * g.in_strides[1] + h * g.in_strides[2] + w * g.in_strides[3];
+  const uint step = along_channels ? g.in_strides[1] : g.in_strides[3];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {  // up to K, so that sum[k] stays in a register
+    if (k < count) {
+      grad_in[in_at + k * step] = static_cast<T>(sum[k]);
+    }
+  }
 }
 
 // Average pooling: each covering cell's gradient divided by its divisor, as
@@ -133,27 +228,24 @@ kernel void avg_pool2d_backward(
   using accumulator = mps_ops::opmath_t<T>;
   const element_place e = place_of(index, g);
   uint oh0, oh1, ow0, ow1;
-  covering_windows(e.h, g.kernel_size[0], g.stride[0], g.padding[0], 1, g.out_height, oh0, oh1);
-  covering_windows(e.w, g.kernel_size[1], g.stride[1], g.padding[1], 1, g.out_width, ow0, ow1);
-  const long out_base = long(e.n) * g.out_strides[0] + long(e.c) * g.out_strides[1];
+  covering_windows(e.h, g.kernel_size[0], g.by_stride[0], g.padding[0], 1, g.out_height, oh0, oh1);
+  covering_windows(e.w, g.kernel_size[1], g.by_stride[1], g.padding[1], 1, g.out_width, ow0, ow1);
+  const uint out_base = e.n * g.out_strides[0] + e.c * g.out_strides[1];
   accumulator sum = 0;
   for (uint oh = oh0; oh < oh1; ++oh) {
-    const long h0 = window_start(oh, g.stride[0], g.padding[0]);
-    const long rows = min(h0 + g.kernel_size[0], long(g.height) + g.padding[0]) - h0;
-    const long rows_inside = min(h0 + g.kernel_size[0], long(g.height)) - max(h0, 0L);
+    uint rows, rows_inside;
+    window_lengths(oh, g.kernel_size[0], g.stride[0], g.padding[0], g.height, rows, rows_inside);
     for (uint ow = ow0; ow < ow1; ++ow) {
-      const long w0 = window_start(ow, g.stride[1], g.padding[1]);
-      const long cols = min(w0 + g.kernel_size[1], long(g.width) + g.padding[1]) - w0;
-      const long cols_inside = min(w0 + g.kernel_size[1], long(g.width)) - max(w0, 0L);
+      uint cols, cols_inside;
+      window_lengths(ow, g.kernel_size[1], g.stride[1], g.padding[1], g.width, cols, cols_inside);
       const long divisor = g.divisor_override != 0 ? g.divisor_override
-                           : g.count_include_pad != 0 ? rows * cols
-                                                      : rows_inside * cols_inside;
-      sum += accumulator(grad_out[out_base + long(oh) * g.out_strides[2] + long(ow) * g.out_strides[3]]) /
-             accumulator(divisor);
+                           : g.count_include_pad != 0 ? long(rows) * cols
+                                                      : long(rows_inside) * cols_inside;
+      sum += accumulator(grad_out[out_base + oh * g.out_strides[2] + ow * g.out_strides[3]]) / accumulator(divisor);
     }
   }
-  grad_in[long(e.n) * g.in_strides[0] + long(e.c) * g.in_strides[1] + long(e.h) * g.in_strides[2] +
-          long(e.w) * g.in_strides[3]] = static_cast<T>(sum);
+  grad_in[e.n * g.in_strides[0] + e.c * g.in_strides[1] + e.h * g.in_strides[2] + e.w * g.in_strides[3]] =
+      static_cast<T>(sum);
 }
 
 // One thread per element of grad_input: the host names say "dense".

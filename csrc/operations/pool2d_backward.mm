@@ -10,6 +10,7 @@
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
+#include "../kernels/include/mps_ops/shape_limits.h"
 #include "../kernels/pool2d_backward_params.h"
 
 #include <ATen/native/Pool.h>
@@ -88,16 +89,12 @@ void prepare_grad_input(const char* op, at::Tensor& grad_input, const at::Tensor
   }
 }
 
-// The kernels' geometry over a 3-D or 4-D grad_input (N = 1 for 3-D).
+// The kernels' geometry over a 3-D or 4-D grad_input (N = 1 for 3-D);
+// strides come with the pieces (dispatch_pieces).
 pool2d_backward_geometry geometry_of(const at::Tensor& grad_input, const at::Tensor& grad_output,
                                      const PoolWindow& w) {
-  const int64_t lead = 4 - grad_input.dim();
   pool2d_backward_geometry g{};
-  for (int64_t d = 0; d < 4; ++d) {
-    g.in_strides[d] = d < lead ? 0 : grad_input.stride(d - lead);
-    g.out_strides[d] = d < lead ? 0 : grad_output.stride(d - lead);
-  }
-  g.batch = lead == 1 ? 1 : static_cast<unsigned>(grad_input.size(0));
+  g.batch = grad_input.dim() == 3 ? 1 : static_cast<unsigned>(grad_input.size(0));
   g.channels = static_cast<unsigned>(grad_input.size(-3));
   g.height = static_cast<unsigned>(grad_input.size(-2));
   g.width = static_cast<unsigned>(grad_input.size(-1));
@@ -108,28 +105,87 @@ pool2d_backward_geometry geometry_of(const at::Tensor& grad_input, const at::Ten
   std::copy(w.padding, w.padding + 2, g.padding);
   std::copy(w.dilation, w.dilation + 2, g.dilation);
   g.channels_last = grad_input.dim() == 4 && grad_input.size(1) > 1 && grad_input.stride(1) == 1;
+  g.by_channels = make_fast_divisor(g.channels);
+  g.by_height = make_fast_divisor(g.height);
+  g.by_width = make_fast_divisor(g.width);
+  g.by_stride[0] = make_fast_divisor(static_cast<unsigned>(w.stride[0]));
+  g.by_stride[1] = make_fast_divisor(static_cast<unsigned>(w.stride[1]));
   return g;
 }
 
-// The 32-bit coordinates of the kernels: every size (plus its padding) fits
-// 32 bits, and a batch entry holds fewer than 2**32 elements.
+// The 32-bit coordinates of the kernels: a batch entry holds fewer than
+// 2**32 elements, and twice an axis's size plus its padding fits 32 bits (the
+// kernels' padded coordinates, a window's end past the last one included).
 void check_fits_kernel(const char* op, const at::Tensor& grad_input, const PoolWindow& w) {
-  const int64_t plane = grad_input.size(-3) * grad_input.size(-2) * grad_input.size(-1);
-  TORCH_CHECK(plane <= UINT32_MAX && grad_input.size(-2) + 2 * int64_t{w.padding[0]} <= UINT32_MAX &&
-                  grad_input.size(-1) + 2 * int64_t{w.padding[1]} <= UINT32_MAX,
+  const int64_t entry = grad_input.size(-3) * grad_input.size(-2) * grad_input.size(-1);
+  TORCH_CHECK(entry <= UINT32_MAX && 2 * (grad_input.size(-2) + 2 * int64_t{w.padding[0]}) <= UINT32_MAX &&
+                  2 * (grad_input.size(-1) + 2 * int64_t{w.padding[1]}) <= UINT32_MAX,
               "mps_ops: ", op, " over more than 2**32 - 1 elements per batch entry");
 }
 
-// One thread per grad_input element, in pieces of whole batch entries below
-// 2**32 elements; `operands` follow grad_input (each cut the same way along
-// dim 0 when grad_input is 4-D) and `flag` goes after grad_input.
-void dispatch_pieces(KernelCache& kernels, const at::Tensor& grad_input, const at::Tensor* flag,
-                     std::vector<at::Tensor> operands, pool2d_backward_geometry g) {
+// Threads per batch entry: one per element, or (runs of up to `per_thread`)
+// one per run along grad_input's fastest axis (W, or C when channels-last),
+// as the max pool's kernel takes them.
+int64_t threads_per_entry(const pool2d_backward_geometry& g, unsigned per_thread) {
+  const int64_t run_axis = g.channels_last ? g.channels : g.width;
+  const int64_t entry = int64_t{g.channels} * g.height * g.width;
+  return entry / run_axis * ((run_axis + per_thread - 1) / per_thread);
+}
+
+// The largest element offset in t over its first `entries` batch entries
+// (torch's strides are never negative).
+int64_t span_of(const at::Tensor& t, int64_t entries) {
+  int64_t span = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    span += ((d == 0 && t.dim() == 4 ? entries : t.size(d)) - 1) * t.stride(d);
+  }
+  return span;
+}
+
+// t's strides as (N, C, H, W) (N's 0 for a 3-D t).
+void strides_of(const at::Tensor& t, unsigned* strides) {
+  const int64_t lead = 4 - t.dim();
+  for (int64_t d = 0; d < 4; ++d) {
+    strides[d] = d < lead ? 0 : static_cast<unsigned>(t.stride(d - lead));
+  }
+}
+
+// Offsets are 32-bit in the kernels (a GPU does 64-bit integer arithmetic in
+// two or more instructions, and holds its values in two registers): an
+// input whose batch entry spans 2**32 elements or more is read contiguous,
+// and pieces of whole batch entries keep every operand's offsets below
+// 2**32 - 1 (so a piece's elements and threads number fewer than 2**32).
+// `inputs` follow grad_input (each cut the same way along dim 0 when
+// grad_input is 4-D: grad_output, then the indices), `flag` after it.
+void dispatch_pieces(const char* op, KernelCache& kernels, const at::Tensor& grad_input, const at::Tensor* flag,
+                     std::vector<at::Tensor> inputs, pool2d_backward_geometry g, unsigned per_thread) {
   if (grad_input.numel() == 0) {
     return;
   }
-  const int64_t per_entry = grad_input.numel() / g.batch;
-  const int64_t per_piece = grad_input.dim() == 4 ? std::max<int64_t>(1, UINT32_MAX / per_entry) : 1;
+  constexpr int64_t limit = UINT32_MAX - 1;
+  for (at::Tensor& t : inputs) {
+    if (span_of(t, 1) > limit) {
+      t = t.contiguous();
+    }
+  }
+  int64_t per_piece = g.batch;
+  std::vector<const at::Tensor*> all{&grad_input};
+  for (const at::Tensor& t : inputs) {
+    all.push_back(&t);
+  }
+  for (const at::Tensor* t : all) {
+    TORCH_CHECK(span_of(*t, 1) <= limit, "mps_ops: ", op, " over a batch entry of 2**32 or more elements");
+    if (t->dim() == 4 && t->stride(0) > 0) {
+      per_piece = std::min(per_piece, (limit - span_of(*t, 1)) / t->stride(0) + 1);
+    }
+  }
+  strides_of(grad_input, g.in_strides);
+  strides_of(inputs[0], g.out_strides);
+  if (inputs.size() > 1) {
+    strides_of(inputs[1], g.index_strides);
+  }
+  const unsigned run_axis = g.channels_last ? g.channels : g.width;
+  g.by_runs = make_fast_divisor((run_axis + per_thread - 1) / per_thread);
   const int64_t batch = g.batch;
   for (int64_t start = 0; start < batch; start += per_piece) {
     const int64_t length = std::min(per_piece, batch - start);
@@ -138,13 +194,13 @@ void dispatch_pieces(KernelCache& kernels, const at::Tensor& grad_input, const a
     if (flag != nullptr) {
       bound.push_back(*flag);
     }
-    for (const at::Tensor& t : operands) {
+    for (const at::Tensor& t : inputs) {
       bound.push_back(cut(t));
     }
     g.batch = static_cast<unsigned>(length);
     KernelFunction function(kernels.get(Variant::dense, grad_input.scalar_type(), grad_input.scalar_type()));
     function.bind_operand_list(bound).bind(g);
-    function.dispatch(Dim3{static_cast<uint32_t>(length * per_entry), 1, 1});
+    function.dispatch(Dim3{static_cast<uint32_t>(length * threads_per_entry(g, per_thread)), 1, 1});
   }
 }
 
@@ -173,14 +229,12 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, 
   TORCH_CHECK(indices.scalar_type() == at::kLong, op, ": expected scalar type Long for indices but found ",
               indices.scalar_type(), " on ", indices.device());
   check_fits_kernel(op, grad_input, w);
-  pool2d_backward_geometry g = geometry_of(grad_input, grad_output, w);
-  for (int64_t d = 0, lead = 4 - indices.dim(); d < 4; ++d) {
-    g.index_strides[d] = d < lead ? 0 : indices.stride(d - lead);
-  }
+  const pool2d_backward_geometry g = geometry_of(grad_input, grad_output, w);
   // Set by the kernel where an index lies outside its cell's window.
   const KernelFlag invalid(indices);
   static KernelCache kernels("max_pool2d_backward");
-  dispatch_pieces(kernels, grad_input, &invalid.tensor, {grad_output, indices}, g);
+  dispatch_pieces(op, kernels, grad_input, &invalid.tensor, {grad_output, indices}, g,
+                  elements_per_thread(grad_input.element_size()));
   TORCH_CHECK(grad_input.numel() == 0 || !invalid.raised(), op,
               ": every index must name an element of its output cell's window (as max_pool2d_with_indices "
               "records it) or be -1");
@@ -226,7 +280,7 @@ at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Ten
   g.divisor_override = divisor_override.value_or(0);
   g.count_include_pad = count_include_pad;
   static KernelCache kernels("avg_pool2d_backward");
-  dispatch_pieces(kernels, grad_input, nullptr, {grad_output}, g);
+  dispatch_pieces(op, kernels, grad_input, nullptr, {grad_output}, g, 1);
   return grad_input;
 }
 
