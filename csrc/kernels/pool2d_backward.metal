@@ -162,6 +162,7 @@ kernel void max_pool2d_backward(
   for (uint k = 0; k < K; ++k) {
     sum[k] = 0;
   }
+  bool invalid_seen = false;
   for (uint oh = oh0; oh < oh1; ++oh) {
     const bool checks_row = h + uint(g.padding[0]) == first_inside(oh, g.stride[0], g.padding[0], g.dilation[0]);
     for (uint ow = ow0; ow < ow1; ++ow) {
@@ -182,9 +183,7 @@ kernel void max_pool2d_backward(
             if (cell_index == run_start) {
               sum[k] += mps_ops::opmath_t<T>(grad_out[out_at + k * g.out_strides[1]]);
             }
-            if (checks && !valid_index(cell_index, oh, ow, g)) {
-              *invalid = 1;
-            }
+            invalid_seen = invalid_seen || (checks && !valid_index(cell_index, oh, ow, g));
           }
         }
       } else {
@@ -199,11 +198,12 @@ kernel void max_pool2d_backward(
             }
           }
         }
-        if (checks && !valid_index(cell_index, oh, ow, g)) {
-          *invalid = 1;
-        }
+        invalid_seen = invalid_seen || (checks && !valid_index(cell_index, oh, ow, g));
       }
     }
+  }
+  if (invalid_seen) {
+    *invalid = 1;
   }
   const uint in_at = n * g.in_strides[0] + c * g.in_strides[1] + h * g.in_strides[2] + w * g.in_strides[3];
   const uint step = along_channels ? g.in_strides[1] : g.in_strides[3];

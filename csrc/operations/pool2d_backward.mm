@@ -13,6 +13,7 @@
 #include "../kernels/include/mps_ops/shape_limits.h"
 #include "../kernels/pool2d_backward_params.h"
 
+#include <ATen/TensorUtils.h>
 #include <ATen/native/Pool.h>
 #include <ATen/ops/empty.h>
 
@@ -76,6 +77,47 @@ std::pair<int64_t, int64_t> pooled_sizes(const at::Tensor& self, const PoolWindo
                                                     w.dilation[0], ceil_mode),
           at::native::pooling_output_shape<int64_t>(self.size(-1), w.kernel_size[1], w.padding[1], w.stride[1],
                                                     w.dilation[1], ceil_mode)};
+}
+
+// The CPU's pool2d_shape_check and its backward's dim checks of grad_output
+// (and the max pool's indices) against the pooled sizes.
+void check_pool2d_shapes(const at::Tensor& self, const at::Tensor& grad_output, const at::Tensor* indices,
+                         const PoolWindow& w, int64_t out_height, int64_t out_width, at::MemoryFormat format) {
+  const int kH = w.kernel_size[0], kW = w.kernel_size[1];
+  TORCH_CHECK(kW > 0 && kH > 0, "kernel size should be greater than zero, but got kH: ", kH, " kW: ", kW);
+  TORCH_CHECK(w.stride[0] > 0 && w.stride[1] > 0, "stride should be greater than zero, but got dH: ", w.stride[0],
+              " dW: ", w.stride[1]);
+  TORCH_CHECK(w.dilation[0] > 0 && w.dilation[1] > 0, "dilation should be greater than zero, but got dilationH: ",
+              w.dilation[0], " dilationW: ", w.dilation[1]);
+  const int64_t ndim = self.dim();
+  const bool valid_dims = self.size(1) != 0 && self.size(2) != 0;
+  if (format == at::MemoryFormat::ChannelsLast) {
+    TORCH_CHECK(ndim == 4 && valid_dims && self.size(3) != 0,
+                "Expected 4D (batch mode) tensor expected for input with channels_last layout with optional 0 dim "
+                "batch size for input, but got: ", self.sizes());
+  } else {
+    TORCH_CHECK((ndim == 3 && self.size(0) != 0 && valid_dims) || (ndim == 4 && valid_dims && self.size(3) != 0),
+                "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:",
+                self.sizes());
+  }
+  TORCH_CHECK(kW / 2 >= w.padding[1] && kH / 2 >= w.padding[0],
+              "pad should be smaller than or equal to half of kernel size, but got padW = ", w.padding[1],
+              ", padH = ", w.padding[0], ", kW = ", kW, ", kH = ", kH);
+  const int64_t channels = self.size(-3);
+  TORCH_CHECK(out_width >= 1 && out_height >= 1, "Given input size: (", channels, "x", self.size(-2), "x",
+              self.size(-1), "). Calculated output size: (", channels, "x", out_height, "x", out_width,
+              "). Output size is too small");
+  for (const at::Tensor* t : {&grad_output, indices}) {
+    if (t != nullptr) {
+      at::check_dim_size(*t, ndim, ndim - 3, channels);
+      at::check_dim_size(*t, ndim, ndim - 2, out_height);
+      at::check_dim_size(*t, ndim, ndim - 1, out_width);
+    }
+  }
+  if (ndim == 4 && indices != nullptr) {  // the average pool's CPU skips the batch
+    at::check_dim_size(grad_output, ndim, 0, self.size(0));
+    at::check_dim_size(*indices, ndim, 0, self.size(0));
+  }
 }
 
 // grad_input, as the structured kernels' out: its device, dtype (self's)
@@ -217,10 +259,7 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, 
               " for `gradOutput` but got dtype ", grad_output.dtype());
   const at::MemoryFormat format = checked_memory_format(self);
   const auto [out_height, out_width] = pooled_sizes(self, w, ceil_mode);
-  at::native::max_pool2d_backward_shape_check(self, grad_output, indices, w.kernel_size[0], w.kernel_size[1], w.stride[0],
-                                              w.stride[1], w.padding[0], w.padding[1], w.dilation[0],
-                                              w.dilation[1], self.size(-3), self.size(-2), self.size(-1),
-                                              out_height, out_width, format);
+  check_pool2d_shapes(self, grad_output, &indices, w, out_height, out_width, format);
   prepare_grad_input(op, grad_input, self, {&grad_output, &self, &indices});
   check_dtype(op, self);
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"max_pool2d_backward\" not implemented for '",
@@ -260,10 +299,7 @@ at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Ten
   const PoolWindow w = parse_window("avg_pool2d", kernel_size, stride, padding, no_dilation);
   TORCH_CHECK(!divisor_override.has_value() || divisor_override.value() != 0, "divisor must be not zero");
   const auto [out_height, out_width] = pooled_sizes(self, w, ceil_mode);
-  at::native::avg_pool2d_backward_shape_check(self, grad_output, self.dim() == 4 ? self.size(0) : 1, w.kernel_size[0],
-                                              w.kernel_size[1], w.stride[0], w.stride[1], w.padding[0], w.padding[1],
-                                              self.size(-3), self.size(-2), self.size(-1), out_height, out_width,
-                                              self.suggest_memory_format());
+  check_pool2d_shapes(self, grad_output, nullptr, w, out_height, out_width, self.suggest_memory_format());
   // Not among the CPU's checks: its kernel loops over grad_output's batch,
   // reading and writing past grad_input's end where that is longer.
   TORCH_CHECK(self.dim() == 3 || grad_output.size(0) == self.size(0), op, ": expected grad_output's batch size ",
