@@ -14,6 +14,12 @@
 #
 #   tools/check_objc.sh                 check csrc/metal/*.mm
 #   tools/check_objc.sh FILE.mm ...     check these files instead
+#   tools/check_objc.sh --host-stubs    check instead, as plain C++, the host
+#                                       stubs (csrc/operations/*.mm) and the
+#                                       runtime (csrc/runtime/*.cpp), which
+#                                       every platform compiles: with another
+#                                       torch's headers, that they still
+#                                       build against it (two files at once)
 #   CXX=clang++-17 tools/check_objc.sh  another clang (default clang++-16)
 #   TORCH_INCLUDE=/path/to/torch/include tools/check_objc.sh
 #                                       another torch's headers (e.g. a macOS wheel's,
@@ -57,6 +63,24 @@ else
   cxx_std=c++17
 fi
 echo "check_objc: torch $torch_major.$torch_minor headers from $TORCH_INCLUDE, -std=$cxx_std"
+
+if [ "${1:-}" = "--host-stubs" ]; then
+  shopt -s nullglob
+  stubs=("$ROOT"/csrc/operations/*.mm "$ROOT"/csrc/runtime/*.cpp)
+  shopt -u nullglob
+  PYTHON_INCLUDE="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+  export CXX cxx_std TORCH_INCLUDE ROOT PYTHON_INCLUDE
+  # Errors only: warnings are the build's business.
+  printf '%s\n' "${stubs[@]}" | xargs -P 2 -I{} sh -c '
+    if "$CXX" -x c++ -std="$cxx_std" -fsyntax-only -w -isystem "$TORCH_INCLUDE" \
+        -isystem "$TORCH_INCLUDE/torch/csrc/api/include" -isystem "$PYTHON_INCLUDE" -I "$ROOT/csrc" "{}"; then
+      echo "check_objc: ok   $(basename "{}") (host, plain C++)"
+    else
+      echo "check_objc: FAIL $(basename "{}") (host, plain C++)" >&2
+      exit 1
+    fi' || exit 1
+  exit 0
+fi
 
 if [ "$#" -gt 0 ]; then
   files=("$@")
