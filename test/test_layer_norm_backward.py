@@ -83,6 +83,13 @@ def test_shapes_dtypes(shape, normalized, dtype, affine):
     _check(_args(shape, normalized, dtype, affine), where=f"{shape} {dtype} affine={affine}")
 
 
+def test_long_chunks_and_a_merge_tail():
+    """Past 2**24 elements the weight gradient's first pass takes chunks of
+    more than 64 rows (6090 rows of 3000: 87 chunks of 70), and the merge's
+    last run of chunks is partial."""
+    _check(_args((6090, 3000), (3000,)), where="6090 x 3000")
+
+
 @pytest.mark.parametrize("mask", [(True, False, False), (False, True, False), (False, False, True),
                                   (False, True, True), (True, True, False)], ids=str)
 def test_output_masks(mask):

@@ -166,7 +166,10 @@ kernel void layer_norm_backward_params_partials(
 }
 
 // Second pass: one thread per column, the chunks in order, written as the
-// weight's type Out.
+// weight's type Out; runs of merge_run chunks loaded before any is added
+// (one load in flight per thread left this pass waiting on memory).
+constant constexpr uint merge_run = 8;
+
 template <typename Out>
 kernel void layer_norm_backward_params_merge(
     device Out* dgamma [[buffer(0)]],
@@ -179,10 +182,22 @@ kernel void layer_norm_backward_params_merge(
     return;
   }
   float sum_gamma = 0.0f, sum_beta = 0.0f;
-  for (long chunk = 0; chunk < p.chunks; ++chunk) {
-    const long slot = (chunk * p.columns + j) * 2;
-    sum_gamma += partials[slot];
-    sum_beta += partials[slot + 1];
+  for (long chunk = 0; chunk < p.chunks; chunk += merge_run) {
+    float g[merge_run], b[merge_run];
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < merge_run; ++k) {
+      const long slot = ((chunk + k) * p.columns + j) * 2;
+      const bool in = chunk + long(k) < p.chunks;
+      g[k] = in ? partials[slot] : 0.0f;
+      b[k] = in ? partials[slot + 1] : 0.0f;
+    }
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < merge_run; ++k) {
+      if (chunk + long(k) < p.chunks) {
+        sum_gamma += g[k];
+        sum_beta += b[k];
+      }
+    }
   }
   dgamma[j] = static_cast<Out>(sum_gamma);
   dbeta[j] = static_cast<Out>(sum_beta);
