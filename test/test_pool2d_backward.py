@@ -220,6 +220,10 @@ BAD_CALLS = {
     "avg: negative pad": lambda g, x, i: avg_backward(g, x, [2, 2], [2, 2], [-1, 0], False, True, None),
     "avg: empty channels": lambda g, x, i: avg_backward(g[:, :0], x[:, :0], *W, False, True, None),
     "avg: 5-D input": lambda g, x, i: avg_backward(g[None], x[None], *W, False, True, None),
+    "avg: 2-D input, zero stride": lambda g, x, i: avg_backward(g[0, 0], x[0, 0], [2, 2], [0, 0], [0, 0], False,
+                                                                True, None),
+    "avg: zero stride along W only": lambda g, x, i: avg_backward(g, x, [2, 2], [2, 0], [0, 0], False, True, None),
+    "max: zero stride along W only": lambda g, x, i: max_backward(g, x, [2, 2], [2, 0], [0, 0], [1, 1], False, i),
 }
 
 

@@ -119,7 +119,10 @@ inline bool valid_index(long cell_index, uint oh, uint ow, constant mps_ops::poo
 // the cell's index is valid (valid_index) and otherwise sets *invalid for
 // the host to raise: a gather finds only indices inside their windows,
 // where the CPU's scatter writes wherever an index points. A window with no
-// element inside the input (only dilation makes one) passes no gradient.
+// element inside the input (only dilation makes one) has no checking thread:
+// the CPU's forward records an index past its row or plane there, and its
+// backward writes there; ours adds the gradient only where that index names
+// an element whose covering windows include the cell, else drops it.
 template <typename T>
 kernel void max_pool2d_backward(
     device T* grad_in [[buffer(0)]],

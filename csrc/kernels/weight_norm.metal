@@ -14,6 +14,8 @@
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
 #include <mps_ops/reduction.h>
+#include <mps_ops/row_walk.h>
+#include <mps_ops/shape_limits.h>
 #include "batch_norm_params.h"
 using namespace metal;
 
@@ -29,6 +31,79 @@ struct weight_norm_norms_reducer : mps_ops::float_sum {
 REGISTER_REDUCE_ONE_OP(weight_norm_norms, float, half)
 REGISTER_REDUCE_ONE_OP(weight_norm_norms, float, bfloat)
 REGISTER_REDUCE_ONE_OP(weight_norm_norms, float, float)
+
+// The forward over dim 0 in one kernel: each channel's elements are a row of
+// the contiguous v, and the rows mapping (SliceMapping::register_rows) gives
+// a row threads enough to hold it in registers where it fits (float rows of
+// up to 8 x 256): the sum of squares, merged across the row's threads, the
+// norm, then w = x * (g / norm) from the held values, one read of v where
+// the three passes read it twice. Longer rows (and 2-byte ones, which the
+// host maps 32 per thread: shape_limits.h) read the row again for the write,
+// from the cache. The row's first thread writes the norm.
+template <typename T>
+kernel void weight_norm_rows(
+    device T* w [[buffer(0)]],
+    device float* norms [[buffer(1)]],
+    constant T* v [[buffer(2)]],
+    constant T* g [[buffer(3)]],
+    constant mps_ops::reduction_layout& layout [[buffer(4)]],
+    uint2 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint2 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup float partials[32];
+  const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
+  const mps_ops::row_walk row = mps_ops::walk_row(layout, t);
+  constant T* row_in = v + row.start;
+  device T* row_out = w + row.start;
+  const uint n = row.length, step = t.step;
+  constexpr uint held = mps_ops::register_row_elements;
+  // The same test for every thread of the group (the layout's row length):
+  // both branches merge through barriers.
+  const bool in_registers = uint(layout.inner_numel) <= held * step;
+  float x[held];
+  float sum = 0.0f;
+  if (in_registers) {
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < held; ++k) {
+      const uint i = t.first + k * step;
+      x[k] = i < n ? float(row_in[row.offset(i)]) : 0.0f;
+      sum += x[k] * x[k];
+    }
+  } else {
+    for (uint i = t.first; i < n; i += step) {
+      const float value = float(row_in[row.offset(i)]);
+      sum += value * value;
+    }
+  }
+  sum = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(sum, partials, at, step);
+  if (!t.active) {
+    return;
+  }
+  const float norm = sqrt(sum);
+  if (t.first == 0) {
+    norms[t.slice] = norm;
+  }
+  const float scale = float(g[t.slice]) / norm;
+  if (in_registers) {
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < held; ++k) {
+      const uint i = t.first + k * step;
+      if (i < n) {
+        row_out[row.offset(i)] = static_cast<T>(x[k] * scale);
+      }
+    }
+  } else {
+    for (uint i = t.first; i < n; i += step) {
+      row_out[row.offset(i)] = static_cast<T>(float(row_in[row.offset(i)]) * scale);
+    }
+  }
+}
+
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, weight_norm_rows, reduce)
 
 // One thread per channel: the forward's coefficients (0, g / norm, 0, 0).
 template <typename T>

@@ -71,12 +71,25 @@ at::MemoryFormat checked_memory_format(const at::Tensor& self) {
   return format;
 }
 
-// The pooled sizes the CPU checks grad_output (and indices) against.
-std::pair<int64_t, int64_t> pooled_sizes(const at::Tensor& self, const PoolWindow& w, bool ceil_mode) {
-  return {at::native::pooling_output_shape<int64_t>(self.size(-2), w.kernel_size[0], w.padding[0], w.stride[0],
-                                                    w.dilation[0], ceil_mode),
-          at::native::pooling_output_shape<int64_t>(self.size(-1), w.kernel_size[1], w.padding[1], w.stride[1],
-                                                    w.dilation[1], ceil_mode)};
+// The pooled sizes (height, width) the CPU checks grad_output (and indices)
+// against, each axis's checks raised in the CPU's order: the max pool's
+// height first, the average pool's width first (after reading self's
+// channels, an IndexError below 3 dims).
+enum class AxisOrder { height_first, width_first };
+
+std::pair<int64_t, int64_t> pooled_sizes(const at::Tensor& self, const PoolWindow& w, bool ceil_mode,
+                                         AxisOrder order) {
+  const auto along = [&](int axis) {
+    return at::native::pooling_output_shape<int64_t>(self.size(axis - 2), w.kernel_size[axis], w.padding[axis],
+                                                     w.stride[axis], w.dilation[axis], ceil_mode);
+  };
+  if (order == AxisOrder::height_first) {
+    const int64_t height = along(0);
+    return {height, along(1)};
+  }
+  (void)self.size(-3);
+  const int64_t width = along(1);
+  return {along(0), width};
 }
 
 // The CPU's pool2d_shape_check and its backward's dim checks of grad_output
@@ -226,8 +239,8 @@ void dispatch_pieces(const char* op, KernelCache& kernels, const at::Tensor& gra
   if (inputs.size() > 1) {
     strides_of(inputs[1], g.index_strides);
   }
-  const unsigned run_axis = g.channels_last ? g.channels : g.width;
-  g.by_runs = make_fast_divisor((run_axis + per_thread - 1) / per_thread);
+  const int64_t run_axis = g.channels_last ? g.channels : g.width;  // 64-bit: a run count of 2**32 - 1 + K wraps
+  g.by_runs = make_fast_divisor(static_cast<unsigned>((run_axis + per_thread - 1) / per_thread));
   const int64_t batch = g.batch;
   for (int64_t start = 0; start < batch; start += per_piece) {
     const int64_t length = std::min(per_piece, batch - start);
@@ -258,7 +271,7 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, 
   TORCH_CHECK(self.dtype() == grad_output.dtype(), "expected dtype ", self.dtype(),
               " for `gradOutput` but got dtype ", grad_output.dtype());
   const at::MemoryFormat format = checked_memory_format(self);
-  const auto [out_height, out_width] = pooled_sizes(self, w, ceil_mode);
+  const auto [out_height, out_width] = pooled_sizes(self, w, ceil_mode, AxisOrder::height_first);
   check_pool2d_shapes(self, grad_output, &indices, w, out_height, out_width, format);
   prepare_grad_input(op, grad_input, self, {&grad_output, &self, &indices});
   check_dtype(op, self);
@@ -298,7 +311,7 @@ at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Ten
   const int64_t no_dilation[] = {1};
   const PoolWindow w = parse_window("avg_pool2d", kernel_size, stride, padding, no_dilation);
   TORCH_CHECK(!divisor_override.has_value() || divisor_override.value() != 0, "divisor must be not zero");
-  const auto [out_height, out_width] = pooled_sizes(self, w, ceil_mode);
+  const auto [out_height, out_width] = pooled_sizes(self, w, ceil_mode, AxisOrder::width_first);
   check_pool2d_shapes(self, grad_output, nullptr, w, out_height, out_width, self.suggest_memory_format());
   // Not among the CPU's checks: its kernel loops over grad_output's batch,
   // reading and writing past grad_input's end where that is longer.

@@ -7,6 +7,7 @@
 #include "../runtime/channel_pass.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
+#include "../runtime/reduction.h"
 
 #include "../kernels/batch_norm_params.h"
 
@@ -58,15 +59,27 @@ std::tuple<at::Tensor, at::Tensor> _weight_norm_interface(const at::Tensor& v, c
   const char* op = "_weight_norm_interface";
   check_devices(op, {&v, &g});
   check_weight_norm(op, "weight_norm_kernel", v, g, dim, nullptr, nullptr);
-  // (Over dim 0 the element pass takes v whole: one piece.)
-  TORCH_CHECK(dim != 0 || v.numel() <= UINT32_MAX, "mps_ops: ", op, " over dim 0 of a v of more than 2**32 - 1 ",
-              "elements");
   const at::Tensor view = channel_view(v.contiguous(), dim);
   at::Tensor w = at::empty(v.sizes(), v.options().memory_format(at::MemoryFormat::Contiguous));
   // Norms in float whatever v's dtype, shaped like g (the CPU's).
   at::Tensor norms = at::empty(g.sizes(), g.options().dtype(at::kFloat).memory_format(at::MemoryFormat::Contiguous));
   const ChannelLayout layout = channel_layout(view);
   if (layout.channels == 0) {
+    return {w, norms};
+  }
+  if (view.size(2) == 0) {  // channels of no elements: norms of 0 (the CPU's)
+    return {w, norms.zero_()};
+  }
+  if (dim == 0) {
+    // One kernel: each channel is a row of v (weight_norm.metal's weight_norm_rows).
+    static KernelCache row_kernels("weight_norm_rows");
+    const at::Tensor rows = view.view({layout.channels, view.size(2)});
+    const ReductionPlan plan = plan_reduction(rows, {1});
+    check_row_length(op, plan);
+    const at::Tensor g_values = g.contiguous();
+    const at::Tensor w_rows = w.view(rows.sizes());
+    dispatch_reduction(row_kernels.get(Variant::reduce, v.scalar_type(), v.scalar_type()), {&w_rows, &norms},
+                       {&rows, &g_values}, plan, {}, SliceMapping::register_rows);
     return {w, norms};
   }
   const at::Tensor norm_values = norms.view({layout.channels});
