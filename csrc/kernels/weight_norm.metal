@@ -105,6 +105,80 @@ kernel void weight_norm_rows(
 
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, weight_norm_rows, reduce)
 
+// The backward over dim 0 in one kernel, as weight_norm_rows: a row's
+// grad_w and v held in registers where they fit, sum(grad_w * v) merged
+// across the row's threads, then grad_g = sum / norm (the row's first
+// thread) and grad_v = a * grad_w - b * v in the CPU's order (a = g / norm,
+// b = a * (sum / norm) / norm); longer rows read both again. (The host
+// sends it float rows only, 2-byte ones to the three passes; its half and
+// bfloat16 instances keep the registry's one dtype list per op true.)
+template <typename T>
+kernel void weight_norm_backward_rows(
+    device T* grad_v [[buffer(0)]],
+    device T* grad_g [[buffer(1)]],
+    constant T* grad_w [[buffer(2)]],
+    constant T* v [[buffer(3)]],
+    constant T* g [[buffer(4)]],
+    constant float* norms [[buffer(5)]],
+    constant mps_ops::reduction_layout& layout [[buffer(6)]],
+    uint2 group [[threadgroup_position_in_grid]],
+    uint index [[thread_index_in_threadgroup]],
+    uint2 group_size [[threads_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]],
+    uint simd_group [[simdgroup_index_in_threadgroup]],
+    uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup float partials[32];
+  const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
+  const mps_ops::row_walk row = mps_ops::walk_row(layout, t);
+  constant T* row_grad = grad_w + row.start;
+  constant T* row_v = v + row.start;
+  device T* row_out = grad_v + row.start;
+  const uint n = row.length, step = t.step;
+  constexpr uint held = mps_ops::register_row_elements;
+  const bool in_registers = uint(layout.inner_numel) <= held * step;  // alike for the group
+  float d[held], x[held];
+  float sum = 0.0f;
+  if (in_registers) {
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < held; ++k) {
+      const uint i = t.first + k * step;
+      d[k] = i < n ? float(row_grad[row.offset(i)]) : 0.0f;
+      x[k] = i < n ? float(row_v[row.offset(i)]) : 0.0f;
+      sum += d[k] * x[k];
+    }
+  } else {
+    for (uint i = t.first; i < n; i += step) {
+      sum += float(row_grad[row.offset(i)]) * float(row_v[row.offset(i)]);
+    }
+  }
+  sum = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(sum, partials, at, step);
+  if (!t.active) {
+    return;
+  }
+  const float norm = norms[t.slice];
+  if (t.first == 0) {
+    grad_g[t.slice] = static_cast<T>(sum / norm);
+  }
+  const float a = float(g[t.slice]) / norm;
+  const float b = a * (sum / norm) / norm;
+  if (in_registers) {
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < held; ++k) {
+      const uint i = t.first + k * step;
+      if (i < n) {
+        row_out[row.offset(i)] = static_cast<T>(d[k] * a - x[k] * b);
+      }
+    }
+  } else {
+    for (uint i = t.first; i < n; i += step) {
+      row_out[row.offset(i)] = static_cast<T>(float(row_grad[row.offset(i)]) * a - float(row_v[row.offset(i)]) * b);
+    }
+  }
+}
+
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, weight_norm_backward_rows, reduce)
+
 // One thread per channel: the forward's coefficients (0, g / norm, 0, 0).
 template <typename T>
 kernel void weight_norm_channels(
