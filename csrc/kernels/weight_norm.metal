@@ -109,9 +109,8 @@ MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, weight_norm_rows, reduce)
 // grad_w and v held in registers where they fit, sum(grad_w * v) merged
 // across the row's threads, then grad_g = sum / norm (the row's first
 // thread) and grad_v = a * grad_w - b * v in the CPU's order (a = g / norm,
-// b = a * (sum / norm) / norm); longer rows read both again. (The host
-// sends it float rows only, 2-byte ones to the three passes; its half and
-// bfloat16 instances keep the registry's one dtype list per op true.)
+// b = a * (sum / norm) / norm); longer rows read both again. float only:
+// the host sends 2-byte rows to the three passes.
 template <typename T>
 kernel void weight_norm_backward_rows(
     device T* grad_v [[buffer(0)]],
@@ -177,7 +176,7 @@ kernel void weight_norm_backward_rows(
   }
 }
 
-MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, weight_norm_backward_rows, reduce)
+MPS_OPS_INSTANTIATE_FOR_TYPE(weight_norm_backward_rows, reduce, float)
 
 // One thread per channel: the forward's coefficients (0, g / norm, 0, 0).
 template <typename T>

@@ -25,9 +25,11 @@ def _backward(dt, shape=(4, 3, 5), dim=0):
 
 def _large(build):
     """A linear layer's weight (dim 0: 2048 rows of 512, rows of several
-    threads) and a convolution's by its last dim (columns: 4096 of 64), and
-    rows long enough to split (8 of 2**17)."""
-    return lambda dt: [build(dt, (2048, 512), 0), build(dt, (64, 16, 4096), 2), build(dt, (8, 1 << 17), 0)]
+    threads) and a convolution's by its last dim (columns: 4096 of 64), rows
+    longer than a register row (8 of 2**17), and channels of the last dim
+    long enough to split their reduction (8 of 2**17)."""
+    return lambda dt: [build(dt, (2048, 512), 0), build(dt, (64, 16, 4096), 2), build(dt, (8, 1 << 17), 0),
+                       build(dt, (1 << 17, 8), 1)]
 
 
 OVERLOAD_SAMPLES = [
