@@ -18,35 +18,40 @@ using namespace metal;
 
 namespace {
 
-struct element_place {
-  uint n, c, h, w;
+// A thread's run of up to K neighbouring grad_input elements in its memory
+// order (channels fastest for a channels-last grad_input, else width), so
+// that neighbouring threads write neighbouring elements: the run's first
+// element (n, c, h, w) and its length; its others follow along C or W.
+// g.by_runs divides by the runs per line of that axis (the axis's size for
+// K = 1, one element per thread).
+struct run_place {
+  uint n, c, h, w, count;
 };
 
-// The element thread `index` writes: grad_input's elements in its memory
-// order, so that neighbouring threads write neighbouring elements.
-inline element_place place_of(uint index, constant mps_ops::pool2d_backward_geometry& g) {
+template <uint K>
+inline run_place run_of(uint index, constant mps_ops::pool2d_backward_geometry& g) {
   using mps_ops::quotient;
   using mps_ops::remainder_of;
-  element_place e;
-  uint rest;
+  const uint rest = quotient(index, g.by_runs);
+  const uint first = remainder_of(index, rest, g.by_runs) * K;
+  run_place r;
+  uint next;
   if (g.channels_last != 0) {
-    rest = quotient(index, g.by_channels);
-    e.c = remainder_of(index, rest, g.by_channels);
-    index = rest;
-    rest = quotient(index, g.by_width);
-    e.w = remainder_of(index, rest, g.by_width);
-    e.n = quotient(rest, g.by_height);
-    e.h = remainder_of(rest, e.n, g.by_height);
+    r.c = first;
+    r.count = min(K, g.channels - first);
+    next = quotient(rest, g.by_width);
+    r.w = remainder_of(rest, next, g.by_width);
+    r.n = quotient(next, g.by_height);
+    r.h = remainder_of(next, r.n, g.by_height);
   } else {
-    rest = quotient(index, g.by_width);
-    e.w = remainder_of(index, rest, g.by_width);
-    index = rest;
-    rest = quotient(index, g.by_height);
-    e.h = remainder_of(index, rest, g.by_height);
-    e.n = quotient(rest, g.by_channels);
-    e.c = remainder_of(rest, e.n, g.by_channels);
+    r.w = first;
+    r.count = min(K, g.width - first);
+    next = quotient(rest, g.by_height);
+    r.h = remainder_of(rest, next, g.by_height);
+    r.n = quotient(next, g.by_channels);
+    r.c = remainder_of(next, r.n, g.by_channels);
   }
-  return e;
+  return r;
 }
 
 // The windows [first, last) along one axis whose span covers coordinate x
@@ -133,25 +138,8 @@ kernel void max_pool2d_backward(
     uint index [[thread_position_in_grid]]) {
   constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
   const bool along_channels = g.channels_last != 0;
-  const uint run_axis = along_channels ? g.channels : g.width;  // the runs lie along it
-  uint rest = mps_ops::quotient(index, g.by_runs);
-  const uint first = mps_ops::remainder_of(index, rest, g.by_runs) * K;
-  const uint count = min(K, run_axis - first);
-  // The run's first element (n, c, h, w); its others follow along W or C.
-  uint n, c, h, w, next;
-  if (along_channels) {
-    c = first;
-    next = mps_ops::quotient(rest, g.by_width);
-    w = mps_ops::remainder_of(rest, next, g.by_width);
-    n = mps_ops::quotient(next, g.by_height);
-    h = mps_ops::remainder_of(next, n, g.by_height);
-  } else {
-    w = first;
-    next = mps_ops::quotient(rest, g.by_height);
-    h = mps_ops::remainder_of(rest, next, g.by_height);
-    n = mps_ops::quotient(next, g.by_channels);
-    c = mps_ops::remainder_of(next, n, g.by_channels);
-  }
+  const run_place r = run_of<K>(index, g);
+  const uint n = r.n, c = r.c, h = r.h, w = r.w, count = r.count;
   const uint last_w = along_channels ? w : w + count - 1;
   uint oh0, oh1, ow0, ow1, unused;
   covering_windows(h, g.kernel_size[0], g.by_stride[0], g.padding[0], g.dilation[0], g.out_height, oh0, oh1);
@@ -229,7 +217,7 @@ kernel void avg_pool2d_backward(
     constant mps_ops::pool2d_backward_geometry& g [[buffer(2)]],
     uint index [[thread_position_in_grid]]) {
   using accumulator = mps_ops::opmath_t<T>;
-  const element_place e = place_of(index, g);
+  const run_place e = run_of<1>(index, g);
   uint oh0, oh1, ow0, ow1;
   covering_windows(e.h, g.kernel_size[0], g.by_stride[0], g.padding[0], 1, g.out_height, oh0, oh1);
   covering_windows(e.w, g.kernel_size[1], g.by_stride[1], g.padding[1], 1, g.out_width, ow0, ow1);

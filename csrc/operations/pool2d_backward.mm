@@ -127,10 +127,22 @@ void check_pool2d_shapes(const at::Tensor& self, const at::Tensor& grad_output, 
       at::check_dim_size(*t, ndim, ndim - 1, out_width);
     }
   }
-  if (ndim == 4 && indices != nullptr) {  // the average pool's CPU skips the batch
+  // The batch: the CPU's average pool never checks grad_output's against
+  // self's (its kernel loops over grad_output's, reading and writing past
+  // grad_input's end where that is longer); ours does, as the max pool's.
+  if (ndim == 4) {
     at::check_dim_size(grad_output, ndim, 0, self.size(0));
-    at::check_dim_size(*indices, ndim, 0, self.size(0));
+    if (indices != nullptr) {
+      at::check_dim_size(*indices, ndim, 0, self.size(0));
+    }
   }
+}
+
+// grad_output in self's dtype (where the CPU checks it: the max pool's meta
+// function, the average pool's kernel).
+void check_grad_dtype(const at::Tensor& self, const at::Tensor& grad_output) {
+  TORCH_CHECK(self.dtype() == grad_output.dtype(), "expected dtype ", self.dtype(),
+              " for `gradOutput` but got dtype ", grad_output.dtype());
 }
 
 // grad_input, as the structured kernels' out: its device, dtype (self's)
@@ -268,8 +280,7 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, 
   constexpr const char* op = "max_pool2d_with_indices_backward";
   check_devices(op, {&grad_output, &self, &indices});
   const PoolWindow w = parse_window("max_pool2d", kernel_size, stride, padding, dilation);
-  TORCH_CHECK(self.dtype() == grad_output.dtype(), "expected dtype ", self.dtype(),
-              " for `gradOutput` but got dtype ", grad_output.dtype());
+  check_grad_dtype(self, grad_output);
   const at::MemoryFormat format = checked_memory_format(self);
   const auto [out_height, out_width] = pooled_sizes(self, w, ceil_mode, AxisOrder::height_first);
   check_pool2d_shapes(self, grad_output, &indices, w, out_height, out_width, format);
@@ -313,13 +324,8 @@ at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Ten
   TORCH_CHECK(!divisor_override.has_value() || divisor_override.value() != 0, "divisor must be not zero");
   const auto [out_height, out_width] = pooled_sizes(self, w, ceil_mode, AxisOrder::width_first);
   check_pool2d_shapes(self, grad_output, nullptr, w, out_height, out_width, self.suggest_memory_format());
-  // Not among the CPU's checks: its kernel loops over grad_output's batch,
-  // reading and writing past grad_input's end where that is longer.
-  TORCH_CHECK(self.dim() == 3 || grad_output.size(0) == self.size(0), op, ": expected grad_output's batch size ",
-              self.size(0), " (self's), but got ", grad_output.size(0));
   prepare_grad_input(op, grad_input, self, {&grad_output, &self});
-  TORCH_CHECK(self.dtype() == grad_output.dtype(), "expected dtype ", self.dtype(),
-              " for `gradOutput` but got dtype ", grad_output.dtype());
+  check_grad_dtype(self, grad_output);
   check_dtype(op, self);
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()) || self.scalar_type() == at::kLong,
                               "\"avg_pool2d_backward\" not implemented for '", c10::toString(self.scalar_type()),
