@@ -48,9 +48,14 @@ def test_every_dim_and_rank(kind, shape, dim):
 
 @pytest.mark.parametrize("kind", OPS)
 @pytest.mark.parametrize("shape, dim", [((3, 40), 1), ((5, 1000), 1), ((2, 5000), -1), ((3000, 4), 0),
-                                        ((1, 40000), 1)])
-def test_long_and_short_rows(kind, shape, dim):
-    _check(kind, shape, dim)
+                                        ((1, 40000), 1), ((70, 1024), 1), ((5, 1025), 1), ((3, 2048), 1),
+                                        ((3, 2049), 1)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+def test_long_and_short_rows(kind, shape, dim, dtype):
+    """Each side of each row mapping's bounds: up to 1024 elements a SIMD
+    group per row (shuffle merges), float rows up to 2048 held 8 per thread
+    (merges through threadgroup memory), longer rows read twice."""
+    _check(kind, shape, dim, dtype=dtype)
 
 
 @pytest.mark.parametrize("kind", OPS)
@@ -76,13 +81,14 @@ def test_values_far_from_zero(kind, scale):
     [float("nan"), 1.0, 2.0],  # NaN: NaN throughout
     [3.0, 3.0, 3.0],
 ], ids=["all_neg_inf", "some_neg_inf", "pos_inf", "infs", "nan", "equal"])
-@pytest.mark.parametrize("length, dtype", [(3, torch.float32), (300, torch.float32), (9000, torch.float32),
-                                           (300, torch.float16)], ids=str)
+@pytest.mark.parametrize("length, dtype", [(3, torch.float32), (300, torch.float32), (1500, torch.float32),
+                                           (9000, torch.float32), (300, torch.float16), (1500, torch.float16)],
+                         ids=str)
 def test_infinities_and_nan_as_the_cpu(kind, row, length, dtype):
     """The special value at each position of a row, so that it meets the
-    other elements in every thread and merge order: float rows held in
-    registers (3, 300), read twice (9000: the online pair's rescaling), and
-    half rows read twice (300)."""
+    other elements in every thread and merge order: rows held in registers
+    within a SIMD group (3, 300), float rows held across SIMD groups (1500),
+    rows read twice (float 9000, half 1500: the online pair's rescaling)."""
     for position in range(0, length, max(1, length // 7)):
         x = torch.randn(4, length)
         x[1] = -float("inf")

@@ -1,11 +1,11 @@
 // _softmax and _log_softmax along one dim, in float, rounded once to T:
 //   softmax      out = exp(x - max) * (1 / sum exp(x - max))
 //   log_softmax  out = (x - max) - log(sum exp(x - max))
-// as the CPU computes them (max first, so no exp overflows). float rows of
-// up to 8 x 256 elements are read once: the host gives them enough threads
-// (SliceMapping::register_rows) that each keeps its elements in registers
-// between the max/sum and the write (shape_limits.h says why not half and
-// bfloat ones). Longer rows take two reads: the max
+// as the CPU computes them (max first, so no exp overflows). Rows of up to
+// 32 elements per thread of the rows mapping (SliceMapping::rows: up to 32
+// x 256) are read once: each thread keeps its elements in registers between
+// the max/sum and the write; a row of up to 1024 lies within one SIMD group
+// and merges by shuffles alone. Longer rows take two reads: the max
 // and sum from one pass (an online pair: a partial sum is rescaled when a
 // larger max arrives, once per run of loads, not per element), then the
 // write, reading the row again from the cache, instead of the three reads
@@ -50,14 +50,20 @@ struct online_softmax {
 };
 
 // Each rule's per-row factor from the row's sum, then each element's value.
+// A held row keeps one value per element between its sum and its write:
+// softmax its exp(x - max), log_softmax x.
 struct softmax_rule {
   static float factor(float sum) { return 1.0f / sum; }
   static float value(float x, float max, float inverse_sum) { return exp(x - max) * inverse_sum; }
+  static float kept(float, float e) { return e; }
+  static float from_kept(float e, float, float inverse_sum) { return e * inverse_sum; }
 };
 
 struct log_softmax_rule {
   static float factor(float sum) { return log(sum); }
   static float value(float x, float max, float log_sum) { return (x - max) - log_sum; }
+  static float kept(float x, float) { return x; }
+  static float from_kept(float x, float max, float log_sum) { return value(x, max, log_sum); }
 };
 
 // v[k] = the k-th element of the thread's run from `first`, -inf past the
@@ -71,48 +77,72 @@ inline void load_run(thread float* v, constant T* in, thread const mps_ops::row_
   }
 }
 
+// A row of at most `held` elements per thread (the host's mapping): each
+// thread loads its elements once and keeps them in registers. The row's max
+// is merged first, then each element's exp(x - max) and their sum, as
+// the CPU computes them: one exponential per element, which softmax keeps
+// for its write (log_softmax keeps x). No exp(-inf - -inf) check is needed:
+// past the row's end the values are -inf, whose terms are 0 below a finite
+// max, and a row whose max is -inf or +inf, or that holds a NaN (max drops
+// it, its term does not), sums to NaN and is NaN throughout, as on the CPU.
+// Fixed_step: the threads per row where the host's mapping makes it 32 and
+// the row is contiguous, so that every element's offset is a constant
+// (0 for any other mapping: offsets by stepping one pointer).
+template <uint held, uint fixed_step, typename Rule, typename T>
+inline void held_row(device T* row_out, constant T* row_in, thread const mps_ops::row_walk& row,
+                     thread const mps_ops::slice_thread& t, threadgroup float* partials,
+                     thread const mps_ops::group_position& at) {
+  const uint n = row.length, step = fixed_step != 0 ? fixed_step : t.step;
+  const long jump = fixed_step != 0 ? long(fixed_step) : long(step) * row.stride;
+  constant T* in_k = row_in + row.offset(t.first);
+  float v[held];
+  float m = -numeric_limits<float>::infinity();
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < held; ++k) {
+    v[k] = t.first + k * step < n ? float(in_k[k * jump]) : -numeric_limits<float>::infinity();
+    m = max(m, v[k]);
+  }
+  m = mps_ops::merge_consecutive_to_all<mps_ops::float_max>(m, partials, at, step);
+  float sum = 0.0f;
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < held; ++k) {
+    const float e = exp(v[k] - m);
+    sum += e;
+    v[k] = Rule::kept(v[k], e);
+  }
+  sum = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(sum, partials, at, step);
+  const float factor = Rule::factor(sum);
+  device T* out_k = row_out + row.offset(t.first);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < held; ++k) {
+    if (t.first + k * step < n) {
+      out_k[k * jump] = static_cast<T>(Rule::from_kept(v[k], m, factor));
+    }
+  }
+}
+
 template <typename Rule, typename T>
 inline void softmax_rows(device T* out, constant T* in, constant mps_ops::reduction_layout& layout,
-                         threadgroup max_and_sum* partials, uint group, thread const mps_ops::group_position& at) {
+                         threadgroup max_and_sum* partials, threadgroup float* float_partials, uint group,
+                         thread const mps_ops::group_position& at) {
   const mps_ops::slice_thread t = mps_ops::place_thread(layout, group, at);
   const mps_ops::row_walk row = mps_ops::walk_row(layout, t);
   constant T* row_in = in + row.start;
   device T* row_out = out + row.start;
   const uint n = row.length, step = t.step;
 
-  // A row the host gave enough threads (SliceMapping::register_rows): each
-  // thread loads its at most `held` elements once, keeps them in registers
-  // through the merge and writes from them: one read of the row.
-  // The test is the same for every thread of the group (the row length of
-  // the layout, not this thread's, which is 0 past the last row): both
-  // branches merge through barriers, which every thread must reach alike.
-  constexpr uint held = mps_ops::register_row_elements;
+  // A row of up to elements_per_row_thread per thread (the rows mapping
+  // gives that wherever the row fits a group): held in registers, read once.
+  // The test is the same for every thread of the group (the layout's row
+  // length, not this thread's, which is 0 past the last row): the merge's
+  // barriers, where a row spans several SIMD groups, must be reached alike.
+  constexpr uint held = mps_ops::elements_per_row_thread;
   if (uint(layout.inner_numel) <= held * step) {
-    float v[held];
-    float m = -numeric_limits<float>::infinity();
-    // Addresses by stepping one pointer (64-bit offsets per element cost
-    // registers that the held values need).
-    const long jump = long(step) * row.stride;
-    constant T* at_k = row_in + row.offset(t.first);
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < held; ++k, at_k += jump) {
-      v[k] = t.first + k * step < n ? float(*at_k) : -numeric_limits<float>::infinity();
-      m = mps_ops::nan_max(m, v[k]);
-    }
-    float sum = 0.0f;
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < held; ++k) {
-      sum += m == -numeric_limits<float>::infinity() ? 0.0f : exp(v[k] - m);
-    }
-    const max_and_sum total =
-        mps_ops::merge_consecutive_to_all<online_softmax>(max_and_sum{m, sum}, partials, at, step);
-    const float factor = Rule::factor(total.sum);
-    device T* out_k = row_out + row.offset(t.first);
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < held; ++k, out_k += jump) {
-      if (t.first + k * step < n) {
-        *out_k = static_cast<T>(Rule::value(v[k], total.max, factor));
-      }
+    // (The layout's stride, not the row's: 0 past the last row.)
+    if (step == 32 && layout.inner_ndim == 1 && layout.inner_strides[0] == 1) {
+      held_row<held, 32, Rule>(row_out, row_in, row, t, float_partials, at);
+    } else {
+      held_row<held, 0, Rule>(row_out, row_in, row, t, float_partials, at);
     }
     return;
   }
@@ -165,8 +195,9 @@ kernel void softmax(
     uint simd_group [[simdgroup_index_in_threadgroup]],
     uint simd_size [[threads_per_simdgroup]]) {
   threadgroup max_and_sum partials[32];
+  threadgroup float float_partials[32];
   const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  softmax_rows<softmax_rule>(out, in, layout, partials, group.y, at);
+  softmax_rows<softmax_rule>(out, in, layout, partials, float_partials, group.y, at);
 }
 
 template <typename T>
@@ -181,8 +212,9 @@ kernel void log_softmax(
     uint simd_group [[simdgroup_index_in_threadgroup]],
     uint simd_size [[threads_per_simdgroup]]) {
   threadgroup max_and_sum partials[32];
+  threadgroup float float_partials[32];
   const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  softmax_rows<log_softmax_rule>(out, in, layout, partials, group.y, at);
+  softmax_rows<log_softmax_rule>(out, in, layout, partials, float_partials, group.y, at);
 }
 
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, softmax, reduce)

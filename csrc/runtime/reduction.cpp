@@ -199,7 +199,8 @@ Mapping choose_mapping(const reduction_layout& layout, int64_t slices, int64_t m
   const int64_t cap = group_cap(max_threads);
   if (allowed == SliceMapping::register_rows) {
     const RowThreads rows =
-        rows_of(n, slices, cap, element_bytes >= 4 ? register_row_elements : elements_per_row_thread);
+        rows_of(n, slices, cap,
+                element_bytes >= 4 ? int64_t{register_row_elements} : int64_t{elements_per_row_thread});
     return Mapping{rows.group, rows.groups, 0, static_cast<int>(rows.share)};
   }
   if (allowed == SliceMapping::any && wants_columns(layout, slices)) {

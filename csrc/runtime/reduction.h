@@ -9,6 +9,7 @@
 
 #include "../kernels/include/mps_ops/no_params.h"
 #include "../kernels/include/mps_ops/reduction_layout.h"
+#include "../kernels/include/mps_ops/shape_limits.h"
 
 #include <ATen/core/Tensor.h>
 
@@ -60,7 +61,7 @@ inline void dispatch_reduction(const KernelHandle* kernel,
 
 // Threads for kernels that fold rows of their own, one result per row (the
 // margin losses, embedding_renorm): `share` threads per row (a power of two,
-// at least 8, about elements_per_row_thread elements each: the reductions'
+// at least 8, about elements_per_row_thread (shape_limits.h) elements each: the reductions'
 // rows mapping), `group` threads per threadgroup (whole SIMD groups,
 // group / share rows), `groups` groups.
 struct RowThreads {
@@ -68,7 +69,6 @@ struct RowThreads {
   int64_t group;
   int64_t groups;
 };
-constexpr int64_t elements_per_row_thread = 32;
 RowThreads row_threads(int64_t row_length, int64_t rows, int64_t max_threads);
 
 // A reducer's kernels as reduction.h's REGISTER_REDUCE_ONE_OP / _TWO_OP

@@ -12,10 +12,11 @@ def _softmax(dt, dim=1):
 
 
 def _large(dt):
-    """1024 rows of 300 (held in registers, several rows per threadgroup,
-    rows longer than a SIMD group's share), and 8 rows of 5000 (read twice:
-    the online pass) (Sample.large)."""
+    """1024 rows of 300 (held in registers, several rows per SIMD group),
+    64 rows of 1500 (float: held across SIMD groups) and 8 rows of 5000 (read
+    twice: the online pass) (Sample.large)."""
     return [dict(self=torch.randn(1024, 300).to(dt), dim=-1, half_to_float=False),
+            dict(self=torch.randn(64, 1500).to(dt), dim=-1, half_to_float=False),
             dict(self=torch.randn(8, 5000).to(dt), dim=-1, half_to_float=False)]
 
 

@@ -24,15 +24,21 @@ inline constexpr unsigned elements_per_thread(unsigned long element_bytes) {
 // l, l + tile, ... So the grid is a whole number of tiles.
 enum { elementwise_tile = 32 };
 
-// The rows mapping for kernels that hold a row in registers
-// (SliceMapping::register_rows): for elements of 4 bytes or more, at most
-// this many per thread wherever the row fits in a group at that rate (rows
-// of up to 8 x 256 elements); longer rows get a whole group, and such a
-// kernel reads them again instead. Rows of 2-byte elements keep the rows
-// mapping's 32 per thread (and are read twice): spreading them over 4x the
-// threads for registers cost more in merge steps and narrow loads than the
-// second read (H100: half softmax over rows of 1024, 0.54x torch read twice,
+// The rows mapping for kernels that hold a row in registers with few
+// elements per thread (SliceMapping::register_rows: weight_norm): for
+// elements of 4 bytes or more, at most this many per thread wherever the row
+// fits in a group at that rate (rows of up to 8 x 256 elements); longer rows
+// get a whole group, and such a kernel reads them again instead. Rows of
+// 2-byte elements keep the rows mapping's 32 per thread (and are read
+// twice): spreading them over 4x the threads for registers cost more in
+// merge steps and narrow loads than the second read (H100: half softmax over
+// rows of 1024, when softmax took this mapping, 0.54x torch read twice,
 // 0.42x held 8 per thread, 0.35x held 16 per thread at 54 registers).
 enum { register_row_elements = 8 };
+
+// The rows mapping's elements per thread (SliceMapping::rows: share =
+// the row's length / this, a power of two from 8 to the group's size):
+// kernels that hold a row in registers (softmax) size their arrays by it.
+enum { elements_per_row_thread = 32 };
 
 }  // namespace mps_ops
