@@ -49,12 +49,13 @@ def test_every_dim_and_rank(kind, shape, dim):
 @pytest.mark.parametrize("kind", OPS)
 @pytest.mark.parametrize("shape, dim", [((3, 40), 1), ((5, 1000), 1), ((2, 5000), -1), ((3000, 4), 0),
                                         ((1, 40000), 1), ((70, 1024), 1), ((5, 1025), 1), ((3, 2048), 1),
-                                        ((3, 2049), 1)])
+                                        ((3, 2049), 1), ((2, 9000), 1), ((1, 32768), 1), ((1, 32769), 1)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
 def test_long_and_short_rows(kind, shape, dim, dtype):
-    """Each side of each row mapping's bounds: up to 1024 elements a SIMD
-    group per row (shuffle merges), float rows up to 2048 held 8 per thread
-    (merges through threadgroup memory), longer rows read twice."""
+    """Each side of each bound of the rows held 32 per thread: up to 1024
+    elements a SIMD group per row (shuffle merges), up to 8192 in groups of
+    256 and up to 32768 in groups of 1024 (merges through threadgroup
+    memory); longer rows read twice."""
     _check(kind, shape, dim, dtype=dtype)
 
 
@@ -82,13 +83,14 @@ def test_values_far_from_zero(kind, scale):
     [3.0, 3.0, 3.0],
 ], ids=["all_neg_inf", "some_neg_inf", "pos_inf", "infs", "nan", "equal"])
 @pytest.mark.parametrize("length, dtype", [(3, torch.float32), (300, torch.float32), (1500, torch.float32),
-                                           (9000, torch.float32), (300, torch.float16), (1500, torch.float16)],
+                                           (9000, torch.float32), (40000, torch.float32), (300, torch.float16),
+                                           (40000, torch.float16)],
                          ids=str)
 def test_infinities_and_nan_as_the_cpu(kind, row, length, dtype):
     """The special value at each position of a row, so that it meets the
     other elements in every thread and merge order: rows held in registers
-    within a SIMD group (3, 300), float rows held across SIMD groups (1500),
-    rows read twice (float 9000, half 1500: the online pair's rescaling)."""
+    within a SIMD group (3, 300), across SIMD groups (1500, 9000), rows read
+    twice (40000: the online pair's rescaling)."""
     for position in range(0, length, max(1, length // 7)):
         x = torch.randn(4, length)
         x[1] = -float("inf")

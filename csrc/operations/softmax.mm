@@ -39,7 +39,7 @@ void softmax_into(KernelCache& kernels, const char* op, const at::Tensor& self, 
   const ReductionPlan plan = plan_reduction(in, {at::maybe_wrap_dim(dim, in.dim())});
   check_row_length(op, plan);
   dispatch_reduction(kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type()), {&target}, {&in}, plan,
-                     {}, SliceMapping::rows);
+                     {}, SliceMapping::held_rows);
 }
 
 at::Tensor softmax(KernelCache& kernels, const char* op, const char* kernel_name, const at::Tensor& self,

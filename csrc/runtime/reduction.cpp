@@ -111,6 +111,9 @@ constexpr int64_t simd_width = 32;
 // enough that a slice's merge stays short (more threads per slice only add
 // merge steps). Not tuned to any GPU.
 constexpr int64_t group_threads = 256;
+// The largest group for SliceMapping::held_rows's long rows: Metal's limit
+// for threads per threadgroup.
+constexpr int64_t held_row_group_threads = 1024;
 // A column-mapped slice's most rows of threads.
 constexpr int64_t max_rows = 8;
 
@@ -185,18 +188,23 @@ Mapping rows_mapping(int64_t n, int64_t slices, int64_t cap) {
   return Mapping{rows.group, rows.groups, 0, static_cast<int>(rows.share)};
 }
 
-// The most threads per group the mappings use: group_threads within the
+// The most threads per group the mappings use: group_threads (or wanted) within the
 // pipeline's limit, in whole SIMD groups. A pipeline's limit below one SIMD
 // group (none seen on an Apple GPU) would leave no mapping: the dispatch
 // then fails on the backend's own check.
-int64_t group_cap(int64_t max_threads) {
-  return std::min(group_threads, std::max(simd_width, max_threads / simd_width * simd_width));
+int64_t group_cap(int64_t max_threads, int64_t wanted = group_threads) {
+  return std::min(wanted, std::max(simd_width, max_threads / simd_width * simd_width));
 }
 
 Mapping choose_mapping(const reduction_layout& layout, int64_t slices, int64_t max_threads,
                        SliceMapping allowed, int64_t element_bytes) {
   const int64_t n = layout.inner_numel;
   const int64_t cap = group_cap(max_threads);
+  if (allowed == SliceMapping::held_rows && n > elements_per_row_thread * group_threads) {
+    // Past a 256-thread group's share, a group as large as the pipeline
+    // allows (its register use decides), so that the row stays held.
+    return rows_mapping(n, slices, group_cap(max_threads, held_row_group_threads));
+  }
   if (allowed == SliceMapping::register_rows) {
     const RowThreads rows =
         rows_of(n, slices, cap,

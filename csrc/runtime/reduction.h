@@ -40,8 +40,11 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
 // rows per group). register_rows: rows, with at most register_row_elements
 // (shape_limits.h, which says when) of the first input's elements per
 // thread where the row allows, for kernels that keep their row's values in
-// registers between passes.
-enum class SliceMapping { any, rows, register_rows };
+// registers between passes. held_rows: rows, and a row longer than a
+// 256-thread group holds at elements_per_row_thread gets up to 1024 threads
+// (within the pipeline's limit), for kernels that hold whole rows at that
+// rate (softmax: rows of up to 32 x 1024 read once).
+enum class SliceMapping { any, rows, register_rows, held_rows };
 
 // The rows mapping's kernels (masked_softmax, softmax_backward: whole rows)
 // count a row's elements in 32 bits.

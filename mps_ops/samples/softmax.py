@@ -13,11 +13,11 @@ def _softmax(dt, dim=1):
 
 def _large(dt):
     """1024 rows of 300 (held in registers, several rows per SIMD group),
-    64 rows of 1500 (float: held across SIMD groups) and 8 rows of 5000 (read
-    twice: the online pass) (Sample.large)."""
+    8 rows of 20000 (held by groups of 1024 threads) and 2 rows of 40000
+    (read twice: the online pass) (Sample.large)."""
     return [dict(self=torch.randn(1024, 300).to(dt), dim=-1, half_to_float=False),
-            dict(self=torch.randn(64, 1500).to(dt), dim=-1, half_to_float=False),
-            dict(self=torch.randn(8, 5000).to(dt), dim=-1, half_to_float=False)]
+            dict(self=torch.randn(8, 20000).to(dt), dim=-1, half_to_float=False),
+            dict(self=torch.randn(2, 40000).to(dt), dim=-1, half_to_float=False)]
 
 
 OVERLOAD_SAMPLES = [
