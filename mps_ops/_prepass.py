@@ -341,12 +341,14 @@ def _scan_bodies(tokens: list[Token], result: Scan) -> None:
             j += 1
         decl = tokens[i + 1 : j]
         texts = [t.text for t in decl]
-        if "*" in texts or "&" in texts:
-            continue  # a pointer or reference into threadgroup memory, not storage
+        first_dim = texts.index("[") if "[" in texts else len(texts)
+        # A pointer or reference into threadgroup memory is not storage; a `*`
+        # inside the dims (`x[A * B]`) is a product, and the array is storage.
+        if "*" in texts[:first_dim] or "&" in texts[:first_dim]:
+            continue
         if "(" in texts or "=" in texts or "," in texts:
             raise PrepassError(
                 "threadgroup variables are declared one per statement, without initializer")
-        first_dim = texts.index("[") if "[" in texts else len(texts)
         name = texts[first_dim - 1]
         type_text = _join(decl[: first_dim - 1]) + "".join(texts[first_dim:])
         tg_id += 1

@@ -41,6 +41,17 @@ def test_prepass_reads_roles_and_host_names():
     assert 'kernel_entry{"scale_float", "test.metal"' in generated
 
 
+def test_prepass_makes_threadgroup_arrays_shared_whatever_their_size_expression():
+    """`threadgroup float x[A * B];` is storage shared by the group (a `*` in
+    the dims once made the prepass take it for a pointer and leave each
+    thread an array of its own); `threadgroup float* p;` stays a pointer."""
+    body = KERNEL.replace("  out[pos.x] *= k;\n",
+                          "  threadgroup float shared[4 * 8];\n  threadgroup float* view;\n  out[pos.x] *= k;\n")
+    result = msl_prepass.scan(body)
+    (edit,) = result.threadgroup_edits
+    assert "threadgroup_variable<float[4 * 8]" in edit[2].replace("[4*8]", "[4 * 8]"), edit
+
+
 def test_prepass_refuses_unattributed_kernel_parameters():
     bad = KERNEL.replace(" [[buffer(1)]]", "")
     with pytest.raises(msl_prepass.PrepassError, match="every parameter needs an attribute"):

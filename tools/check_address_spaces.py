@@ -412,9 +412,11 @@ def rewrite(source: str) -> tuple[str, list[str]]:
             j += 1
         decl = tokens[i + 1 : j]
         texts = [t.text for t in decl]
-        if not decl or any(t in texts for t in ("*", "&", "(", "=", ",", "{")):
-            continue  # a pointer/reference, or a form MSL rejects anyway: left to clang
         first_dim = texts.index("[") if "[" in texts else len(texts)
+        # (A `*` inside the dims is a product: the array is still storage.)
+        if not decl or any(t in texts[:first_dim] for t in ("*", "&")) or \
+                any(t in texts for t in ("(", "=", ",", "{")):
+            continue  # a pointer/reference, or a form MSL rejects anyway: left to clang
         if first_dim == 0 or decl[first_dim - 1].kind != "ident":
             continue
         name = decl[first_dim - 1]
