@@ -39,7 +39,10 @@ REGISTER_REDUCE_ONE_OP(weight_norm_norms, float, float)
 // norm, then w = x * (g / norm) from the held values, one read of v where
 // the three passes read it twice. Longer rows (and 2-byte ones, which the
 // host maps 32 per thread: shape_limits.h) read the row again for the write,
-// from the cache. The row's first thread writes the norm.
+// from the cache. The row's first thread writes the norm. Rows are
+// contiguous (the host's (channels, rest) views of contiguous tensors), so
+// elements are indexed by their 32-bit position, no 64-bit stride product
+// per access (H100 backward: see docs/design.md).
 template <typename T>
 kernel void weight_norm_rows(
     device T* w [[buffer(0)]],
@@ -70,12 +73,12 @@ kernel void weight_norm_rows(
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < held; ++k) {
       const uint i = t.first + k * step;
-      x[k] = i < n ? float(row_in[row.offset(i)]) : 0.0f;
+      x[k] = i < n ? float(row_in[i]) : 0.0f;
       sum += x[k] * x[k];
     }
   } else {
     for (uint i = t.first; i < n; i += step) {
-      const float value = float(row_in[row.offset(i)]);
+      const float value = float(row_in[i]);
       sum += value * value;
     }
   }
@@ -93,12 +96,12 @@ kernel void weight_norm_rows(
     for (uint k = 0; k < held; ++k) {
       const uint i = t.first + k * step;
       if (i < n) {
-        row_out[row.offset(i)] = static_cast<T>(x[k] * scale);
+        row_out[i] = static_cast<T>(x[k] * scale);
       }
     }
   } else {
     for (uint i = t.first; i < n; i += step) {
-      row_out[row.offset(i)] = static_cast<T>(float(row_in[row.offset(i)]) * scale);
+      row_out[i] = static_cast<T>(float(row_in[i]) * scale);
     }
   }
 }
@@ -142,13 +145,13 @@ kernel void weight_norm_backward_rows(
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < held; ++k) {
       const uint i = t.first + k * step;
-      d[k] = i < n ? float(row_grad[row.offset(i)]) : 0.0f;
-      x[k] = i < n ? float(row_v[row.offset(i)]) : 0.0f;
+      d[k] = i < n ? float(row_grad[i]) : 0.0f;
+      x[k] = i < n ? float(row_v[i]) : 0.0f;
       sum += d[k] * x[k];
     }
   } else {
     for (uint i = t.first; i < n; i += step) {
-      sum += float(row_grad[row.offset(i)]) * float(row_v[row.offset(i)]);
+      sum += float(row_grad[i]) * float(row_v[i]);
     }
   }
   sum = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(sum, partials, at, step);
@@ -166,12 +169,12 @@ kernel void weight_norm_backward_rows(
     for (uint k = 0; k < held; ++k) {
       const uint i = t.first + k * step;
       if (i < n) {
-        row_out[row.offset(i)] = static_cast<T>(d[k] * a - x[k] * b);
+        row_out[i] = static_cast<T>(d[k] * a - x[k] * b);
       }
     }
   } else {
     for (uint i = t.first; i < n; i += step) {
-      row_out[row.offset(i)] = static_cast<T>(float(row_grad[row.offset(i)]) * a - float(row_v[row.offset(i)]) * b);
+      row_out[i] = static_cast<T>(float(row_grad[i]) * a - float(row_v[i]) * b);
     }
   }
 }
