@@ -91,7 +91,10 @@ std::pair<at::Tensor, at::Tensor> parameter_gradients(const at::Tensor& dy, cons
   first.dispatch(Dim3{static_cast<uint32_t>(p.columns), static_cast<uint32_t>(p.chunks), 1});
   KernelFunction second(merge_kernels.get(Variant::reduce, dtype, dtype));
   second.bind_operands(dgamma, dbeta, partials).bind(p);
-  second.dispatch(Dim3{static_cast<uint32_t>(p.columns), 1, 1});
+  const uint32_t merge_groups =
+      static_cast<uint32_t>((p.columns + layer_norm_merge_columns - 1) / layer_norm_merge_columns);
+  second.dispatch(Dim3{merge_groups * layer_norm_merge_columns, layer_norm_merge_slices, 1},
+                  Dim3{layer_norm_merge_columns, layer_norm_merge_slices, 1});
   return {dgamma, dbeta};
 }
 
