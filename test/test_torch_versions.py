@@ -160,6 +160,8 @@ def _fake_pip(wheel_files: dict[str, bytes], calls: list):
 
     def run(command, **kwargs):
         calls.append(command)
+        # pip runs without the machine's configuration (a cap on torch's version).
+        assert kwargs["env"]["PIP_CONFIG_FILE"] == os.devnull
         dest = command[command.index("-d") + 1]
         version = command[command.index("download") + 1].split("==")[1]
         with zipfile.ZipFile(os.path.join(dest, f"torch-{version}-cp311-none-any.whl"), "w") as wheel:
@@ -182,7 +184,8 @@ def test_fetch_unpacks_only_the_headers_once(tmp_path):
     unpacked = sorted(os.path.relpath(os.path.join(d, f), str(tmp_path))
                       for d, _, files in os.walk(str(tmp_path)) for f in files)
     assert unpacked == [os.path.join("torch-headers", "2.15.0", "torch", "include", *p.split("/"))
-                        for p in ("ATen/mps/MPSStream.h", "c10/macros/Macros.h")]
+                        for p in ("ATen/mps/MPSStream.h", "c10/macros/Macros.h")] + [
+        os.path.join("wheels", "2.15.0", "torch-2.15.0-cp311-none-any.whl")], "the headers and the kept wheel"
     assert torch_headers.fetch("2.15.0", str(tmp_path), run=run) == include
     assert len(calls) == 1, "a cached release is not downloaded again"
 

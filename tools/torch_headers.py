@@ -4,11 +4,12 @@ backend on Linux against torch releases other than the installed one.
     python tools/torch_headers.py 2.15.0     # prints .../torch-headers/2.15.0/torch/include
     python tools/torch_headers.py --bounds   # the oldest and newest supported release
 
-The wheel is downloaded from PyPI with pip (no dependencies, wheel only) and
-only `torch/include/` is unpacked, into a cache outside the repository
-(`$MPS_OPS_CACHE`, else `$XDG_CACHE_HOME/mps_ops`, else `~/.cache/mps_ops`),
-so a fresh clone on the same machine (CI) reuses it; the wheel itself is
-deleted. A cached version is never downloaded again.
+The wheel is downloaded from PyPI with pip (no dependencies, wheel only) into a
+cache outside the repository (`$MPS_OPS_CACHE`, else `$XDG_CACHE_HOME/mps_ops`,
+else `~/.cache/mps_ops`), `wheels/<version>/`, where tools/mps_coverage.py
+reads it too; only `torch/include/` is unpacked, beside it, so a fresh clone
+on the same machine (CI) reuses both. A cached version is never downloaded
+again.
 """
 
 from __future__ import annotations
@@ -74,30 +75,59 @@ def unpack_includes(wheel: str, dest: str) -> int:
     return count
 
 
+def pip_environment() -> dict[str, str]:
+    """pip without the machine's configuration files: a machine may cap torch
+    at the releases it keeps on disk (a pip constraints file), which says
+    nothing about the macOS wheels wanted here."""
+    return dict(os.environ, PIP_CONFIG_FILE=os.devnull)
+
+
+def cached_wheel(
+    version: str,
+    root: str | None = None,
+    run: Callable[..., subprocess.CompletedProcess] = subprocess.run,
+) -> str:
+    """The path of torch==version's macOS arm64 wheel, downloaded once
+    (root: the cache, default cache_root(); run: subprocess.run, for tests)."""
+    target = os.path.join(root or cache_root(), "wheels", version)
+    found = glob.glob(os.path.join(target, "torch-*.whl"))
+    if len(found) == 1:
+        return found[0]
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    # Download beside the cache entry and rename: an interrupted download never
+    # leaves a truncated wheel where a complete one is expected.
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(target)) as scratch:
+        run(pip_download_command(version, scratch), check=True, env=pip_environment())
+        wheels = glob.glob(os.path.join(scratch, "torch-*.whl"))
+        if len(wheels) != 1:
+            raise RuntimeError(f"expected one torch wheel for {version}, pip left {wheels}")
+        shutil.rmtree(target, ignore_errors=True)
+        os.makedirs(target)
+        os.replace(wheels[0], os.path.join(target, os.path.basename(wheels[0])))
+    return glob.glob(os.path.join(target, "torch-*.whl"))[0]
+
+
 def fetch(
     version: str,
     root: str | None = None,
     run: Callable[..., subprocess.CompletedProcess] = subprocess.run,
 ) -> str:
-    """The include directory of torch==version's macOS wheel, downloaded once
+    """The include directory of torch==version's macOS wheel, unpacked once
     (root: the cache, default cache_root(); run: subprocess.run, for tests)."""
     target = include_dir(version, root)
     if os.path.isfile(os.path.join(target, MARKER)):
         return target
+    wheel = cached_wheel(version, root, run)
     version_dir = os.path.dirname(os.path.dirname(target))
     os.makedirs(os.path.dirname(version_dir), exist_ok=True)
-    # Download and unpack next to the cache entry, then rename: an interrupted
-    # run never leaves a half-unpacked tree that looks complete.
+    # Unpack next to the cache entry, then rename: an interrupted run never
+    # leaves a half-unpacked tree that looks complete.
     with tempfile.TemporaryDirectory(dir=os.path.dirname(version_dir)) as scratch:
-        run(pip_download_command(version, scratch), check=True)
-        wheels = glob.glob(os.path.join(scratch, "torch-*.whl"))
-        if len(wheels) != 1:
-            raise RuntimeError(f"expected one torch wheel for {version}, pip left {wheels}")
         staged = os.path.join(scratch, "tree")
-        if unpack_includes(wheels[0], staged) == 0:
-            raise RuntimeError(f"{os.path.basename(wheels[0])} has no torch/include/")
+        if unpack_includes(wheel, staged) == 0:
+            raise RuntimeError(f"{os.path.basename(wheel)} has no torch/include/")
         if not os.path.isfile(os.path.join(staged, "torch", "include", MARKER)):
-            raise RuntimeError(f"{os.path.basename(wheels[0])} has no {MARKER} (not an MPS build?)")
+            raise RuntimeError(f"{os.path.basename(wheel)} has no {MARKER} (not an MPS build?)")
         shutil.rmtree(version_dir, ignore_errors=True)
         os.replace(staged, version_dir)
     return target
