@@ -257,7 +257,9 @@ setup(
     name="mps_ops",
     version="0.1.0",
     description="Native Metal kernels for PyTorch operators the MPS backend lacks",
-    packages=["mps_ops", "mps_ops.samples"],
+    packages=["mps_ops", "mps_ops.samples", "mps_ops.audit"],
+    # tools/mps_coverage.py's per-release MPS data, read by mps_ops.audit.
+    package_data={"mps_ops": ["data/mps_coverage.json"]},
     ext_modules=[extension()],
     cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
     python_requires=">=3.9",

@@ -42,7 +42,8 @@ imported or run from the wheel):
 
 Statuses per overload and release: M G B C X P and '-' (not defined in that
 release); see LEGEND. Left out, as in shared/mps-coverage.md: quantized,
-sparse, nested, mkldnn and test-only operators (`excluded`).
+sparse, mkldnn and test-only operators, and those with kernels for nested
+tensors only (`excluded`).
 
 When a torch release comes out: add it to RELEASES (and to
 tools/torch_headers.py's bounds if it becomes supported), run
@@ -144,10 +145,12 @@ def parse_native_functions(text: str) -> dict[str, Overload]:
 
 
 # Whole families left out of the data, as shared/mps-coverage.md does: their
-# tensors never live on MPS (quantized, sparse, nested, mkldnn layouts) or they
-# exist only for PyTorch's own tests.
+# tensors never live on MPS (quantized, sparse, mkldnn layouts) or they exist
+# only for PyTorch's own tests. Nested-tensor ops go by their kernels
+# (EXCLUDED_KEY): some take dense tensors and run on a Mac, as
+# nn.TransformerEncoder's _nested_tensor_from_mask_left_aligned does.
 EXCLUDED_NAME = re.compile(
-    r"quantiz|sparse|nested|mkldnn|^_?test_|^q_|qscheme|^int_repr|_fake_quant|"
+    r"quantiz|sparse|mkldnn|^_?test_|^q_|qscheme|^int_repr|_fake_quant|"
     r"^_?fbgemm|^_saturate_weight_to_fp16|^_choose_qparams|^choose_qparams|"
     r"^_make_per_(tensor|channel)|^_?to_dense|^_coalesce|^coalesce|^_values|^values|"
     r"^_indices|^indices|^crow_indices|^col_indices|^ccol_indices|^row_indices|"
@@ -160,10 +163,13 @@ def excluded(op: Overload) -> bool:
     if EXCLUDED_NAME.search(base):
         return True
     # Kernels only for excluded layouts (e.g. SparseCPU and QuantizedCPU
-    # ones). A structured op's functional and in-place forms list only such
-    # extra kernels: their dense ones come from the out= form they delegate to.
-    backends = [k for k in op.dispatch if k not in COMPOSITE_KEYS and k != "Meta"]
-    return op.structured_delegate is None and bool(backends) and all(EXCLUDED_KEY.search(k) for k in backends)
+    # ones). Not where a composite kernel serves dense tensors (clone,
+    # detach), nor a structured op's functional and in-place forms, which list
+    # only such extra kernels: their dense ones come from the out= form.
+    if op.structured_delegate is not None or any(key in op.dispatch for key in COMPOSITE_KEYS):
+        return False
+    backends = [k for k in op.dispatch if k != "Meta"]
+    return bool(backends) and all(EXCLUDED_KEY.search(k) for k in backends)
 
 
 # --------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 // extension only carries them out. One part per role, in headers included
 // here only: one translation unit, because torch's Python headers cost about
 // as much to compile as all of this code.
+#include "audit_support.h"
 #include "introspection.h"
 #include "registration.h"
 #include "shader_libraries.h"
@@ -12,4 +13,5 @@ PYBIND11_MODULE(_C, m) {
   mps_ops::python::bind_registration(m);
   mps_ops::python::bind_introspection(m);
   mps_ops::python::bind_shader_libraries(m);
+  mps_ops::python::bind_audit_support(m);
 }
