@@ -21,5 +21,16 @@ from ._registry import OpRecord, disable_overrides, enable_overrides, ops  # noq
 from .profiling import Dispatch, Profile, profile  # noqa: E402
 from .shaders import ShaderLibrary, compile_shader, load_metallib  # noqa: E402
 
-__all__ = ["backend", "ops", "OpRecord", "enable_overrides", "disable_overrides", "profile", "Profile", "Dispatch",
+
+
+def __getattr__(name: str):
+    # mps_ops.audit loads on first use: it imports torch's fake-tensor machinery.
+    if name == "audit":
+        import importlib
+
+        return importlib.import_module(".audit", __name__)
+    raise AttributeError(f"module 'mps_ops' has no attribute {name!r}")
+
+
+__all__ = ["backend", "ops", "audit", "OpRecord", "enable_overrides", "disable_overrides", "profile", "Profile", "Dispatch",
            "compile_shader", "load_metallib", "ShaderLibrary", "emulator"]
