@@ -155,3 +155,22 @@ def test_bad_requests_say_what_is_wrong():
 
     with pytest.raises(AuditError, match=r"aten::index\.Tensor cannot run on fake tensors \(DynamicOutputShape"):
         mps_ops.audit(data_dependent, torch.rand(4))
+
+
+def test_readme_shows_the_transformer_audit_and_its_verdict():
+    """The README's second example runs as written and prints the verdict its comment shows."""
+    import contextlib
+    import io
+    import os
+    import re
+
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")) as f:
+        blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+    assert "mps_ops.audit(model" in blocks[1], "the audit is the README's second example"
+    code = blocks[1]
+    shown = " ".join(line.strip().lstrip("#").strip() for line in code.splitlines()
+                     if line.startswith("# ")).split()
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "README.md", "exec"), {})
+    assert printed.getvalue().splitlines()[-1].split() == shown
