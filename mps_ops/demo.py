@@ -33,7 +33,10 @@ def _shown_overload(record) -> str | None:
 
 def _written_or_result(call, result) -> list:
     """The tensors to compare: its outputs, else what it returned (an
-    in-place op returns self), else what it wrote in place."""
+    in-place op returns self), else what it wrote in place; a plain value
+    (a bool) as a 0-dim tensor."""
+    if isinstance(result, (bool, int, float)):
+        return [torch.tensor(result)]
     returned = [t for t in tree_flatten(result)[0] if isinstance(t, torch.Tensor)]
     if call.outputs or not returned:
         return [t for n in call.outputs + call.inplace for t in tree_flatten(call.kwargs[n])[0]]

@@ -71,6 +71,9 @@ def assert_same_outcome(cpu: Outcome, ours: Outcome, where: str, shapes_only: bo
             f"the CPU raised {type(cpu.error).__name__}: {cpu.error}")
         return
     assert ours.error is None, f"{where}: ours raised {type(ours.error).__name__}: {ours.error}; the CPU did not"
+    if not tensors_of(cpu.result) and not isinstance(cpu.result, torch.Tensor):
+        # A plain value (_nested_tensor_from_mask_left_aligned's bool).
+        assert ours.result == cpu.result, f"{where}: ours returned {ours.result!r}, the CPU {cpu.result!r}"
     expected = tensors_of(cpu.result) + [t for v in cpu.args.values() for t in tensors_of(v)]
     actual = tensors_of(ours.result) + [t for v in ours.args.values() for t in tensors_of(v)]
     assert len(actual) == len(expected), where

@@ -51,20 +51,33 @@ def test_builtin_examples_forward_and_backward(name):
                for p in model.parameters())
 
 
-def test_transformer_padding_mask_in_eval_meets_what_a_mac_lacks():
+def test_transformer_padding_mask_in_eval_needs_mps_ops_fill():
     """Eval mode without gradients: the encoder checks the mask's alignment
-    with _nested_tensor_from_mask_left_aligned, which no release has on MPS
-    (issue 15), and attention takes the MPS math kernel."""
+    with _nested_tensor_from_mask_left_aligned, which no release has on MPS,
+    before it looks at the device; mps_ops fills it. Attention takes the MPS
+    math kernel."""
     model, inputs, kwargs = EXAMPLES["transformer"]()
     model.eval()
     with torch.no_grad():
         report = mps_ops.audit(model, *inputs, **kwargs)
     uses = _ops(report)
-    assert uses["aten::_nested_tensor_from_mask_left_aligned"].mps == "missing"
-    assert uses["aten::_nested_tensor_from_mask_left_aligned"].stand_in
+    check = uses["aten::_nested_tensor_from_mask_left_aligned"]
+    assert (check.mps, check.mps_ops, check.mps_ops_active, check.stand_in) == ("missing", "fill", True, True)
     assert "aten::_scaled_dot_product_attention_math_for_mps" in uses
-    assert report.verdict.startswith(f"does not run on MPS with torch {RUNNING[:4]}")
-    assert "_nested_tensor_from_mask_left_aligned" in report.verdict
+    assert report.verdict.startswith(f"runs on MPS with torch {RUNNING[:4]} + mps_ops (1 op filled)")
+
+
+@pytest.mark.parametrize("release", coverage.releases())
+@pytest.mark.parametrize("training", [True, False])
+def test_transformer_with_a_padding_mask_runs_on_every_release(release, training):
+    """Issue 15's bar: nn.TransformerEncoder with a padding mask, train (with
+    backward) and eval, dispatches no op a supported release lacks on MPS that
+    mps_ops does not fill."""
+    model, inputs, kwargs = EXAMPLES["transformer"]()
+    model.train(training)
+    with torch.set_grad_enabled(training):
+        report = mps_ops.audit(model, *inputs, backward=training, torch_version=release, **kwargs)
+    assert not report.failing, report.table()
 
 
 def test_an_op_missing_in_one_release_and_present_in_the_next():
@@ -86,7 +99,7 @@ def test_an_op_mps_ops_fills():
     use = _ops(report)["aten::special_ndtri"]
     assert (use.mps, use.mps_ops, use.mps_ops_active) == ("missing", "fill", True)
     assert not report.failing and report.filled == [use]
-    assert "(1 ops filled)" in report.verdict
+    assert "(1 op filled)" in report.verdict
     older = _ops(mps_ops.audit(torch.special.ndtri, torch.rand(5), torch_version="2.9"))["aten::special_ndtri"]
     assert older.mps_ops == "fill" and older.mps_ops_active is None, "another release: no process state"
 

@@ -36,23 +36,8 @@ def coverage_table() -> tuple[list[str], dict[str, list[str]]]:
     return releases, rows
 
 
-@pytest.mark.skipif(not os.path.exists(COVERAGE), reason=f"no {COVERAGE} beside this checkout")
-def test_registry_mps_missing_follows_the_coverage_table():
-    """An op lists exactly the releases whose MPS backend lacks every one of its
-    overloads; a release that lacks some but not all would be a registry bug."""
-    releases, rows = coverage_table()
-    for entry in codegen.load_registry():
-        if entry.policy == "override":  # a stock kernel exists: test_registry_mpsgraph_follows_the_coverage_table
-            assert entry.mps_missing == (), entry.name
-            continue
-        cells = [rows[overload] for overload in entry.impl]
-        expected = []
-        for i, release in enumerate(releases):
-            states = {row[i] for row in cells} - {"n/a"}
-            assert states in ({"missing"}, {"."}, set()), (entry.name, release, states)
-            if states == {"missing"}:
-                expected.append(release)
-        assert list(entry.mps_missing) == expected, entry.name
+# The registry's mps_missing follows the per-release data derived from the
+# wheels (test_mps_coverage_data.py), which reproduces the table.
 
 
 def mpsgraph_table() -> dict:

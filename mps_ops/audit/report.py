@@ -24,6 +24,10 @@ OUTCOMES = {
 }
 
 
+def _ops(count: int) -> str:
+    return f"{count} op" if count == 1 else f"{count} ops"
+
+
 @dataclass
 class OpUse:
     op: str                 # "aten::addmm"
@@ -73,13 +77,13 @@ class Report:
     @property
     def verdict(self) -> str:
         release = ".".join(self.release.split(".")[:2])
-        graph = f"{len(self.on_mpsgraph)} ops on MPSGraph, overrides available for {len(self.overridable)}"
+        graph = f"{_ops(len(self.on_mpsgraph))} on MPSGraph, overrides available for {len(self.overridable)}"
         if self.failing:
             names = ", ".join(use.op.split("::", 1)[-1] for use in self.failing[:5])
             more = f" and {len(self.failing) - 5} more" if len(self.failing) > 5 else ""
-            return (f"does not run on MPS with torch {release} + mps_ops: {len(self.failing)} ops without an MPS "
+            return (f"does not run on MPS with torch {release} + mps_ops: {_ops(len(self.failing))} without an MPS "
                     f"kernel ({names}{more}); {graph}")
-        helped = f" + mps_ops ({len(self.filled)} ops filled)" if self.filled else " + mps_ops"
+        helped = f" + mps_ops ({_ops(len(self.filled))} filled)" if self.filled else " + mps_ops"
         return f"runs on MPS with torch {release}{helped}; {graph}"
 
     # ------------------------------------------------------------------
