@@ -12,7 +12,7 @@ import torch
 
 import mps_ops
 from helpers import to_device
-from mps_ops.testing import emulate
+from mps_ops.testing import device, emulate
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -96,9 +96,8 @@ def test_transformer_encoder_in_eval_with_a_padding_mask():
     result is compared with the CPU's all the same.)"""
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, batch_first=True)
-    model = torch.nn.TransformerEncoder(layer, num_layers=2).eval()
-    tokens = torch.randn(3, 7, 16)
-    padding = torch.arange(7) >= torch.tensor([7, 4, 1])[:, None]
+    model = torch.nn.TransformerEncoder(layer, num_layers=2).eval().to(device())
+    tokens, padding = to_device((torch.randn(3, 7, 16), torch.arange(7) >= torch.tensor([7, 4, 1])[:, None]))
     with torch.no_grad():
         expected = model(tokens, src_key_padding_mask=padding)
         with mps_ops.profile() as prof, emulate():
