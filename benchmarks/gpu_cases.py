@@ -18,7 +18,7 @@ from typing import Callable
 
 import torch
 
-from op_inputs import OPS, layout_inputs, registry_ops
+from op_inputs import OPS, half_size_2d, layout_inputs, registry_ops
 
 # Inputs of at least this many bytes (issue 13: 256 MB), so the GPU's caches
 # (50 MB of L2 on an H100) hold a small part of them.
@@ -251,6 +251,12 @@ def pool_backward_cases(records) -> list:
                 make = lambda s=spec, layout=layout, n=n, d=dtype: layout_inputs(s, layout, n // 1024, 1024, d)  # noqa: E731
                 shape = (n // (64 * 32 * 32), 64, 32, 32) + (("channels_last",) if layout == "transposed" else ())
                 cases.append(Case("pooling backward", name, shape, dtype, make, spec.fn))
+    for dtype in _dtypes(records["_adaptive_avg_pool2d"]):
+        n = _elements(dtype)
+        shape = (2, 12, 256, -(-n // (2 * 12 * 256)))
+        avg = _gradient_of(lambda x: torch.nn.functional.adaptive_avg_pool2d(x, half_size_2d(x)), shape, dtype)
+        cases.append(Case("pooling backward", "_adaptive_avg_pool2d_backward", shape, dtype, avg,
+                          torch.ops.aten._adaptive_avg_pool2d_backward))
     for dtype in _dtypes(records["_adaptive_avg_pool3d"]):
         n = _elements(dtype)
         shape = (2, 3, 256, -(-n // (2 * 3 * 4 * 256)), 4)

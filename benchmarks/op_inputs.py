@@ -84,6 +84,23 @@ def _half_size(x):
     return tuple(max(1, s // 2) for s in x.shape[-3:])
 
 
+def _pool2d_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """A (2, 12, rows, cols) batch of feature maps (the 3-D pools' volume),
+    pooled to half its size: sizes that divide, where the stock MPS kernel
+    works too, so the repair must match it there."""
+    if layout == "dense":
+        return [torch.randn(2, 12, rows, cols).to(dtype)]
+    if layout == "transposed":
+        return [torch.randn(2, 12, cols, rows).to(dtype).transpose(2, 3)]
+    if layout == "strided":
+        return [torch.randn(2, 12, rows, 2 * cols).to(dtype)[:, :, :, ::2]]
+    raise ValueError(layout)
+
+
+def half_size_2d(x):
+    return tuple(max(1, s // 2) for s in x.shape[-2:])
+
+
 def _two_row_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     """Two (rows, cols) operands (a gradient and a forward result), each its own."""
     return [_reduction_inputs(layout, rows, cols, dtype)[0], _reduction_inputs(layout, rows, cols, dtype)[0]]
@@ -255,6 +272,8 @@ WITH_OWN_INPUTS = {
                               inputs=_view_copy_inputs),
     "narrow_copy": OpSpec(_into_new_out(lambda x, out: torch.narrow_copy(x, 1, 0, x.size(1) // 2, out=out)),
                           (), kind="view_copy", inputs=_view_copy_inputs),
+    "_adaptive_avg_pool2d": OpSpec(lambda x: torch.nn.functional.adaptive_avg_pool2d(x, half_size_2d(x)),
+                                   (), kind="pool", inputs=_pool2d_inputs),
     "_adaptive_avg_pool3d": OpSpec(lambda x: torch.nn.functional.adaptive_avg_pool3d(x, _half_size(x)),
                                    (), kind="pool", inputs=_pool_inputs),
     "adaptive_max_pool3d": OpSpec(lambda x: torch.nn.functional.adaptive_max_pool3d(x, _half_size(x)),

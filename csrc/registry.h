@@ -16,7 +16,7 @@ struct OverloadRecord {
 
 struct OpRecord {
   const char* name;    // e.g. "aten::special_ndtri"
-  const char* policy;  // "fill" or "override"
+  const char* policy;  // "fill", "override" or "repair"
   const char* dtypes;  // comma-separated torch dtype names
   const char* opinfo;  // comma-separated OpInfo names
   const char* forms;   // comma-separated OpInfo call forms that reach our kernels
@@ -27,6 +27,9 @@ struct OpRecord {
   // An override's releases (major.minor, comma-separated) whose stock MPS
   // kernel is MPSGraph; "" for a fill.
   const char* mpsgraph;
+  // A repair's releases (major.minor, comma-separated) whose stock MPS
+  // kernel fails for inputs ours takes; "" otherwise.
+  const char* repairs;
   // OpInfos whose input gradients reach the op (comma-separated).
   const char* grad_opinfo;
   // An override's measured H100 ratio against torch's CUDA kernel, or "".

@@ -8,6 +8,9 @@ not list, 2.16 say, gets none), and only once the user enables them:
 ``enable_overrides()`` (all) or ``enable_overrides(["_softmax", ...])`` by
 the names ``ops()`` shows, ``disable_overrides(...)``, or
 ``MPS_OPS_OVERRIDES=1`` (all) or a comma-separated list of names at import.
+`repair` overloads replace a stock MPS kernel that fails for some inputs (it
+raises where ours computes), by default, in the releases the registry lists
+for them (its `repairs`).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ class OpRecord:
     opinfo: tuple  # OpInfo names that test it
     forms: tuple  # which of their call forms (functional, out, inplace) reach our kernels
     dtypes: tuple  # torch.dtype objects
-    policy: str  # "fill" or "override"
+    policy: str  # "fill", "override" or "repair"
     active: bool  # registered for MPS in this process
     # A standard element-wise shape (SHAPES in tools/codegen.py: "unary_float",
     # ...) whose shared stubs serve the op, or "" (the op has stubs of its own).
@@ -48,6 +51,8 @@ class OpRecord:
     domain: tuple = ()
     # An override's releases ("2.9", ...) whose stock MPS kernel is MPSGraph.
     mpsgraph: tuple = ()
+    # A repair's releases whose stock MPS kernel fails for inputs ours takes.
+    repairs: tuple = ()
     # OpInfos whose input gradients reach it (a backward op's).
     grad_opinfo: tuple = ()
     # An override's speed against torch's CUDA kernel for the same op on an
@@ -67,6 +72,7 @@ class _Entry(NamedTuple):
     shape: str
     domain: tuple
     mpsgraph: tuple
+    repairs: tuple
     grad_opinfo: tuple
     h100: str
     overloads: tuple
@@ -77,11 +83,12 @@ class _Entry(NamedTuple):
 
 
 def _parse(raw) -> _Entry:
-    name, policy, dtypes, opinfo, forms, shape, domain, mpsgraph, grad_opinfo, h100, overloads = raw
+    name, policy, dtypes, opinfo, forms, shape, domain, mpsgraph, repairs, grad_opinfo, h100, overloads = raw
     return _Entry(name, policy, tuple(getattr(torch, d) for d in dtypes.split(",") if d),
                   tuple(o for o in opinfo.split(",") if o), tuple(forms.split(",")), shape,
                   tuple((arg, Range(*r)) for arg, r in ast.literal_eval(domain)),
-                  tuple(r for r in mpsgraph.split(",") if r), tuple(o for o in grad_opinfo.split(",") if o),
+                  tuple(r for r in mpsgraph.split(",") if r), tuple(r for r in repairs.split(",") if r),
+                  tuple(o for o in grad_opinfo.split(",") if o),
                   h100 or ("unmeasured" if policy == "override" else ""), tuple(overloads))
 
 
@@ -139,9 +146,13 @@ def _override_allowed(entry: _Entry) -> bool:
     return torch_release() in entry.mpsgraph
 
 
-def _activate_fills() -> None:
+def _activate_fills_and_repairs() -> None:
+    """Fills where the running torch lacks the kernel; repairs in the releases
+    whose stock kernel they repair."""
     wanted = [o for e in _RECORDS if e.policy == "fill" for o in e.overloads
               if _exists(o) and not _has_stock_mps_kernel(o)]
+    wanted += [o for e in _RECORDS if e.policy == "repair" and torch_release() in e.repairs for o in e.overloads
+               if _exists(o)]
     _C.activate(wanted)
     _active_overloads.update(wanted)
 
@@ -197,6 +208,10 @@ def _status(entry: _Entry, active: bool) -> str:
         if not any(_exists(o) for o in entry.overloads):
             return f"inactive: torch {release} lacks the operator"
         return f"inactive: torch {release} has its own MPS kernel"
+    if entry.policy == "repair":
+        if active:
+            return f"repairs torch {release}'s MPS kernel, which fails for some inputs"
+        return f"inactive: the registry knows no failing MPS kernel in torch {release}"
     if active:
         return f"active: replaces torch {release}'s MPSGraph kernel"
     if _override_allowed(entry):
@@ -213,7 +228,7 @@ def ops() -> list:
         active = any(o in _active_overloads for o in e.overloads)
         records.append(OpRecord(name=e.name, overloads=e.overloads, opinfo=e.opinfo, forms=e.forms, dtypes=e.dtypes,
                                 policy=e.policy, active=active, shape=e.shape, domain=e.domain,
-                                mpsgraph=e.mpsgraph, grad_opinfo=e.grad_opinfo, h100=e.h100,
+                                mpsgraph=e.mpsgraph, repairs=e.repairs, grad_opinfo=e.grad_opinfo, h100=e.h100,
                                 status=_status(e, active)))
     return records
 
@@ -235,5 +250,5 @@ def _enable_from_environment(value: str) -> None:
         warnings.warn(f"MPS_OPS_OVERRIDES={value!r}: {e}", stacklevel=2)
 
 
-_activate_fills()
+_activate_fills_and_repairs()
 _enable_from_environment(os.environ.get("MPS_OPS_OVERRIDES", ""))

@@ -130,6 +130,7 @@ def _cases(sample, dtype):
 CPU_HAS_NO_ANSWER = {
     # The CPU crashes (segfault, abort or division by zero).
     "_adaptive_avg_pool3d_backward|self: empty last dim": "raises",
+    "_adaptive_avg_pool2d_backward|self: empty last dim": "raises",
     "adaptive_avg_pool3d_backward.grad_input|self: empty last dim": "raises",
     "adaptive_max_pool3d_backward|self: doubled dim 0": "raises",
     "adaptive_max_pool3d_backward.grad_input|self: doubled dim 0": "raises",
@@ -187,7 +188,7 @@ _SHAPES = r"(unsqueezed|trailing dim|flattened|0-dim|empty dim 0|empty last dim|
 # (running statistics and fused Adagrad state are even written that way).
 # Where the CPU returns and ours raises RuntimeError, ours is right.
 CPU_UNCHECKED = [
-    (r"_?adaptive_(avg|max)_pool3d_backward.*", rf"(grad_output|self|indices|all): {_SHAPES}"),
+    (r"_?adaptive_(avg|max)_pool[23]d_backward.*", rf"(grad_output|self|indices|all): {_SHAPES}"),
     # An index outside its cell's window (the expanded index): the CPU
     # scatters it anyway; ours gathers from covering cells, so refuses it.
     (r"(adaptive_max_pool3d|max_pool2d_with_indices)_backward.*", r"(indices|all): expanded"),
@@ -248,6 +249,16 @@ def _avg_pool_backward_batch_differs(args) -> bool:
     unchecked against self's (past grad_input's end where it is longer)."""
     grad, self = args["grad_output"], args["self"]
     return grad.dim() == self.dim() == 4 and grad.size(0) != self.size(0)
+
+
+def _adaptive_avg_pool2d_backward_leading_sizes_differ(args) -> bool:
+    """Adaptive average pool 2-D backward: the CPU reads grad_output's batch
+    and channels as self's, unchecked (past grad_output's end where it is
+    shorter; a run aborted in glibc's allocator)."""
+    grad, self = args["grad_output"], args["self"]
+    if not isinstance(grad, torch.Tensor) or not isinstance(self, torch.Tensor):
+        return False
+    return grad.dim() == self.dim() and self.dim() in (3, 4) and grad.shape[:-2] != self.shape[:-2]
 
 
 def _segment_backward_writes_outside(args) -> bool:
@@ -315,6 +326,7 @@ CPU_WRITES_OUTSIDE = {
     "adaptive_max_pool3d_backward": _pool_backward_writes_outside(3),
     "max_pool2d_with_indices_backward": _pool_backward_writes_outside(2),
     "avg_pool2d_backward": _avg_pool_backward_batch_differs,
+    "_adaptive_avg_pool2d_backward": _adaptive_avg_pool2d_backward_leading_sizes_differ,
     "fractional_max_pool2d_backward": _pool_backward_writes_outside(2),
     "fractional_max_pool3d_backward": _pool_backward_writes_outside(3),
     "_segment_reduce_backward": _segment_backward_writes_outside,

@@ -120,9 +120,12 @@ def _reaches_no_kernel(opinfo, sample) -> bool:
         return sample.kwargs.get("max_norm") is None
     if opinfo_name(opinfo) == "nn.functional.smooth_l1_loss":
         return sample.kwargs.get("beta", 1.0) == 0  # F.smooth_l1_loss calls l1_loss then
-    if opinfo_name(opinfo) == "nn.functional.adaptive_avg_pool3d":
+    if opinfo_name(opinfo) in ("nn.functional.adaptive_avg_pool1d", "nn.functional.adaptive_avg_pool2d",
+                               "nn.functional.adaptive_avg_pool3d"):
+        dims = int(opinfo_name(opinfo)[-2])
         size = sample.args[0]
-        return all(s == 1 for s in ((size,) * 3 if isinstance(size, int) else size))
+        # adaptive_avg_pool1d is 2-D pooling to (1, size).
+        return all(s == 1 for s in ((size,) * dims if isinstance(size, int) else size))
     return False
 
 

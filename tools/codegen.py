@@ -44,7 +44,7 @@ METAL_TYPE = {
     "float16": "half", "bfloat16": "bfloat", "float32": "float",
 }
 TORCH_DTYPES = set(METAL_TYPE)
-POLICIES = {"fill", "override"}
+POLICIES = {"fill", "override", "repair"}
 FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # Optional: which OpInfo call forms reach our overloads (default: all three).
 # std, for one, is ours only with out=: its functional form has an MPS kernel.
@@ -63,6 +63,10 @@ FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # mpsgraph: an override's torch releases (major.minor, quoted: YAML reads
 # 2.10 as 2.1) whose stock MPS kernel runs MPSGraph: the only releases in
 # which it may replace the stock kernel (shared/mps-coverage.md).
+# repairs: a repair's torch releases (major.minor, quoted) whose stock MPS
+# kernel fails for inputs ours takes (adaptive_avg_pool2d's sizes that do not
+# divide): registered by default in those, for every input; a release the
+# registry does not know gets none.
 # grad_opinfo: OpInfos whose input gradients reach the op (a backward op:
 # relu's for threshold_backward), tested forward and backward
 # (test/test_overrides.py).
@@ -70,7 +74,7 @@ FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # same op (benchmarks/bench_gpu.py on an H100): "lowest-highest" ratio over
 # its rows, with the commit measured; never a Mac figure.
 OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape", "domain", "schemas", "mpsgraph",
-                   "grad_opinfo", "h100"}
+                   "repairs", "grad_opinfo", "h100"}
 DEFAULTABLE_FIELDS = {"mps_missing", "domain"}
 FORMS = ("functional", "out", "inplace")
 
@@ -195,6 +199,7 @@ class OpEntry:
     domain: tuple = ()  # a shaped entry's: ((argument or "*", Range), ...)
     schemas: dict = field(default_factory=dict)  # overload -> schema, for releases that lack it
     mpsgraph: tuple = ()  # an override's releases ("2.9", ...) whose stock kernel is MPSGraph
+    repairs: tuple = ()  # a repair's releases whose stock kernel fails for inputs ours takes
     grad_opinfo: tuple = ()  # OpInfos whose input gradients reach the op
     h100: str = ""  # an override's H100 ratio against torch's CUDA kernel, "" if unmeasured
 
@@ -244,6 +249,9 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
         if (item["policy"] == "override") != ("mpsgraph" in item):
             raise RegistryError(f"{where}: an override, and only an override, lists the releases whose stock "
                                 "kernel is MPSGraph (mpsgraph)")
+        if (item["policy"] == "repair") != ("repairs" in item):
+            raise RegistryError(f"{where}: a repair, and only a repair, lists the releases whose stock kernel "
+                                "it repairs (repairs)")
         impl = expand_impl(item["impl"], where)
         if ("file" in item) == ("shape" in item):
             raise RegistryError(f"{where}: give a stub file or a standard shape ({sorted(SHAPES)}), not both")
@@ -267,6 +275,7 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
                 domain=expand_domain(item["domain"], where) if "shape" in item else (),
                 schemas=expand_schemas(item.get("schemas", {}), impl, where),
                 mpsgraph=expand_releases(item.get("mpsgraph", []), where),
+                repairs=expand_releases(item.get("repairs", []), where),
                 grad_opinfo=tuple(item.get("grad_opinfo", ())),
                 h100=" ".join(str(item.get("h100", "")).split()),
             )
@@ -275,9 +284,9 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
 
 
 def expand_releases(spec, where: str) -> tuple:
-    """mpsgraph: quoted major.minor releases, e.g. ["2.9", "2.10"]."""
+    """mpsgraph, repairs: quoted major.minor releases, e.g. ["2.9", "2.10"]."""
     if not isinstance(spec, list) or not all(isinstance(v, str) and re.fullmatch(r"\d+\.\d+", v) for v in spec):
-        raise RegistryError(f"{where}: mpsgraph lists quoted major.minor releases, e.g. [\"2.9\", \"2.10\"]")
+        raise RegistryError(f"{where}: mpsgraph and repairs list quoted major.minor releases, e.g. [\"2.9\", \"2.10\"]")
     return tuple(spec)
 
 
@@ -393,6 +402,7 @@ def registry_source(entries: list[OpEntry]) -> str:
             f"{_c_string(','.join(entry.dtypes))}, {_c_string(','.join(entry.opinfo))}, "
             f"{_c_string(','.join(entry.forms))}, {_c_string(entry.shape or '')}, "
             f"{_c_string(domain_literal(entry))}, {_c_string(','.join(entry.mpsgraph))}, "
+            f"{_c_string(','.join(entry.repairs))}, "
             f"{_c_string(','.join(entry.grad_opinfo))}, {_c_string(entry.h100)}, "
             f"overloads_{i}, {len(entry.impl)}}},"
         )
@@ -427,7 +437,9 @@ def docs_source(entries: list[OpEntry]) -> str:
         "import. `mps_ops.ops()` says which are active and why not. An override's H100 column: its",
         "speed against torch's CUDA kernel for the same op on an NVIDIA H100 (benchmarks/bench_gpu.py,",
         "lowest-highest over dense, strided and broadcast float32/float16/bfloat16 rows): a stand-in",
-        "for an Apple GPU, never a Mac figure.",
+        "for an Apple GPU, never a Mac figure. `repair`: replaces a stock kernel that fails for some",
+        "inputs (it raises where ours computes), by default and for every input, in the releases",
+        "listed under MPS lacks it.",
         "",
         "Every kernel listed here is tested through the CPU emulator against torch on the CPU;",
         "none has been run on Apple hardware yet.",
@@ -439,7 +451,8 @@ def docs_source(entries: list[OpEntry]) -> str:
         lines.append(
             f"| `{e.qualified_name}` | {', '.join(f'`{o}`' for o in e.impl)} | "
             f"{', '.join(e.dtypes)} | {e.policy} | {', '.join((*e.opinfo, *(f'{g} (gradient)' for g in e.grad_opinfo)))} | "
-            f"{', '.join(e.mps_missing) or '-'} | {', '.join(e.mpsgraph) or '-'} | "
+            f"{', '.join(e.mps_missing) or (', '.join(e.repairs) + ': some inputs' if e.repairs else '-')} | "
+            f"{', '.join(e.mpsgraph) or '-'} | "
             f"{e.h100 or ('unmeasured' if e.policy == 'override' else '-')} |"
         )
     differing = [e for e in entries if e.differs]

@@ -1,7 +1,10 @@
 // Host stubs of adaptive 3-D average and max pooling, forward and backward,
-// functional and out= forms; kernels in csrc/kernels/adaptive_pool3d.metal.
-// Outputs are contiguous, as the CPU's are; checks and messages are the
-// CPU's.
+// functional and out= forms, and of adaptive 2-D average pooling (a repair:
+// the stock MPS kernel raises where the input size is not a multiple of the
+// output size), which runs the 3-D kernels with one depth cell; kernels in
+// csrc/kernels/adaptive_pool3d.metal. 3-D outputs are contiguous, 2-D ones
+// in the input's suggested memory format, as the CPU's are; checks and
+// messages are the CPU's.
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_flag.h"
@@ -14,6 +17,8 @@
 
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
+
+#include <optional>
 
 namespace mps_ops {
 
@@ -109,7 +114,136 @@ std::vector<int64_t> pooled_shape(const at::Tensor& self, at::IntArrayRef output
   return shape;
 }
 
+// A 3-D (C, H, W) or 4-D (N, C, H, W) tensor as the 3-D kernels' 5-D
+// (N, C, 1, H, W): one depth cell covering the one input plane.
+void as_5d_from_2d(const at::Tensor& t, long* sizes, long* strides) {
+  const bool batched = t.dim() == 4;
+  sizes[0] = batched ? t.size(0) : 1;
+  strides[0] = batched ? t.stride(0) : 0;
+  sizes[1] = t.size(-3);
+  strides[1] = t.stride(-3);
+  sizes[2] = 1;
+  strides[2] = 0;
+  for (int64_t d = 3; d < 5; ++d) {
+    sizes[d] = t.size(d - 5);
+    strides[d] = t.stride(d - 5);
+  }
+}
+
+// The CPU's checks of adaptive_avg_pool2d's input, in its order (a
+// negative size: the composite adaptive_avg_pool2d's message).
+void check_pool2d_input(const at::Tensor& self, at::IntArrayRef output_size) {
+  constexpr const char* op = "adaptive_avg_pool2d";
+  check_device(op, self);
+  TORCH_CHECK(output_size.size() == 2, op, ": output_size must be 2");
+  TORCH_CHECK(output_size[0] >= 0 && output_size[1] >= 0, op,
+              ": elements of output_size must be greater than or equal to 0 but received {", output_size[0], ", ",
+              output_size[1], "}");
+  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, op, "(): Expected 3D or 4D tensor, but got ", self.sizes());
+  for (const int64_t d : {self.dim() - 2, self.dim() - 1}) {
+    TORCH_CHECK(self.size(d) > 0, op, "(): Expected input to have non-zero size for non-batch dimensions, but "
+                "input has sizes ", self.sizes(), " with dimension ", d, " being empty");
+  }
+  check_dtype(op, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
+                              c10::toString(self.scalar_type()), "' on ", self.device());
+}
+
+std::vector<int64_t> pooled_shape_2d(const at::Tensor& self, at::IntArrayRef output_size) {
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - 2);
+  shape.insert(shape.end(), output_size.begin(), output_size.end());
+  return shape;
+}
+
+// A 4-D output takes the input's suggested memory format (channels-last in,
+// channels-last out), whatever its strides were, as the CPU's resize_ with
+// a memory format does.
+void restride_like(at::Tensor& out, const at::Tensor& like) {
+  if (like.dim() == 4) {
+    out.unsafeGetTensorImpl()->empty_tensor_restride(like.suggest_memory_format());
+  }
+}
+
+// The kernels write through the output's strides: a dense output of the
+// right dtype (contiguous or channels-last) is written in place.
+at::Tensor writable(const at::Tensor& out, std::optional<ContiguousOutput>& stand_in) {
+  if (out.is_non_overlapping_and_dense()) {
+    return out;
+  }
+  stand_in.emplace(out);
+  return stand_in->tensor;
+}
+
 }  // namespace
+
+at::Tensor& adaptive_avg_pool2d_out(const at::Tensor& self, c10::SymIntArrayRef output_size_, at::Tensor& out) {
+  const at::IntArrayRef output_size = C10_AS_INTARRAYREF_SLOW(output_size_);
+  check_out_dtype_first(self.scalar_type(), out);
+  check_pool2d_input(self, output_size);
+  const auto shape = pooled_shape_2d(self, output_size);
+  check_output("adaptive_avg_pool2d", out, self.scalar_type(), shape, {&self});
+  restride_like(out, self);
+  if (out.numel() == 0) {
+    return out;
+  }
+  std::optional<ContiguousOutput> stand_in;
+  const at::Tensor target = writable(out, stand_in);
+  pool3d_geometry g{};
+  as_5d_from_2d(self, g.in_sizes, g.in_strides);
+  as_5d_from_2d(target, g.out_sizes, g.out_strides);
+  static KernelCache kernels("adaptive_avg_pool3d");
+  dispatch_per_element(kernels, target, {&target, &self}, g);
+  if (stand_in) {
+    stand_in->copy_back();
+  }
+  return out;
+}
+
+at::Tensor _adaptive_avg_pool2d(const at::Tensor& self, c10::SymIntArrayRef output_size) {
+  at::Tensor out = at::empty({0}, self.options());
+  return adaptive_avg_pool2d_out(self, output_size, out);
+}
+
+// The CPU's checks, in its order; and one it lacks: it reads grad_output's
+// batch and channel sizes as self's, unchecked (ours refuses others, as the
+// 3-D backward does).
+at::Tensor _adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+  constexpr const char* op = "adaptive_avg_pool2d_backward";
+  check_device(op, grad_output);
+  check_device(op, self);
+  for (int64_t d = 1; d < grad_output.dim(); ++d) {
+    TORCH_CHECK(grad_output.size(d) > 0, op, "(): Expected grad_output to have non-zero size for non-batch "
+                "dimensions, but grad_output has sizes ", grad_output.sizes(), " with dimension ", d, " being empty");
+  }
+  TORCH_CHECK(self.dim() == grad_output.dim(), op, ": Expected dimensions ", self.dim(),
+              " for `grad_output` but got dimensions ", grad_output.dim());
+  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, op, ": Expected 3D or 4D tensor, but got ", self.sizes());
+  // (The CPU divides by an empty plane's size and crashes.)
+  for (const int64_t d : {self.dim() - 2, self.dim() - 1}) {
+    TORCH_CHECK(self.size(d) > 0, op, "(): Expected self to have non-zero size for non-batch dimensions, but self "
+                "has sizes ", self.sizes(), " with dimension ", d, " being empty");
+  }
+  TORCH_CHECK(self.dtype() == grad_output.dtype(), op, ": Expected dtype ", self.dtype(),
+              " for `grad_output` but got dtype ", grad_output.dtype());
+  check_dtype(op, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
+                              c10::toString(self.scalar_type()), "' on ", self.device());
+  TORCH_CHECK(self.sizes().slice(0, self.dim() - 2) == grad_output.sizes().slice(0, grad_output.dim() - 2), op,
+              ": expected grad_output's batch and channel sizes ", self.sizes().slice(0, self.dim() - 2),
+              " (self's), but got ", grad_output.sizes());
+  at::Tensor grad_input = at::empty(self.sizes(), grad_output.options().memory_format(
+                                                      self.dim() == 4 ? self.suggest_memory_format()
+                                                                      : at::MemoryFormat::Contiguous));
+  if (grad_input.numel() == 0) {
+    return grad_input;
+  }
+  pool3d_geometry g{};
+  as_5d_from_2d(grad_input, g.in_sizes, g.in_strides);
+  as_5d_from_2d(grad_output, g.out_sizes, g.out_strides);
+  static KernelCache kernels("adaptive_avg_pool3d_backward");
+  dispatch_per_element(kernels, grad_input, {&grad_input, &grad_output}, g);
+  return grad_input;
+}
 
 at::Tensor& adaptive_avg_pool3d_out(const at::Tensor& self, c10::SymIntArrayRef output_size_,
                                     at::Tensor& out) {

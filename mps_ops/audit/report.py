@@ -36,7 +36,7 @@ class OpUse:
     backward: int
     mps: str                # coverage.STATUS_WORDS' words
     outcome: str            # what a Mac does with it, mps_ops included
-    mps_ops: str | None     # "fill" or "override" where mps_ops has the op
+    mps_ops: str | None     # "fill", "override" or "repair" where mps_ops has the op
     mps_ops_active: bool | None   # registered in this process (the running release only)
     stand_in: bool = False  # no meta kernel: the trace made its result up
 
@@ -168,6 +168,8 @@ def build(trace, release: str, running_release: str, records, running_torch: str
             elif record.policy == "override" and release_minor in record.mpsgraph:
                 policy = "override"
                 outcome = "MPSGraph; mps_ops's Metal kernel once enable_overrides()"
+            elif record.policy == "repair" and release_minor in record.repairs:
+                policy, outcome = "repair", "mps_ops's Metal kernel (repair: the stock one raises for some inputs)"
             if policy is not None and release == running_release:
                 active = record.active
                 if policy == "override" and active:

@@ -33,7 +33,24 @@ def _adaptive_max_indices():
     return indices
 
 
+def _pool2d(dt, shape=(2, 3, 7, 10)):
+    # Sizes that the output sizes do not divide: what the stock MPS kernel refuses.
+    return torch.randn(shape).to(dt)
+
+
+# Large 2-D calls: (4, 8, 45, 61) pooled to (7, 9), every cell overlapping
+# its neighbours.
+_LARGE_2D_IN, _LARGE_2D_OUT = (4, 8, 45, 61), [7, 9]
+
+
 OVERLOAD_SAMPLES = [
+    Sample("_adaptive_avg_pool2d", lambda dt: dict(self=_pool2d(dt), output_size=[3, 4]),
+           large=lambda dt: dict(self=_pool2d(dt, _LARGE_2D_IN), output_size=_LARGE_2D_OUT)),
+    Sample("adaptive_avg_pool2d.out", lambda dt: dict(self=_pool2d(dt), output_size=[3, 4], out=empty(dt))),
+    Sample("_adaptive_avg_pool2d_backward",
+           lambda dt: dict(grad_output=torch.randn(2, 3, 3, 4).to(dt), self=_pool2d(dt)),
+           large=lambda dt: dict(grad_output=torch.randn(*_LARGE_2D_IN[:2], *_LARGE_2D_OUT).to(dt),
+                                 self=_pool2d(dt, _LARGE_2D_IN))),
     Sample("_adaptive_avg_pool3d", lambda dt: dict(self=_pool3d(dt), output_size=[2, 2, 3]),
            large=_large_forward),
     Sample("adaptive_avg_pool3d.out", lambda dt: dict(self=_pool3d(dt), output_size=[2, 2, 3], out=empty(dt))),
