@@ -22,3 +22,12 @@ def _checked_mode():
         return
     with mps_ops.emulator.checked():
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_cudnn():
+    """On the CUDA backend torch's composites take cuDNN where it exists
+    (batch_norm's cudnn_batch_norm), a path no Mac has, around our kernels:
+    off, so CUDA tensors take the ops a Mac's take."""
+    with torch.backends.cudnn.flags(enabled=False):
+        yield
