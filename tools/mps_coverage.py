@@ -548,8 +548,13 @@ class CallGraph:
                     if REJECTS_MPS in image.cstring(value):
                         kinds.add(REJECTS)
                 elif self.got and self.got.holds(value):
+                    # A GOT slot: code reached through it (a weak definition's
+                    # address) is followed as code, data as data.
                     target = image.rebased_pointer(value)
-                    if target is not None:
+                    if target is not None and self.text.holds(target):
+                        if self.followed(target):
+                            leads.add(target)
+                    elif target is not None:
                         leads.add(("data", target))
                 elif image.section_at(value) is not None:
                     leads.add(("data", value))

@@ -15,6 +15,7 @@
 #include "../kernels/adaptive_pool3d_params.h"
 #include "../kernels/include/mps_ops/shape_limits.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 
@@ -114,6 +115,14 @@ std::vector<int64_t> pooled_shape(const at::Tensor& self, at::IntArrayRef output
   return shape;
 }
 
+// The average pools' backward kernel counts in 32 bits (one thread per
+// grad_input element, cell bounds from 32-bit sizes).
+void check_backward_fits_32_bits(const char* op, const pool3d_geometry& g, int64_t numel) {
+  TORCH_CHECK(numel <= UINT32_MAX && g.out_sizes[2] <= UINT32_MAX && g.out_sizes[3] <= UINT32_MAX &&
+                  g.out_sizes[4] <= UINT32_MAX,
+              "mps_ops: ", op, " over more than 2**32 - 1 elements or cells along an axis");
+}
+
 // A 3-D (C, H, W) or 4-D (N, C, H, W) tensor as the 3-D kernels' 5-D
 // (N, C, 1, H, W): one depth cell covering the one input plane.
 void as_5d_from_2d(const at::Tensor& t, long* sizes, long* strides) {
@@ -183,6 +192,9 @@ at::Tensor& adaptive_avg_pool2d_out(const at::Tensor& self, c10::SymIntArrayRef 
   const auto shape = pooled_shape_2d(self, output_size);
   check_output("adaptive_avg_pool2d", out, self.scalar_type(), shape, {&self});
   restride_like(out, self);
+  // Restrided, out covers other memory: checked again.
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
   if (out.numel() == 0) {
     return out;
   }
@@ -240,6 +252,7 @@ at::Tensor _adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at
   pool3d_geometry g{};
   as_5d_from_2d(grad_input, g.in_sizes, g.in_strides);
   as_5d_from_2d(grad_output, g.out_sizes, g.out_strides);
+  check_backward_fits_32_bits(op, g, grad_input.numel());
   static KernelCache kernels("adaptive_avg_pool3d_backward");
   dispatch_per_element(kernels, grad_input, {&grad_input, &grad_output}, g);
   return grad_input;
@@ -275,6 +288,7 @@ at::Tensor& adaptive_avg_pool3d_backward_out(const at::Tensor& grad_output, cons
   pool3d_geometry g{};
   as_5d(target.tensor, g.in_sizes, g.in_strides);
   as_5d(grad_output, g.out_sizes, g.out_strides);
+  check_backward_fits_32_bits("adaptive_avg_pool3d_backward", g, target.tensor.numel());
   static KernelCache kernels("adaptive_avg_pool3d_backward");
   dispatch_per_element(kernels, target.tensor, {&target.tensor, &grad_output}, g);
   target.copy_back();

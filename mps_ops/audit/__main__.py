@@ -1,4 +1,4 @@
-"""python -m mps_ops.audit [example ...] [--torch 2.13] [--backward] [--markdown | --json]
+"""python -m mps_ops.audit [example ...] [--torch 2.13] [--forward-only | --eval] [--markdown | --json]
 
 Audits the built-in examples (transformer: nn.TransformerEncoder with a
 padding mask; cnn: a small CNN with batch norm and pooling; lstm: an LSTM),

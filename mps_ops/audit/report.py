@@ -42,7 +42,8 @@ class OpUse:
 
     @property
     def needs_attention(self) -> bool:
-        return self.mps in ("missing", "cpu", "undefined") and self.mps_ops != "fill"
+        """It would raise on a Mac: no MPS kernel and no mps_ops fill."""
+        return self.mps in ("missing", "undefined") and self.mps_ops != "fill"
 
 
 @dataclass
@@ -61,6 +62,11 @@ class Report:
     @property
     def failing(self) -> list:
         return [use for use in self.ops if use.needs_attention]
+
+    @property
+    def on_cpu(self) -> list:
+        """Ops PyTorch always runs on the CPU for MPS tensors (a copy there and back)."""
+        return [use for use in self.ops if use.mps == "cpu" and use.mps_ops != "fill"]
 
     @property
     def filled(self) -> list:
@@ -84,7 +90,8 @@ class Report:
             return (f"does not run on MPS with torch {release} + mps_ops: {_ops(len(self.failing))} without an MPS "
                     f"kernel ({names}{more}); {graph}")
         helped = f" + mps_ops ({_ops(len(self.filled))} filled)" if self.filled else " + mps_ops"
-        return f"runs on MPS with torch {release}{helped}; {graph}"
+        cpu = f"; {_ops(len(self.on_cpu))} always on the CPU" if self.on_cpu else ""
+        return f"runs on MPS with torch {release}{helped}; {graph}{cpu}"
 
     # ------------------------------------------------------------------
     COLUMNS = ("op", "calls", "fwd", "bwd", "mps", "mps_ops", "on a Mac")

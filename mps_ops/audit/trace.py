@@ -6,8 +6,8 @@ take the branches they take on a Mac: ``x.device.type == "mps"``, the
 TransformerEncoder fast-path checks, the composite ops that autograd
 decomposes. A torch built without MPS (every Linux wheel) needs three
 stand-ins for what a Mac's build has, installed once per process
-(`install_stand_ins`) and touching only tensors on "mps", which such a build
-cannot otherwise make:
+(`install_stand_ins`; never in a build with MPS) and touching only tensors on
+"mps", which such a build cannot otherwise make:
 
 - a no-op MPS device guard (mps_ops._C), which every device guard on an "mps"
   tensor asks for;
@@ -20,11 +20,14 @@ cannot otherwise make:
 
 The backward is recorded by replaying the forward's recorded ops on fake CPU
 tensors with autograd on (autograd's engine wants a real accelerator for
-"mps") and calling backward on the outputs: the same backward formulas.
+"mps") and calling backward on the outputs: the same backward formulas, but for
+the composites a Mac keeps whole (linear's backward is recorded as its
+parts; docs/audit.md lists what the trace cannot see).
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import torch
@@ -110,27 +113,35 @@ class Recorder(TorchDispatchMode):
         return out
 
 
+_stand_in_lock = threading.Lock()
 _stand_in_library = None
+_stood_in: set = set()
 
 
 def install_stand_ins(mps_kernel_over_composite) -> None:
     """What a build without MPS needs to trace "mps" tensors (module
-    docstring); once per process. mps_kernel_over_composite: the overloads
-    ("linear") a Mac's build gives an MPS kernel although they are composite."""
+    docstring), installed once per overload and never in a build with MPS (a
+    Mac's torch has the real ones, which these must not displace).
+    mps_kernel_over_composite: the overloads ("linear") a Mac's build gives
+    an MPS kernel although they are composite."""
     global _stand_in_library
-    if _stand_in_library is not None:
+    if torch.backends.mps.is_built():
         return
     from .. import _C
 
-    if not _C.stand_in_mps_device_guard():
-        raise AuditError("no MPS device guard could be stood in")
-    library = torch.library.Library("aten", "IMPL")
-    for overload in mps_kernel_over_composite:
-        # Never called: the fake mode computes the result; a real "mps" tensor
-        # cannot exist in a build without MPS.
-        library.impl(overload, _never_called, "MPS")
-    library.impl("scaled_dot_product_attention", _sdpa_as_on_a_mac, "AutogradMPS")
-    _stand_in_library = library
+    with _stand_in_lock:
+        if not _C.stand_in_mps_device_guard():
+            raise AuditError("no MPS device guard could be stood in")
+        if _stand_in_library is None:
+            _stand_in_library = torch.library.Library("aten", "IMPL")
+            _stand_in_library.impl("scaled_dot_product_attention", _sdpa_as_on_a_mac, "AutogradMPS")
+        for overload in mps_kernel_over_composite:
+            if overload in _stood_in or torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{overload}", "MPS"):
+                continue
+            # Never called: the fake mode computes the result; a real "mps"
+            # tensor cannot exist in a build without MPS.
+            _stand_in_library.impl(overload, _never_called, "MPS")
+            _stood_in.add(overload)
 
 
 def _never_called(*args, **kwargs):
@@ -139,12 +150,21 @@ def _never_called(*args, **kwargs):
 
 def _sdpa_as_on_a_mac(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                       enable_gqa=False):
+    """What a Mac's scaled_dot_product_attention does with "mps" tensors: a
+    boolean mask made additive, grouped key and value heads repeated, then
+    the MPS math kernel where no gradient is wanted and no dropout, else the
+    composite math."""
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        attn_mask = torch.where(attn_mask.logical_not(), -float("inf"), 0.0).to(query.dtype)
+    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
+        repeats = query.size(-3) // key.size(-3)
+        key, value = key.repeat_interleave(repeats, -3), value.repeat_interleave(repeats, -3)
     wants_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
     if dropout_p == 0.0 and not wants_grad:
         return torch.ops.aten._scaled_dot_product_attention_math_for_mps(
             query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale)[0]
     return torch.ops.aten._scaled_dot_product_attention_math(
-        query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale, enable_gqa=enable_gqa)[0]
+        query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale)[0]
 
 
 def _fake_like(t: torch.Tensor, device: str, requires_grad: bool) -> torch.Tensor:
