@@ -42,7 +42,7 @@ def audit(fn, *example_inputs, backward: bool = False, torch_version: str | None
     and buffers are replaced by fakes for the call only.
     """
     release = coverage.release_of(torch_version)
-    running = coverage.release_of(None) if _knows_running_release() else None
+    running = coverage.running_release()
     if on_device:
         if not torch.backends.mps.is_available():
             raise AuditError("on_device=True needs a working MPS device; leave it False to trace on fake tensors")
@@ -51,14 +51,6 @@ def audit(fn, *example_inputs, backward: bool = False, torch_version: str | None
         trace = trace_on_fake_mps(fn, example_inputs, example_kwargs, backward,
                                   coverage.mps_kernel_over_composite(running or release))
     return build(trace, release, running, _ops(), torch.__version__, backward)
-
-
-def _knows_running_release() -> bool:
-    try:
-        coverage.release_of(None)
-    except ValueError:
-        return False
-    return True
 
 
 class _CallableModule(types.ModuleType):

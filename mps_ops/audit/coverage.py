@@ -48,17 +48,28 @@ def release_of(version: str | None) -> str:
                      f"{', '.join(releases())} (tools/mps_coverage.py adds a release)")
 
 
+def running_release() -> str | None:
+    """The data's release for the running torch, or None where it has none."""
+    try:
+        return release_of(None)
+    except ValueError:
+        return None
+
+
 def status(overload: str, release: str) -> str:
     """The letter for an overload ("add.Tensor", "relu") in a release; "?"
-    where the data has no row (quantized, sparse and nested ops are left out)."""
+    where the data has no row (quantized, sparse, mkldnn and nested-only ops
+    are left out)."""
     row = data()["ops"].get(overload)
     return row[releases().index(release)] if row else "?"
 
 
-def mps_kernel_over_composite(release: str) -> list:
+@functools.lru_cache(maxsize=None)
+def mps_kernel_over_composite(release: str) -> tuple:
     """Overloads the running torch implements as CompositeImplicitAutograd
     although the release's MPS build registers a kernel of its own: autograd
-    keeps them whole on a Mac (linear, max_pool2d...)."""
+    keeps them whole on a Mac (linear, max_pool2d...). Asked once per
+    release: it queries the dispatcher for every overload of the data."""
     column = releases().index(release)
     found = []
     for overload, row in data()["ops"].items():
@@ -70,4 +81,4 @@ def mps_kernel_over_composite(release: str) -> list:
                 found.append(overload)
         except RuntimeError:  # not defined in the running torch
             continue
-    return found
+    return tuple(found)
