@@ -289,6 +289,7 @@ WITH_OWN_INPUTS = {
     "multilabel_margin_loss_backward": OpSpec(_multilabel_backward, (), kind="loss",
                                               inputs=_loss_inputs),
     "mode": OpSpec(lambda x: torch.mode(x.round(), -1), (), kind="reduction", inputs=_reduction_inputs),
+    "hash_tensor": OpSpec(lambda x: torch.hash_tensor(x, [-1]), (), kind="reduction", inputs=_reduction_inputs),
     "embedding_renorm_": OpSpec(
         lambda w, i: torch.embedding_renorm_(w, i, 1.0, 2.0), (), kind="loss",
         inputs=lambda layout, rows, cols, dtype: [_reduction_inputs(layout, rows, cols, dtype)[0] * 3,

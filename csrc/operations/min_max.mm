@@ -6,7 +6,6 @@
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
 
-#include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 
@@ -41,9 +40,7 @@ std::tuple<at::Tensor, at::Tensor> aminmax_impl(const at::Tensor& self, std::opt
   check_dtype("_aminmax", self);
   ReductionPlan plan = dim ? plan_reduction(self, {*dim}) : plan_reduction(self, {});
   if (dim) {
-    const int64_t d = at::maybe_wrap_dim(*dim, self.dim());
-    TORCH_CHECK_INDEX(self.dim() == 0 || self.size(d) != 0,
-                      "aminmax: Expected reduction dim ", d, " to have non-zero size.");
+    check_reduced_dims_not_empty("aminmax:", self, {*dim});
   } else {
     TORCH_CHECK(self.numel() > 0,
                 "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "

@@ -15,8 +15,7 @@ std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, boo
   check_device("mode", self);
   check_dtype("mode", self);
   const int64_t d = at::maybe_wrap_dim(dim, self.dim());
-  TORCH_CHECK_INDEX(self.dim() == 0 || self.size(d) != 0,
-                    "mode(): Expected reduction dim ", d, " to have non-zero size.");
+  check_reduced_dims_not_empty("mode():", self, {d});
   const ReductionPlan plan = plan_reduction(self, {d});
   const auto& shape = keepdim || self.dim() == 0 ? plan.kept_shape : plan.dropped_shape;
   at::Tensor values = at::empty(shape, self.options());

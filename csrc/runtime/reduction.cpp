@@ -42,6 +42,19 @@ int collapse(const at::Tensor& input, const std::bitset<64>& chosen, bool want, 
 
 }  // namespace
 
+void check_reduced_dims_not_empty(const char* prefix, const at::Tensor& input, at::IntArrayRef dims,
+                                  bool dims_named) {
+  if (input.dim() == 0 || input.numel() != 0) {
+    return;
+  }
+  TORCH_CHECK(dims_named, prefix, " Expected reduction dim to be specified for input.numel() == 0. Specify the ",
+              "reduction dim with the 'dim' argument.");
+  for (const int64_t dim : dims) {
+    const int64_t d = at::maybe_wrap_dim(dim, input.dim());
+    TORCH_CHECK_INDEX(input.size(d) != 0, prefix, " Expected reduction dim ", d, " to have non-zero size.");
+  }
+}
+
 ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool all_if_empty) {
   const int64_t ndim = input.dim();
   std::bitset<64> reduced;

@@ -32,6 +32,14 @@ struct ReductionPlan {
 // are contiguous with each other merge, so most layouts walk one inner dim.
 ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool all_if_empty = true);
 
+// The CPU's check for reductions it refuses over nothing (no identity, or a
+// kernel that wants one element): an empty reduced dim raises IndexError,
+// "<prefix> Expected reduction dim <d> to have non-zero size."; an empty
+// input with no dim named, RuntimeError where `dims_named` is false. A 0-dim
+// input has one element and passes.
+void check_reduced_dims_not_empty(const char* prefix, const at::Tensor& input, at::IntArrayRef dims,
+                                  bool dims_named = true);
+
 // How a kernel takes its slices: `any` as the layout's mapping fields say
 // (kernels built on reduce_slice / merge_slice), or always the rows mapping,
 // whole slices (no columns, no split): masked_softmax, whose threads each

@@ -95,6 +95,10 @@ inline long shuffle_xor(long value, ushort mask) {
   return metal::as_type<long>(metal::simd_shuffle_xor(metal::as_type<uint2>(value), mask));
 }
 template <>
+inline ulong shuffle_xor(ulong value, ushort mask) {
+  return metal::as_type<ulong>(metal::simd_shuffle_xor(metal::as_type<uint2>(value), mask));
+}
+template <>
 inline bool shuffle_xor(bool value, ushort mask) {
   return bool(metal::simd_shuffle_xor(uchar(value), mask));
 }

@@ -1,0 +1,49 @@
+// Host stub of hash_tensor (torch.hash_tensor, functional and out=): the xor
+// of each slice's elements as uint64 bits. Kernel in
+// csrc/kernels/hash_tensor.metal; checks, their order and messages are the
+// CPU's.
+#include "../runtime/contiguous_output.h"
+#include "../runtime/op_checks.h"
+#include "../runtime/reduction.h"
+
+#include <ATen/ops/empty.h>
+
+namespace mps_ops {
+
+namespace {
+
+// The modes torch defines: 0, xor of the widened bits.
+constexpr int64_t xor_of_widened_bits = 0;
+
+void hash_tensor_into(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, int64_t mode, at::Tensor& out) {
+  static KernelCache kernels("hash_tensor");
+  static const no_params nothing{};
+  check_device("hash_tensor", self);
+  TORCH_CHECK(out.scalar_type() == at::kUInt64, "Expected result to be of dtype uint64, but got ",
+              out.scalar_type());
+  check_reduced_dims_not_empty("hash_tensor:", self, dim, !dim.empty());
+  const ReductionPlan plan = plan_reduction(self, dim);
+  TORCH_CHECK(mode == xor_of_widened_bits, "Unknown hash_tensor mode: ", mode);
+  check_dtype("hash_tensor", self);
+  check_output("hash_tensor", out, at::kUInt64, keepdim ? plan.kept_shape : plan.dropped_shape, {&self});
+  const ContiguousOutput target(out, at::kUInt64);
+  dispatch_reduction(reducer_kernels(kernels, at::kUInt64, self.scalar_type()), {&target.tensor}, self, plan,
+                     nothing);
+  target.copy_back();
+}
+
+}  // namespace
+
+at::Tensor hash_tensor(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, int64_t mode) {
+  at::Tensor out = at::empty({0}, self.options().dtype(at::kUInt64));
+  hash_tensor_into(self, dim, keepdim, mode, out);
+  return out;
+}
+
+at::Tensor& hash_tensor_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, int64_t mode,
+                            at::Tensor& out) {
+  hash_tensor_into(self, dim, keepdim, mode, out);
+  return out;
+}
+
+}  // namespace mps_ops
