@@ -165,6 +165,9 @@ FLOAT_RANGE_EXCEEDED = [
     # which sign, depends on the order (the CPU's serial one gives an
     # infinity where ours may meet +inf and -inf: NaN).
     (r"_weight_norm_interface_backward", r"(saved_v|grad_w): extremes"),
+    # The same for a matrix product's sums, in the order torch's mm picks (ours
+    # runs torch's mm, then adds beta * self; the CPU's addmm sums into it).
+    (r"_addmm_activation(\..*)?", r"(mat1|mat2): extremes"),
 ]
 
 

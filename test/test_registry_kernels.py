@@ -46,10 +46,10 @@ def test_every_entry_names_its_kernels():
 
 def missing_kernels(entry, input_types) -> list[str]:
     return [
-        f"{kernel} for {dtype} (no {kernel}_*_*_{codegen.METAL_TYPE[dtype]})"
+        f"{kernel} for {dtype} (no {kernel}_*_*_{codegen.METAL_TYPE[entry.kernel_dtype(dtype)]})"
         for kernel in entry.kernels
         for dtype in entry.dtypes
-        if codegen.METAL_TYPE[dtype] not in input_types.get(kernel, ())
+        if codegen.METAL_TYPE[entry.kernel_dtype(dtype)] not in input_types.get(kernel, ())
     ]
 
 
@@ -88,7 +88,7 @@ def unreachable_kernels(entries, input_types) -> list[str]:
         # The kernels the entry names, and any other its stub file looks up
         # (upsample_lanczos_backward: float32 only, where the op also takes uint8).
         for kernel in set(entry.kernels) | stub_kernels(entry):
-            reached[kernel].update(codegen.METAL_TYPE[d] for d in entry.dtypes)
+            reached[kernel].update(codegen.METAL_TYPE[entry.kernel_dtype(d)] for d in entry.dtypes)
     return sorted(f"{op} for {metal}" for op, types in input_types.items() for metal in types
                   if metal not in reached.get(op, ()))
 

@@ -70,11 +70,14 @@ FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # grad_opinfo: OpInfos whose input gradients reach the op (a backward op:
 # relu's for threshold_backward), tested forward and backward
 # (test/test_overrides.py).
+# computes_in: dtypes whose kernels are another dtype's, {float16: float32}:
+# the stub converts and the op computes in that dtype, rounding once at the
+# end (_addmm_activation's half product, multiplied in float as the CPU's).
 # h100: an override's measured speed against torch's CUDA kernels for the
 # same op (benchmarks/bench_gpu.py on an H100): "lowest-highest" ratio over
 # its rows, with the commit measured; never a Mac figure.
 OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape", "domain", "schemas", "mpsgraph",
-                   "repairs", "grad_opinfo", "h100"}
+                   "repairs", "grad_opinfo", "h100", "computes_in"}
 DEFAULTABLE_FIELDS = {"mps_missing", "domain"}
 FORMS = ("functional", "out", "inplace")
 
@@ -202,6 +205,11 @@ class OpEntry:
     repairs: tuple = ()  # a repair's releases whose stock kernel fails for inputs ours takes
     grad_opinfo: tuple = ()  # OpInfos whose input gradients reach the op
     h100: str = ""  # an override's H100 ratio against torch's CUDA kernel, "" if unmeasured
+    computes_in: dict = field(default_factory=dict)  # dtype -> the dtype whose kernels it runs
+
+    def kernel_dtype(self, dtype: str) -> str:
+        """The dtype whose kernels a call in `dtype` runs."""
+        return self.computes_in.get(dtype, dtype)
 
     @property
     def qualified_name(self) -> str:
@@ -278,9 +286,18 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
                 repairs=expand_releases(item.get("repairs", []), where),
                 grad_opinfo=tuple(item.get("grad_opinfo", ())),
                 h100=" ".join(str(item.get("h100", "")).split()),
+                computes_in=expand_computes_in(item.get("computes_in", {}), item["dtypes"], sets, where),
             )
         )
     return entries
+
+
+def expand_computes_in(spec, dtypes_spec, sets, where: str) -> dict:
+    """computes_in: {dtype: dtype}, both among the entry's dtypes."""
+    dtypes = expand_dtypes(dtypes_spec, sets, where)
+    if not isinstance(spec, dict) or not all(k in dtypes and v in dtypes and k != v for k, v in spec.items()):
+        raise RegistryError(f"{where}: computes_in maps dtypes of the entry to other dtypes of the entry")
+    return dict(spec)
 
 
 def expand_releases(spec, where: str) -> tuple:
