@@ -213,3 +213,18 @@ def in_layout(t, layout):
     if layout == "expanded":
         return t[..., :1].expand(t.shape)
     raise ValueError(layout)
+
+
+def values_with_limits(dtype, shape, scale=100.0):
+    """Random values of `dtype` (bool: random truths; floats: normal times
+    `scale`); integers span the dtype and hold its minimum and maximum at
+    [1, 3] and [2, 7] (a 2-D shape of at least 3 x 8): the values a
+    reduction's identity or a widening's sign extension gets wrong."""
+    if dtype == torch.bool:
+        return torch.rand(*shape) > 0.5
+    if dtype.is_floating_point:
+        return (torch.randn(*shape) * scale).to(dtype)
+    info = torch.iinfo(dtype)
+    x = torch.randint(info.min, info.max, shape, dtype=dtype)
+    x[1, 3], x[2, 7] = info.min, info.max
+    return x

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import run_on_kernels
+from helpers import run_on_kernels, values_with_limits
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -79,14 +79,7 @@ def test_float_values_widen_to_the_cpus_double_bits(dtype):
                                    torch.float16, torch.bfloat16, torch.float32])
 def test_every_dtype(dtype):
     torch.manual_seed(1)
-    if dtype == torch.bool:
-        x = torch.rand(6, 77) > 0.5
-    elif dtype.is_floating_point:
-        x = (torch.randn(6, 77) * 1000).to(dtype)
-    else:
-        info = torch.iinfo(dtype)
-        x = torch.randint(info.min, info.max, (6, 77), dtype=dtype)
-        x[1, 3], x[2, 7] = info.min, info.max  # sign extension at both ends
+    x = values_with_limits(dtype, (6, 77), scale=1000.0)  # integers: sign extension at both ends
     for kwargs in DIMS.values():
         _check(x, **kwargs)
     # Each element alone: an xor over a slice could hide one wrong widening

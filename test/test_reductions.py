@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import assert_matches, run_on_kernels
+from helpers import assert_matches, run_on_kernels, values_with_limits
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -83,14 +83,7 @@ def test_reduction_layouts(name, layout):
 @pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32,
                                    torch.int64, torch.float16, torch.bfloat16])
 def test_min_max_dtypes_keep_their_extremes(dtype):
-    if dtype == torch.bool:
-        x = torch.rand(5, 40) > 0.7
-    elif dtype.is_floating_point:
-        x = (torch.randn(5, 40) * 100).to(dtype)
-    else:
-        info = torch.iinfo(dtype)
-        x = torch.randint(info.min, info.max, (5, 40), dtype=dtype)
-        x[1, 3], x[2, 7] = info.min, info.max  # the identities are real values too
+    x = values_with_limits(dtype, (5, 40))  # integers: the identities are real values too
     for name in ("max", "min", "aminmax", "aminmax_dim"):
         _check(REDUCTIONS[name], x)
 
