@@ -3,11 +3,48 @@
 // their sign) and taken as the uint64 of its bits. Slices come from
 // reduction.h, whose reduce_one merges states in any order: xor is
 // associative and commutative, so every mapping gives the CPU's bits.
+//
+// Half and bfloat16 are read as their 16-bit patterns (the host binds them
+// as int16) and widened from the bits: a GPU's half-to-float conversion may
+// replace a NaN's payload with its canonical NaN (an H100's does), which the
+// CPU's conversion keeps.
 #include <metal_stdlib>
 #include <mps_ops/reduction.h>
 using namespace metal;
 
 namespace {
+
+constexpr constant ulong double_exponent_all_ones = 0x7ff0000000000000ul;
+constexpr constant ulong double_quiet_bit = 0x0008000000000000ul;
+constexpr constant ulong double_fraction_mask = 0x000ffffffffffffful;
+
+// The bits of the double equal to a binary floating-point value given by
+// its fields (`fraction_bits` wide, exponent biased by `bias`, `max_exponent`
+// for infinities and NaN), as Metal has no double. Subnormals become normal
+// doubles; a NaN keeps its sign and payload and comes out quiet, as a CPU's
+// float-to-double conversion makes it.
+inline ulong double_bits(uint sign, uint exponent, uint fraction, uint fraction_bits, uint max_exponent, uint bias) {
+  const ulong sign_bit = ulong(sign) << 63;
+  const uint shift = 52 - fraction_bits;
+  if (exponent == max_exponent) {
+    return sign_bit | double_exponent_all_ones | (fraction != 0 ? double_quiet_bit : 0ul) | (ulong(fraction) << shift);
+  }
+  if (exponent == 0u) {
+    if (fraction == 0u) {
+      return sign_bit;
+    }
+    // fraction * 2**(1 - bias - fraction_bits), its leading one at bit
+    // `top`: 2**(top + 1 - bias - fraction_bits) times 1.rest.
+    const uint top = 31u - clz(fraction);
+    const ulong rest = (ulong(fraction) << (52u - top)) & double_fraction_mask;
+    return sign_bit | (ulong(top + 1u + 1023u - bias - fraction_bits) << 52) | rest;
+  }
+  return sign_bit | (ulong(exponent + 1023u - bias) << 52) | (ulong(fraction) << shift);
+}
+
+inline ulong float_bits_widened(uint bits) {
+  return double_bits(bits >> 31, (bits >> 23) & 0xffu, bits & 0x7fffffu, 23u, 0xffu, 127u);
+}
 
 // Integers and bool: the 64-bit integer of the same value (two's complement),
 // as the CPU's static_cast<int64_t> then bit cast.
@@ -16,48 +53,54 @@ ulong widened_bits(T value) {
   return ulong(long(value));
 }
 
-// float (and half and bfloat, which reduce as float, exactly): the bits of
-// the double of the same value, built from the float's bits because Metal has
-// no double. Subnormal floats are normal doubles; a NaN keeps its sign and
-// payload and comes out quiet, as a CPU's float-to-double conversion makes it.
 template <>
 ulong widened_bits<float>(float value) {
-  const uint bits = as_type<uint>(value);
-  const ulong sign = ulong(bits >> 31) << 63;
-  const uint exponent = (bits >> 23) & 0xffu;
-  const uint mantissa = bits & 0x7fffffu;
-  constexpr ulong double_exponent_all_ones = 0x7ff0000000000000ul;
-  constexpr ulong double_quiet_bit = 0x0008000000000000ul;
-  constexpr uint fraction_shift = 52 - 23;
-  if (exponent == 0xffu) {
-    return sign | double_exponent_all_ones | (mantissa != 0 ? double_quiet_bit : 0ul) |
-           (ulong(mantissa) << fraction_shift);
-  }
-  if (exponent == 0u) {
-    if (mantissa == 0u) {
-      return sign;
-    }
-    // mantissa * 2**-149 with its leading one at bit `top`: 2**(top - 149)
-    // times 1.fraction, the fraction being the bits below the leading one.
-    const uint top = 31u - clz(mantissa);
-    const ulong fraction = (ulong(mantissa) << (52u - top)) & 0x000ffffffffffffful;
-    return sign | (ulong(top + (1023 - 149)) << 52) | fraction;
-  }
-  // Rebias: float's 127 to double's 1023.
-  return sign | (ulong(exponent + (1023 - 127)) << 52) | (ulong(mantissa) << fraction_shift);
+  return float_bits_widened(as_type<uint>(value));
 }
 
 }  // namespace
 
-template <typename In>
-struct hash_tensor_reducer {
+// The reducers differ in how an element widens (`Widen`), nothing else.
+template <typename In, typename Widen>
+struct xor_of_widened {
   using state = ulong;
   using params = mps_ops::no_params;
   static state identity() { return 0ul; }
-  static state fold(state s, mps_ops::opmath_t<In> v) { return s ^ widened_bits(v); }
+  static state fold(state s, mps_ops::opmath_t<In> v) { return s ^ Widen::bits(v); }
   static state merge(state a, state b) { return a ^ b; }
   static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
   static state finish(state s, constant params&) { return s; }
 };
 
-MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(REGISTER_REDUCE_ONE_OP, hash_tensor, ulong)
+struct widen_value {
+  template <typename T>
+  static ulong bits(T value) {
+    return widened_bits(value);
+  }
+};
+
+// An int16 element holding a half's bits.
+struct widen_half_bits {
+  static ulong bits(short value) {
+    const uint h = uint(ushort(value));
+    return double_bits(h >> 15, (h >> 10) & 0x1fu, h & 0x3ffu, 10u, 0x1fu, 15u);
+  }
+};
+
+// An int16 element holding a bfloat16's bits: a float's upper half.
+struct widen_bfloat_bits {
+  static ulong bits(short value) { return float_bits_widened(uint(ushort(value)) << 16); }
+};
+
+template <typename In>
+struct hash_tensor_reducer : xor_of_widened<In, widen_value> {};
+template <typename In>
+struct hash_tensor_half_bits_reducer : xor_of_widened<In, widen_half_bits> {};
+template <typename In>
+struct hash_tensor_bfloat_bits_reducer : xor_of_widened<In, widen_bfloat_bits> {};
+
+MPS_OPS_FOR_BOOL(REGISTER_REDUCE_ONE_OP, hash_tensor, ulong)
+MPS_OPS_FOR_INTEGRAL(REGISTER_REDUCE_ONE_OP, hash_tensor, ulong)
+REGISTER_REDUCE_ONE_OP(hash_tensor, ulong, float)
+REGISTER_REDUCE_ONE_OP(hash_tensor_half_bits, ulong, short)
+REGISTER_REDUCE_ONE_OP(hash_tensor_bfloat_bits, ulong, short)

@@ -1,9 +1,11 @@
 // Host stubs of _addmm_activation (functional and out=): relu or gelu of
-// beta * self + alpha * (mat1 @ mat2). The product is torch's own mm on the
-// device (a matrix multiply is no gap of MPS); the rest is one pass of
-// csrc/kernels/addmm_activation.metal. Checks, their order and messages are
+// beta * self + alpha * (mat1 @ mat2). For floats the product is torch's own
+// mm on the device (a matrix multiply is no gap of MPS) and the rest one pass
+// of csrc/kernels/addmm_activation.metal; integers run one kernel of ours. Checks, their order and messages are
 // the CPU's (addmm's, then gelu's dtype refusal).
 #include "../runtime/elementwise_stubs.h"
+#include "../runtime/host_name.h"
+#include "../runtime/kernel_function.h"
 
 #include "../kernels/addmm_activation_params.h"
 
@@ -48,43 +50,68 @@ void check_dtypes(const at::Tensor& mat1, bool use_gelu) {
                               " (the CPU's gelu has no integer kernel)");
 }
 
-addmm_activation_params params_of(c10::ScalarType dtype, const at::Scalar& beta, const at::Scalar& alpha,
-                                  bool use_gelu) {
-  addmm_activation_params p{};
-  p.use_gelu = use_gelu;
-  if (c10::isIntegralType(dtype, /*includeBool=*/false)) {
-    AT_DISPATCH_INTEGRAL_TYPES(dtype, op_name, [&] {
-      p.integer_beta = beta.to<scalar_t>();
-      p.integer_alpha = alpha.to<scalar_t>();
-    });
-  } else {
-    p.beta = beta.to<float>();
-    p.alpha = alpha.to<float>();
-  }
-  return p;
-}
-
-// self broadcast to the product's shape (expand's own error where it does
-// not fit, as the CPU's), the coefficients, and the product itself. Half and
+// The float path: self (broadcast by the pass), and the product. Half and
 // bfloat16 multiply in float and the epilogue rounds once, as the CPU's
 // addmm does: a product rounded to half before beta * self is added loses
 // what cancellation leaves (several half ulps of the result). The
-// conversions cost O(n**2) beside the multiply's O(n**3).
-struct EpilogueOperands {
-  at::Tensor self;
-  at::Tensor product;
-  addmm_activation_params params;
-};
-
-EpilogueOperands epilogue_operands(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
-                                   const at::Scalar& beta, const at::Scalar& alpha, bool use_gelu) {
-  const auto params = params_of(mat1.scalar_type(), beta, alpha, use_gelu);
+// conversions cost O(n**2) beside the multiply's O(n**3). The result is in
+// float for them, rounded to mat1's dtype by the caller.
+at::Tensor floating_result(const at::Tensor& bias, const at::Tensor& mat1, const at::Tensor& mat2,
+                           const at::Scalar& beta, const at::Scalar& alpha, bool use_gelu) {
+  addmm_activation_params p{};
+  p.beta = beta.to<float>();
+  p.alpha = alpha.to<float>();
+  p.use_gelu = use_gelu;
   const bool in_float = at::isReducedFloatingType(mat1.scalar_type());
-  at::Tensor expanded = self.expand({mat1.size(0), mat2.size(1)});
-  if (!in_float) {
-    return {std::move(expanded), at::mm(mat1, mat2), params};
+  const at::Tensor product = in_float ? at::mm(mat1.to(at::kFloat), mat2.to(at::kFloat)) : at::mm(mat1, mat2);
+  return binary(addmm_activation_kernels(), op_name, same_dtype, in_float ? bias.to(at::kFloat) : bias, product,
+                p);
+}
+
+// The integer path: the whole op in one kernel (torch's mm has no integer
+// kernel on some GPU backends), beta and alpha converted as the CPU converts
+// them (truncated; one that overflows the dtype raises its RuntimeError).
+at::Tensor integer_result(const at::Tensor& bias, const at::Tensor& mat1, const at::Tensor& mat2,
+                          const at::Scalar& beta, const at::Scalar& alpha) {
+  const int64_t rows = mat1.size(0), columns = mat2.size(1);
+  at::Tensor result = at::empty({rows, columns}, mat1.options());
+  if (result.numel() == 0) {
+    return result;
   }
-  return {expanded.to(at::kFloat), at::mm(mat1.to(at::kFloat), mat2.to(at::kFloat)), params};
+  TORCH_CHECK(rows <= UINT32_MAX && columns <= UINT32_MAX,
+              "mps_ops: _addmm_activation of integer matrices with 2**32 rows or columns or more");
+  const at::Tensor self = bias.expand({rows, columns});
+  addmm_integer_params p{};
+  AT_DISPATCH_INTEGRAL_TYPES(mat1.scalar_type(), op_name, [&] {
+    p.beta = beta.to<scalar_t>();
+    p.alpha = alpha.to<scalar_t>();
+  });
+  p.inner = mat1.size(1);
+  p.columns = columns;
+  p.self_row_stride = self.stride(0);
+  p.self_column_stride = self.stride(1);
+  p.mat1_row_stride = mat1.stride(0);
+  p.mat1_column_stride = mat1.stride(1);
+  p.mat2_row_stride = mat2.stride(0);
+  p.mat2_column_stride = mat2.stride(1);
+  KernelFunction kernel(addmm_activation_kernels().get(Variant::dense, mat1.scalar_type(), mat1.scalar_type()));
+  kernel.bind_operands(result, self, mat1, mat2).bind(p);
+  kernel.dispatch(Dim3{static_cast<uint32_t>(columns), static_cast<uint32_t>(rows), 1});
+  return result;
+}
+
+// The op's result as a fresh (rows, columns) tensor of mat1's dtype.
+at::Tensor compute(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                   const at::Scalar& alpha, bool use_gelu) {
+  // expand's own error where self does not fit, as the CPU's.
+  (void)self.expand({mat1.size(0), mat2.size(1)});
+  // A 0-dim self, on the CPU or not, becomes one element on the matrices'
+  // device: the kernels take device operands only, none bound as a value.
+  const at::Tensor bias = self.dim() == 0 ? self.reshape({1}).to(mat1.device()) : self;
+  if (c10::isIntegralType(mat1.scalar_type(), /*includeBool=*/false)) {
+    return integer_result(bias, mat1, mat2, beta, alpha);
+  }
+  return floating_result(bias, mat1, mat2, beta, alpha, use_gelu).to(mat1.scalar_type());
 }
 
 }  // namespace
@@ -93,11 +120,7 @@ at::Tensor _addmm_activation(const at::Tensor& self, const at::Tensor& mat1, con
                              const at::Scalar& beta, const at::Scalar& alpha, bool use_gelu) {
   check_addmm_operands(self, mat1, mat2);
   check_dtypes(mat1, use_gelu);
-  const auto operands = epilogue_operands(self, mat1, mat2, beta, alpha, use_gelu);
-  // In float for half and bfloat16: rounded to mat1's dtype on the way out.
-  return binary(addmm_activation_kernels(), op_name, same_dtype, operands.self, operands.product,
-                operands.params)
-      .to(mat1.scalar_type());
+  return compute(self, mat1, mat2, beta, alpha, use_gelu);
 }
 
 at::Tensor& _addmm_activation_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
@@ -106,9 +129,10 @@ at::Tensor& _addmm_activation_out(const at::Tensor& self, const at::Tensor& mat1
   check_addmm_operands(self, mat1, mat2);
   check_out_dtype_first(mat1.scalar_type(), out, OutputDtype::exact);
   check_dtypes(mat1, use_gelu);
-  const auto operands = epilogue_operands(self, mat1, mat2, beta, alpha, use_gelu);
-  return binary_out(addmm_activation_kernels(), op_name, same_dtype, operands.self, operands.product, out,
-                    operands.params);
+  const at::Tensor result = compute(self, mat1, mat2, beta, alpha, use_gelu);
+  check_output(op_name, out, mat1.scalar_type(), result.sizes());
+  out.copy_(result);
+  return out;
 }
 
 }  // namespace mps_ops

@@ -27,7 +27,18 @@ void hash_tensor_into(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
   check_dtype("hash_tensor", self);
   check_output("hash_tensor", out, at::kUInt64, keepdim ? plan.kept_shape : plan.dropped_shape, {&self});
   const ContiguousOutput target(out, at::kUInt64);
-  dispatch_reduction(reducer_kernels(kernels, at::kUInt64, self.scalar_type()), {&target.tensor}, self, plan,
+  // Half and bfloat16 go in as their bits (int16 views of the same memory):
+  // their kernels widen the bits themselves, NaN payloads included.
+  static KernelCache half_bits_kernels("hash_tensor_half_bits");
+  static KernelCache bfloat_bits_kernels("hash_tensor_bfloat_bits");
+  const auto dtype = self.scalar_type();
+  KernelCache& chosen = dtype == at::kHalf       ? half_bits_kernels
+                        : dtype == at::kBFloat16 ? bfloat_bits_kernels
+                                                 : kernels;
+  const bool as_bits = dtype == at::kHalf || dtype == at::kBFloat16;
+  // (Where the plan made a copy, the kernel reads that copy's same bytes.)
+  const at::Tensor input = as_bits ? self.view(at::kShort) : self;
+  dispatch_reduction(reducer_kernels(chosen, at::kUInt64, input.scalar_type()), {&target.tensor}, input, plan,
                      nothing);
   target.copy_back();
 }
