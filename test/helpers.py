@@ -234,3 +234,18 @@ def values_with_limits(dtype, shape, scale=100.0):
 # (pytorch/pytorch#181032); before, bad pivots go to LAPACK, which writes
 # outside B and corrupts the heap: tests must not hand them to the CPU there.
 CPU_CHECKS_LDL_PIVOTS = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 12)
+
+
+# Inputs for reductions in the layouts OpInfo leaves out (each builds a fresh
+# tensor): test_reductions.py and test_hash_tensor.py run every reduction
+# they test over all of them.
+REDUCTION_LAYOUTS = {
+    "contiguous": lambda: torch.randn(7, 45),
+    "transposed": lambda: torch.randn(45, 7).t(),
+    "strided": lambda: torch.randn(7, 90)[:, ::2],
+    "expanded": lambda: torch.randn(7, 1).expand(7, 45),
+    "three_dims": lambda: torch.randn(3, 5, 70).transpose(1, 2),
+    "offset": lambda: torch.randn(8, 45)[1:],
+    "zero_dim": lambda: torch.tensor(1.25),
+    "long_slice": lambda: torch.randn(2, 3000),
+}

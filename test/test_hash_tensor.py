@@ -9,22 +9,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import run_on_kernels, values_with_limits
+from helpers import REDUCTION_LAYOUTS as LAYOUTS, run_on_kernels, values_with_limits
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
 LAYOUTS_TESTED_HERE = {"hash_tensor"}
-
-LAYOUTS = {
-    "contiguous": lambda: torch.randn(7, 45),
-    "transposed": lambda: torch.randn(45, 7).t(),
-    "strided": lambda: torch.randn(7, 90)[:, ::2],
-    "expanded": lambda: torch.randn(7, 1).expand(7, 45),
-    "three_dims": lambda: torch.randn(3, 5, 70).transpose(1, 2),
-    "offset": lambda: torch.randn(8, 45)[1:],
-    "zero_dim": lambda: torch.tensor(1.25),
-    "long_slice": lambda: torch.randn(2, 3000),
-}
 
 DIMS = {
     "all": {},
