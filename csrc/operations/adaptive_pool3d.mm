@@ -15,7 +15,6 @@
 #include "../kernels/adaptive_pool3d_params.h"
 #include "../kernels/include/mps_ops/shape_limits.h"
 
-#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 
@@ -24,6 +23,13 @@
 namespace mps_ops {
 
 namespace {
+
+// The CPU's pools have floating kernels only: its dtype dispatch's
+// NotImplementedError for any other dtype.
+void check_floating(const char* op, const at::Tensor& self) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
+                              c10::toString(self.scalar_type()), "' on ", self.device());
+}
 
 void check_pool_input(const char* op, const at::Tensor& self, at::IntArrayRef output_size) {
   check_device(op, self);
@@ -39,9 +45,7 @@ void check_pool_input(const char* op, const at::Tensor& self, at::IntArrayRef ou
                 "(): Expected input to have non-zero size for non-batch dimensions, but input has "
                 "sizes ", self.sizes(), " with dimension ", d, " being empty");
   }
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op,
-                              "\" not implemented for '", c10::toString(self.scalar_type()), "' on ",
-                              self.device());
+  check_floating(op, self);
 }
 
 // Sizes and strides as 5-D: a 4-D (C, D, H, W) tensor gets N = 1.
@@ -98,8 +102,7 @@ void check_pool_backward(const char* op, const at::Tensor& grad_output, const at
     check_grad_dtype();
   }
   check_dtype(op, self);
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
-                              c10::toString(self.scalar_type()), "' on ", self.device());
+  check_floating(op, self);
   if (!grad_dtype_first) {
     check_grad_dtype();
   }
@@ -109,8 +112,11 @@ void check_pool_backward(const char* op, const at::Tensor& grad_output, const at
   }
 }
 
+// self's leading (batch, channel) sizes, then output_size in place of the
+// pooled dims (3 for the 3-D pools, 2 for the 2-D one).
 std::vector<int64_t> pooled_shape(const at::Tensor& self, at::IntArrayRef output_size) {
-  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - 3);
+  std::vector<int64_t> shape(self.sizes().begin(),
+                             self.sizes().end() - static_cast<std::ptrdiff_t>(output_size.size()));
   shape.insert(shape.end(), output_size.begin(), output_size.end());
   return shape;
 }
@@ -154,14 +160,7 @@ void check_pool2d_input(const at::Tensor& self, at::IntArrayRef output_size) {
                 "input has sizes ", self.sizes(), " with dimension ", d, " being empty");
   }
   check_dtype(op, self);
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
-                              c10::toString(self.scalar_type()), "' on ", self.device());
-}
-
-std::vector<int64_t> pooled_shape_2d(const at::Tensor& self, at::IntArrayRef output_size) {
-  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - 2);
-  shape.insert(shape.end(), output_size.begin(), output_size.end());
-  return shape;
+  check_floating(op, self);
 }
 
 // A 4-D output takes the input's suggested memory format (channels-last in,
@@ -189,12 +188,11 @@ at::Tensor& adaptive_avg_pool2d_out(const at::Tensor& self, c10::SymIntArrayRef 
   const at::IntArrayRef output_size = C10_AS_INTARRAYREF_SLOW(output_size_);
   check_out_dtype_first(self.scalar_type(), out);
   check_pool2d_input(self, output_size);
-  const auto shape = pooled_shape_2d(self, output_size);
+  const auto shape = pooled_shape(self, output_size);
   check_output("adaptive_avg_pool2d", out, self.scalar_type(), shape, {&self});
   restride_like(out, self);
   // Restrided, out covers other memory: checked again.
-  at::assert_no_internal_overlap(out);
-  at::assert_no_overlap(out, self);
+  check_no_aliasing(out, {&self});
   if (out.numel() == 0) {
     return out;
   }
@@ -238,8 +236,7 @@ at::Tensor _adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at
   TORCH_CHECK(self.dtype() == grad_output.dtype(), op, ": Expected dtype ", self.dtype(),
               " for `grad_output` but got dtype ", grad_output.dtype());
   check_dtype(op, self);
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
-                              c10::toString(self.scalar_type()), "' on ", self.device());
+  check_floating(op, self);
   TORCH_CHECK(self.sizes().slice(0, self.dim() - 2) == grad_output.sizes().slice(0, grad_output.dim() - 2), op,
               ": expected grad_output's batch and channel sizes ", self.sizes().slice(0, self.dim() - 2),
               " (self's), but got ", grad_output.sizes());

@@ -3,6 +3,7 @@
 // solve with it, in LAPACK's storage and pivot convention, as the CPU's;
 // kernels in csrc/kernels/ldl.metal. Checks, their order and messages are
 // the CPU's. float32 only (the CPU's LAPACK also takes float64 and complex).
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_flag.h"
 #include "../runtime/kernel_function.h"
@@ -11,7 +12,6 @@
 #include "../kernels/ldl_params.h"
 
 #include <ATen/ExpandUtils.h>
-#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty.h>
 #include <torch/version.h>
 
@@ -33,19 +33,6 @@ void check_square_floating(const at::Tensor& a, const char* name) {
               ": Expected a floating point or complex tensor as input. Got ", a.scalar_type());
 }
 
-void check_float32(const char* op, const at::Tensor& a) {
-  check_dtype(op, a);
-  TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() == at::kFloat, "mps_ops: ", op, " not implemented for '",
-                              a.scalar_type(), "' on ", a.device());
-}
-
-// A copy of t (always a copy: the kernels write it) whose matrices are
-// column-major and whose batches are contiguous, LAPACK's layout, as the
-// CPU's results have it.
-at::Tensor batched_column_major_copy(const at::Tensor& t) {
-  return t.mT().clone(at::MemoryFormat::Contiguous).mT();
-}
-
 // The CPU's structured out=: an out it resizes takes the result's
 // column-major strides (LAPACK's layout) rather than contiguous ones.
 void check_column_major_output(const char* op, at::Tensor& out, const at::Tensor& result,
@@ -55,10 +42,7 @@ void check_column_major_output(const char* op, at::Tensor& out, const at::Tensor
   if (resized) {
     out.as_strided_(result.sizes(), result.strides());
     // Restrided, out covers its memory in another order: checked again.
-    at::assert_no_internal_overlap(out);
-    for (const at::Tensor* input : inputs) {
-      at::assert_no_overlap(out, *input);
-    }
+    check_no_aliasing(out, inputs);
   }
 }
 
@@ -82,12 +66,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> factor(const at::Tensor& self, bo
   if (matrices == 0) {
     return {ld, pivots, info};
   }
-  TORCH_CHECK(n <= INT32_MAX && matrices * factor_threads(n) <= UINT32_MAX,
+  const uint32_t threads = factor_threads(n);
+  TORCH_CHECK(n <= INT32_MAX && matrices * threads <= UINT32_MAX,
               "mps_ops: linalg_ldl_factor_ex of matrices of 2**31 rows or more, or of too many matrices");
   KernelFunction kernel(kernels.get(Variant::dense, at::kFloat, at::kFloat));
   const ldl_factor_params params{static_cast<int>(n)};
   kernel.bind_operands(ld, pivots, info).bind(params);
-  const uint32_t threads = factor_threads(n);
   kernel.dispatch(Dim3{threads * static_cast<uint32_t>(matrices), 1, 1}, Dim3{threads, 1, 1});
   if (check_errors) {
     // The CPU reports a zero pivot through torch's generic check, as an
@@ -194,7 +178,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> linalg_ldl_factor_ex(const at::Te
                                                                     bool check_errors) {
   check_device(factor_name, self);
   check_square_floating(self, factor_name);
-  check_float32("linalg_ldl_factor_ex", self);
+  check_float32_only("linalg_ldl_factor_ex", self);
   return factor(self, check_errors);
 }
 
@@ -206,7 +190,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_ldl_factor_ex_out(const
   check_out_dtype_first(self.scalar_type(), LD);
   check_out_dtype_first(at::kInt, pivots);
   check_out_dtype_first(at::kInt, info);
-  check_float32("linalg_ldl_factor_ex", self);
+  check_float32_only("linalg_ldl_factor_ex", self);
   const auto [ld_result, pivots_result, info_result] = factor(self, check_errors);
   check_column_major_output("linalg_ldl_factor_ex", LD, ld_result, {&self});
   check_output("linalg_ldl_factor_ex", pivots, at::kInt, pivots_result.sizes(), {&self, &LD});
@@ -220,7 +204,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_ldl_factor_ex_out(const
 at::Tensor linalg_ldl_solve(const at::Tensor& LD, const at::Tensor& pivots, const at::Tensor& B, bool hermitian) {
   check_solve_operands(LD, pivots, B);
   check_pivots_dtype(pivots);
-  check_float32("linalg_ldl_solve", LD);
+  check_float32_only("linalg_ldl_solve", LD);
   return solve(LD, pivots, B);
 }
 
@@ -229,7 +213,7 @@ at::Tensor& linalg_ldl_solve_out(const at::Tensor& LD, const at::Tensor& pivots,
   check_solve_operands(LD, pivots, B);
   check_out_dtype_first(LD.scalar_type(), out);
   check_pivots_dtype(pivots);
-  check_float32("linalg_ldl_solve", LD);
+  check_float32_only("linalg_ldl_solve", LD);
   const at::Tensor result = solve(LD, pivots, B);
   check_column_major_output("linalg_ldl_solve", out, result, {&LD, &pivots, &B});
   out.copy_(result);

@@ -2,6 +2,7 @@
 // by the Q of geqrf's reflectors; kernel in csrc/kernels/ormqr.metal. Checks,
 // their order and messages are the CPU's. The result is column-major per
 // matrix, as the CPU's (LAPACK's) is.
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
@@ -47,20 +48,6 @@ void check_ormqr_operands(const at::Tensor& input, const at::Tensor& tau, const 
               input.scalar_type(), " and other has dtype ", other.scalar_type());
 }
 
-// The CPU's LAPACK kernel takes float, double and complex; Metal float only.
-void check_ormqr_dtype(const at::Tensor& input) {
-  check_dtype(op_name, input);
-  TORCH_CHECK_NOT_IMPLEMENTED(input.scalar_type() == at::kFloat, "mps_ops: ormqr not implemented for '",
-                              input.scalar_type(), "' on ", input.device());
-}
-
-// A copy of t (always a copy: the kernel writes it) whose matrices are
-// column-major and whose batches are contiguous, LAPACK's layout, as the
-// CPU's result has it.
-at::Tensor batched_column_major_copy(const at::Tensor& t) {
-  return t.mT().clone(at::MemoryFormat::Contiguous).mT();
-}
-
 at::Tensor ormqr_result(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other, bool left,
                         bool transpose) {
   static KernelCache kernels(op_name);
@@ -100,7 +87,7 @@ at::Tensor ormqr_result(const at::Tensor& input, const at::Tensor& tau, const at
 at::Tensor ormqr(const at::Tensor& self, const at::Tensor& input2, const at::Tensor& input3, bool left,
                  bool transpose) {
   check_ormqr_operands(self, input2, input3, left);
-  check_ormqr_dtype(self);
+  check_float32_only(op_name, self);
   return ormqr_result(self, input2, input3, left, transpose);
 }
 
@@ -110,7 +97,7 @@ at::Tensor& ormqr_out(const at::Tensor& self, const at::Tensor& input2, const at
   TORCH_CHECK(out.scalar_type() == self.scalar_type(),
               "torch.ormqr: Expected input and result to have the same dtype, but input has dtype",
               self.scalar_type(), " and result has dtype ", out.scalar_type());
-  check_ormqr_dtype(self);
+  check_float32_only(op_name, self);
   const at::Tensor result = ormqr_result(self, input2, input3, left, transpose);
   check_output(op_name, out, self.scalar_type(), result.sizes(), {&self, &input2, &input3});
   out.copy_(result);

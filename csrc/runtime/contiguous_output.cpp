@@ -24,4 +24,8 @@ void ContiguousOutput::copy_back() const {
   }
 }
 
+at::Tensor batched_column_major_copy(const at::Tensor& t) {
+  return t.mT().clone(at::MemoryFormat::Contiguous).mT();
+}
+
 }  // namespace mps_ops

@@ -33,4 +33,9 @@ class ContiguousOutput {
   at::Tensor out_;
 };
 
+// A copy of t (always a copy: kernels write it in place) whose matrices are
+// column-major and whose batches are contiguous: LAPACK's layout, which the
+// CPU's linear-algebra results have.
+at::Tensor batched_column_major_copy(const at::Tensor& t);
+
 }  // namespace mps_ops

@@ -60,8 +60,6 @@ c10::ScalarType float_result_type(c10::ScalarType dtype) {
                                                           : dtype;
 }
 
-namespace {
-
 void check_no_aliasing(const at::Tensor& written, std::initializer_list<const at::Tensor*> inputs) {
   at::assert_no_internal_overlap(written);
   for (const at::Tensor* input : inputs) {
@@ -71,7 +69,11 @@ void check_no_aliasing(const at::Tensor& written, std::initializer_list<const at
   }
 }
 
-}  // namespace
+void check_float32_only(const char* op, const at::Tensor& tensor) {
+  check_dtype(op, tensor);
+  TORCH_CHECK_NOT_IMPLEMENTED(tensor.scalar_type() == at::kFloat, "mps_ops: ", op, " not implemented for '",
+                              tensor.scalar_type(), "' on ", tensor.device());
+}
 
 namespace {
 

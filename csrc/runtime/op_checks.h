@@ -20,6 +20,10 @@ void check_device(const char* op, const at::Tensor& tensor);
 // input may be float64: it is bound as a value, converted on the host.
 void check_dtype(const char* op, const at::Tensor& tensor);
 
+// Ops whose CPU kernels are LAPACK's (float32, float64, complex): Metal has
+// float32 alone. check_dtype, then NotImplementedError for any other dtype.
+void check_float32_only(const char* op, const at::Tensor& tensor);
+
 // check_device for each tensor given; nullptr and undefined ones (absent
 // optional arguments, see optional_pointer) are skipped.
 void check_devices(const char* op, std::initializer_list<const at::Tensor*> tensors);
@@ -60,6 +64,11 @@ void check_out_dtype_first(c10::ScalarType input, const at::Tensor& out, OutputD
 bool check_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::IntArrayRef shape,
                   std::initializer_list<const at::Tensor*> inputs = {},
                   OutputDtype rule = OutputDtype::exact);
+
+// No element of `written` written twice, no memory shared with any of
+// `inputs` (nullptr and undefined ones skipped): check_output's last step,
+// for an output restrided after it.
+void check_no_aliasing(const at::Tensor& written, std::initializer_list<const at::Tensor*> inputs);
 
 // An input the op writes in place (an in-place self, noise, running
 // statistics): device, a Metal dtype, no element written twice, no memory
