@@ -158,9 +158,9 @@ kernel void ldl_factor(device T* ld [[buffer(0)]],
         }
         if (t == 0) {
           swap_at(a, kk * n + kk, kp * n + kp);
-        }
-        if (kstep == 2 && t == 1 % threads) {
-          swap_at(a, k * n + k + 1, k * n + kp);
+          if (kstep == 2) {
+            swap_at(a, k * n + k + 1, k * n + kp);
+          }
         }
         threadgroup_barrier(mem_flags::mem_device);
       }
