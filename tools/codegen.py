@@ -71,8 +71,9 @@ FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # relu's for threshold_backward), tested forward and backward
 # (test/test_overrides.py).
 # computes_in: dtypes whose kernels are another dtype's, {float16: float32}:
-# the stub converts and the op computes in that dtype, rounding once at the
-# end (_addmm_activation's half product, multiplied in float as the CPU's).
+# the stub converts (_addmm_activation's half product, multiplied in float
+# and rounded once, as the CPU's) or reinterprets (hash_tensor reads half as
+# its int16 bits) and runs that dtype's kernels.
 # h100: an override's measured speed against torch's CUDA kernels for the
 # same op (benchmarks/bench_gpu.py on an H100): "lowest-highest" ratio over
 # its rows, with the commit measured; never a Mac figure.
@@ -267,12 +268,13 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
             raise RegistryError(f"{where}: csrc/operations/{item['file']}.mm does not exist")
         if "shape" in item:
             impl = shaped_impl(item, impl, where)
+        dtypes = expand_dtypes(item["dtypes"], sets, where)
         entries.append(
             OpEntry(
                 name=item["name"],
                 file=item.get("file"),
                 impl=impl,
-                dtypes=expand_dtypes(item["dtypes"], sets, where),
+                dtypes=dtypes,
                 policy=item["policy"],
                 opinfo=tuple(item["opinfo"]),
                 mps_missing=tuple(str(v) for v in item["mps_missing"]),
@@ -286,15 +288,14 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
                 repairs=expand_releases(item.get("repairs", []), where),
                 grad_opinfo=tuple(item.get("grad_opinfo", ())),
                 h100=" ".join(str(item.get("h100", "")).split()),
-                computes_in=expand_computes_in(item.get("computes_in", {}), item["dtypes"], sets, where),
+                computes_in=expand_computes_in(item.get("computes_in", {}), dtypes, where),
             )
         )
     return entries
 
 
-def expand_computes_in(spec, dtypes_spec, sets, where: str) -> dict:
-    """computes_in: {dtype: dtype}, both among the entry's dtypes."""
-    dtypes = expand_dtypes(dtypes_spec, sets, where)
+def expand_computes_in(spec, dtypes: tuple, where: str) -> dict:
+    """computes_in: {dtype: dtype}, both among the entry's (expanded) dtypes."""
     if not isinstance(spec, dict) or not all(k in dtypes and v in dtypes and k != v for k, v in spec.items()):
         raise RegistryError(f"{where}: computes_in maps dtypes of the entry to other dtypes of the entry")
     return dict(spec)
