@@ -3,6 +3,7 @@ how a call is run on our kernels with proof that they ran."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch.testing._internal.common_methods_invocations import op_db
 from torch.utils._pytree import tree_map
@@ -115,6 +116,19 @@ def run_on_kernels(fn, *args, **kwargs):
     with torch.device(device()), mps_ops.profile() as prof, emulate():
         result = fn(*args, **kwargs)
     return to_cpu(result), prof.dispatches
+
+
+def errors_of_cpu_and_ours(fn, *args):
+    """The exceptions fn raises on the CPU and on our kernels (each must
+    raise), after checking they are of one exact type; the caller compares
+    the messages, whose wording differs by design (ours name op, dtype and
+    device where the CPU names its internal kernel)."""
+    with pytest.raises(Exception) as cpu:
+        fn(*args)
+    with pytest.raises(Exception) as ours:
+        run_on_kernels(fn, *args)
+    assert type(ours.value) is type(cpu.value), (ours.value, cpu.value)
+    return cpu.value, ours.value
 
 
 def assert_matches(actual, expected, msg=""):
