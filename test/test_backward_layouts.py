@@ -76,7 +76,7 @@ def test_non_contiguous_gradients_and_indices(sample, record):
         ours = run(sample.op, our_args, ours=True)
         try:
             assert expected.error is None, f"{label}: the CPU raised {expected.error!r}"
-            assert_same_outcome(expected, ours, f"{sample.overload} {label}", shapes_only=sample.random)
+            assert_same_outcome(expected, ours, f"{sample.overload} {label}", shapes_only=sample.unpinned)
         except AssertionError as failure:
             failures.append(str(failure))
     assert n > 0

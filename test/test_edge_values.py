@@ -181,6 +181,18 @@ FLOAT_RANGE_EXCEEDED = [
 ]
 
 
+def _finite(args: dict) -> dict:
+    return {k: v.nan_to_num(nan=0.0, posinf=0.0, neginf=0.0) if isinstance(v, torch.Tensor) and v.is_floating_point()
+            else v for k, v in args.items()}
+
+
+# Where the CPU's own call crashes the process: the arguments its reference
+# call takes instead. torch 2.13's CPU eigvals hands NaN and infinities to
+# MKL's sgebal, which segfaults. Both are unpinned samples, compared by
+# shape, dtype and error type only; test_eig.py checks our NaN eigenvalues.
+CPU_CRASHES = {"_linalg_eigvals": _finite, "linalg_eigvals.out": _finite}
+
+
 def _range_exceeded(overload, label) -> bool:
     return any(re.fullmatch(o, overload) and re.fullmatch(a, label) for o, a in FLOAT_RANGE_EXCEEDED)
 
@@ -205,7 +217,7 @@ def test_edge_values_match_the_cpu(sample, record, dtype):
                 assert_matches(ours.result[0], expected[0], where)
                 assert torch.equal(ours.result[1], expected[1]), f"{where}: indices {ours.result[1]} != {expected[1]}"
                 continue
-            cpu = run(sample.op, cpu_args, ours=False)
+            cpu = run(sample.op, CPU_CRASHES.get(sample.overload, dict)(cpu_args), ours=False)
             if isinstance(cpu.error, NotImplementedError) and dtype in record.dtypes:
                 # The CPU lacks the dtype: compare with it in float32, rounded.
                 wide = run(sample.op, _in_float32(dict(_cases(sample, dtype))[label], dtype), ours=False)
@@ -217,7 +229,7 @@ def test_edge_values_match_the_cpu(sample, record, dtype):
                 fixed = CPU_WRONG[sample.overload](cpu, dict(_cases(sample, dtype))[label])
                 written = {"out": fixed, "out0": fixed[0], "out1": fixed[1]} if isinstance(fixed, tuple) else {"out": fixed}
                 cpu = type(cpu)(None, fixed, {k: written.get(k, v) for k, v in cpu.args.items()})
-            assert_same_outcome(cpu, ours, where, shapes_only=sample.random or _range_exceeded(sample.overload, label),
+            assert_same_outcome(cpu, ours, where, shapes_only=sample.unpinned or _range_exceeded(sample.overload, label),
                                 truth=lambda: run(sample.op, to_float64(truth_args), ours=False))
         except AssertionError as failure:
             failures.append(str(failure))

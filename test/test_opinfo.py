@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import mps_ops
+from eig_checks import assert_eig_valid, assert_eigenvalues_valid
 from helpers import assert_at_least_as_accurate, assert_near_truth, assert_matches, numel_of, to_float64, opinfo_name, opinfos_for, run_on_kernels, to_device
 from mps_ops.testing import device, emulate
 from torch.testing._internal.opinfo.core import SampleInput
@@ -80,8 +81,19 @@ def _rrelu_matches(actual, expected, sample, where):
     assert (got[negative] >= x[negative] * upper - slack[negative]).all(), where
 
 
+def _eig_matches(actual, expected, sample, where):
+    """Eigenvalues as multisets, eigenvectors by norm and residual (the
+    CPU's order and phases are its LAPACK's choice): test/eig_checks.py."""
+    assert_eig_valid(sample.input, actual, where)
+
+
+def _eigvals_match(actual, expected, sample, where):
+    assert_eigenvalues_valid(sample.input, actual, where)
+
+
 # Ops whose results the CPU does not pin down completely: how to compare them.
-RESULT_CHECKS = {"mode": _mode_matches, "nn.functional.rrelu": _rrelu_matches}
+RESULT_CHECKS = {"mode": _mode_matches, "nn.functional.rrelu": _rrelu_matches,
+                 "linalg.eig": _eig_matches, "linalg.eigvals": _eigvals_match}
 
 
 # Ops that draw their random windows in the input's dtype: a float64 call
@@ -177,7 +189,7 @@ def test_out_variant(record, opinfo, dtype):
             returned = opinfo(inputs[0], *inputs[1], out=outs, **inputs[2])
         # The out tensors themselves hold the result, and are what is returned.
         written = tuple(o.cpu() for o in outs) if isinstance(outs, tuple) else outs.cpu()
-        assert_matches(written, expected, f"{opinfo.name} out=")
+        _compare(opinfo, written, expected, sample, f"{opinfo.name} out=")
         if isinstance(outs, tuple):
             assert all(r is o for r, o in zip(returned, outs))
         else:

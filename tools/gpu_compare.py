@@ -69,7 +69,7 @@ def compare(first: dict, second: dict) -> dict:
     identical, differing, skipped = [], {}, []
     for label in sorted(set(calls_a) & set(calls_b)):
         a, b = calls_a[label], calls_b[label]
-        if (a["random"] or b["random"]) and not same_backend:
+        if (a["unpinned"] or b["unpinned"]) and not same_backend:
             skipped.append(label)
             continue
         if len(a["results"]) != len(b["results"]):
@@ -81,7 +81,7 @@ def compare(first: dict, second: dict) -> dict:
         else:
             identical.append(label)
     return {"first": first["backend"], "second": second["backend"], "identical": len(identical),
-            "differing": differing, "random_skipped": skipped,
+            "differing": differing, "unpinned_skipped": skipped,
             "only_first": sorted(set(calls_a) - set(calls_b)), "only_second": sorted(set(calls_b) - set(calls_a))}
 
 
@@ -101,7 +101,7 @@ def summary(result: dict) -> list[str]:
             lines.append(f"      {label}: {found}")
     lines.append(
         f"gpu_compare: {result['first']} vs {result['second']}: {result['identical']} calls identical, "
-        f"{len(result['differing'])} differ ({len(by_op)} ops), {len(result['random_skipped'])} random "
+        f"{len(result['differing'])} differ ({len(by_op)} ops), {len(result['unpinned_skipped'])} unpinned "
         f"calls not compared, {len(result['only_first'])} + {len(result['only_second'])} calls in one "
         "recording only")
     return lines

@@ -228,7 +228,7 @@ def run(args) -> int:
                     (failures if meant_to_work or _is_device_fault(e) else untiled).append(line)
                     continue
                 if args.record:
-                    recorded[f"{label} {variant}"] = {"random": sample.random,
+                    recorded[f"{label} {variant}"] = {"unpinned": sample.unpinned,
                                                       "results": results(returned, call_args, sample)}
                 for d in prof.dispatches:
                     threads = d.thread_count

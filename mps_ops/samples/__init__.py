@@ -46,9 +46,11 @@ class Sample:
     build: Callable  # dtype -> {argument name: value}, a valid call
     roles: dict = field(default_factory=dict)  # argument name -> role (default DATA)
     dtypes: tuple = ()  # dtypes to build with; default the registry's float dtypes
-    # The call's result is not pinned down by its inputs (rrelu in training):
-    # compare only its shape and dtype.
-    random: bool = False
+    # The call's values are not pinned down by its inputs (rrelu in training
+    # draws them; eig's order and phases are the implementation's choice):
+    # the sweeps compare only shapes and dtypes; the op's own tests check
+    # the values.
+    unpinned: bool = False
     # dtype -> a valid call (or a list of calls) big enough to run every
     # kernel it reaches in at least two full threadgroups, for the GPU
     # sanitizers (tools/gpu_launch_all.py), where tiling the sample along its

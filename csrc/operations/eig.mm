@@ -1,0 +1,177 @@
+// Host stubs of linalg_eig and _linalg_eigvals / linalg_eigvals.out: the
+// eigenvalues (and right eigenvectors) of general real matrices, complex64
+// as on the CPU; kernel in csrc/kernels/eig.metal. Checks, their order and
+// messages are the CPU's. float32 only (the CPU's LAPACK also takes
+// float64 and complex).
+//
+// The kernel writes (re, im) float pairs, which torch's complex64 storage
+// is on every device (view_as_complex is a view): eigenvalues contiguous,
+// eigenvectors column-major (column k the vector of eigenvalue k), as
+// LAPACK's geev returns them.
+#include "../runtime/contiguous_output.h"
+#include "../runtime/host_name.h"
+#include "../runtime/kernel_function.h"
+#include "../runtime/op_checks.h"
+
+#include "../kernels/eig_params.h"
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/isfinite.h>
+#include <ATen/ops/view_as_complex.h>
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+
+namespace mps_ops {
+
+namespace {
+
+constexpr const char* eig_name = "torch.linalg.eig";
+constexpr const char* eigvals_name = "torch.linalg.eigvals";
+
+// torch's toComplexType, which the CPU calls first: integers and bool have
+// no complex type.
+void check_has_complex_type(const at::Tensor& a) {
+  const auto dtype = a.scalar_type();
+  TORCH_CHECK(at::isFloatingType(dtype) || at::isComplexType(dtype), "Unknown Complex ScalarType for ", dtype);
+}
+
+// torch's squareCheckInputs.
+void check_square(const at::Tensor& a, const char* name) {
+  TORCH_CHECK(a.dim() >= 2, name, ": The input tensor A must have at least 2 dimensions.");
+  TORCH_CHECK(a.size(-1) == a.size(-2), name, ": A must be batches of square matrices, but they are ", a.size(-2),
+              " by ", a.size(-1), " matrices");
+}
+
+// linalg.eig refuses NaN and infinities before anything else (LAPACK's geev
+// may not return on them). One read back, as on the CPU.
+void check_finite(const at::Tensor& a) {
+  TORCH_CHECK(at::isfinite(a).all().item<bool>(), eig_name, ": input tensor should not contain infs or NaNs.");
+}
+
+uint32_t group_threads(int64_t n) {
+  uint32_t threads = 32;  // whole SIMD groups, a power of two for the tree reductions
+  while (threads < n && threads < static_cast<uint32_t>(eig_max_threads)) {
+    threads *= 2;
+  }
+  return threads;
+}
+
+std::vector<int64_t> with_dims(at::IntArrayRef batch, std::initializer_list<int64_t> dims) {
+  std::vector<int64_t> shape(batch.begin(), batch.end());
+  shape.insert(shape.end(), dims);
+  return shape;
+}
+
+// Eigenvalues, and eigenvectors where wanted (else undefined), computed into
+// fresh tensors. A matrix holding NaN or an infinity gets NaN eigenvalues
+// (linalg.eig refused it before).
+std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, bool want_vectors, const char* name) {
+  static KernelCache kernels("eig");
+  const int64_t n = self.size(-1);
+  const auto batch = self.sizes().slice(0, self.dim() - 2);
+  const auto floats = self.options().dtype(at::kFloat);
+  at::Tensor value_pairs = at::empty(with_dims(batch, {n, 2}), floats);
+  at::Tensor vector_pairs = want_vectors ? at::empty(with_dims(batch, {n, n, 2}), floats) : at::Tensor();
+  const int64_t matrices = n == 0 ? 0 : value_pairs.numel() / (2 * n);
+  if (matrices > 0) {
+    const uint32_t threads = group_threads(n);
+    TORCH_CHECK(n <= 46340 && matrices <= UINT32_MAX / threads,  // n * n fits an int
+                "mps_ops: ", name, " of matrices of 46341 rows or more, or of too many matrices");
+    // The kernel's workspace: A's copy, then its Schur form and vectors.
+    at::Tensor workspace = batched_column_major_copy(self);
+    at::Tensor schur_vectors = at::empty(want_vectors ? std::vector<int64_t>{matrices, n, n} : std::vector<int64_t>{1}, floats);
+    at::Tensor balancing = at::empty({matrices, n}, floats);
+    at::Tensor info = at::empty({matrices}, self.options().dtype(at::kInt));
+    at::Tensor vectors_written = want_vectors ? vector_pairs : at::empty({1}, floats);
+    eig_params params{};
+    params.n = static_cast<int>(n);
+    params.want_vectors = want_vectors ? 1 : 0;
+    params.iteration_limit = static_cast<int>(30 * std::max<int64_t>(10, n));  // LAPACK's lahqr budget
+    KernelFunction kernel(kernels.get(Variant::dense, at::kFloat, at::kFloat));
+    kernel.bind_operands(workspace, schur_vectors, balancing, value_pairs, vectors_written, info).bind(params);
+    kernel.dispatch(Dim3{threads * static_cast<uint32_t>(matrices), 1, 1}, Dim3{threads, 1, 1});
+    // The CPU's check after LAPACK's: a QR iteration that ran out of sweeps.
+    const at::Tensor codes = info.to(at::kCPU);
+    for (int64_t m = 0; m < matrices; ++m) {
+      const int code = codes[m].item<int>();
+      TORCH_CHECK_LINALG(code == 0, name, matrices > 1 ? ": (Batch element " + std::to_string(m) + ")" : "",
+                         ": The algorithm failed to converge because the input matrix is ill-conditioned or has "
+                         "too many repeated eigenvalues (error code: ",
+                         code, ").");
+    }
+  }
+  const at::Tensor values = at::view_as_complex(value_pairs);
+  const at::Tensor vectors = want_vectors ? at::view_as_complex(vector_pairs).mT() : at::Tensor();
+  return {values, vectors};
+}
+
+void check_eig_input(const at::Tensor& self) {
+  check_device(eig_name, self);
+  check_has_complex_type(self);
+  check_finite(self);
+  check_square(self, "linalg.eig");
+}
+
+void check_eigvals_input(const at::Tensor& self) {
+  check_device(eigvals_name, self);
+  check_has_complex_type(self);
+  check_square(self, "linalg.eigvals");
+}
+
+// torch's checkLinalgCompatibleDtype for an eigenvalue or eigenvector out=.
+void check_complex_output(const char* name, const at::Tensor& out, const char* which) {
+  TORCH_CHECK(c10::canCast(at::kComplexFloat, out.scalar_type()), name, ": Expected ", which,
+              " to be safely castable from ComplexFloat dtype, but got ", which, " with dtype ", out.scalar_type());
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> linalg_eig(const at::Tensor& self) {
+  check_eig_input(self);
+  check_float32_only("linalg_eig", self);
+  return compute(self, /*want_vectors=*/true, eig_name);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> linalg_eig_out(const at::Tensor& self, at::Tensor& eigenvalues,
+                                                    at::Tensor& eigenvectors) {
+  check_eig_input(self);
+  check_devices(eig_name, {&eigenvalues, &eigenvectors});
+  check_complex_output(eig_name, eigenvalues, "eigenvalues");
+  check_complex_output(eig_name, eigenvectors, "eigenvectors");
+  check_float32_only("linalg_eig", self);
+  const auto [values, vectors] = compute(self, /*want_vectors=*/true, eig_name);
+  check_output("linalg_eig", eigenvalues, at::kComplexFloat, values.sizes(), {&self}, OutputDtype::castable);
+  // An empty complex64 out takes LAPACK's column-major strides, as the CPU
+  // computes into it; any other is resized contiguous and copied into.
+  const bool empty_before = eigenvectors.numel() == 0;
+  const std::initializer_list<const at::Tensor*> read = {&self, &eigenvalues};
+  if (check_output("linalg_eig", eigenvectors, at::kComplexFloat, vectors.sizes(), read, OutputDtype::castable) &&
+      empty_before) {
+    eigenvectors.as_strided_(vectors.sizes(), vectors.strides());
+    check_no_aliasing(eigenvectors, read);  // restrided, it covers its memory in another order
+  }
+  eigenvalues.copy_(values);
+  eigenvectors.copy_(vectors);
+  return {eigenvalues, eigenvectors};
+}
+
+at::Tensor _linalg_eigvals(const at::Tensor& self) {
+  check_eigvals_input(self);
+  check_float32_only("_linalg_eigvals", self);
+  return std::get<0>(compute(self, /*want_vectors=*/false, eigvals_name));
+}
+
+at::Tensor& linalg_eigvals_out(const at::Tensor& self, at::Tensor& out) {
+  check_eigvals_input(self);
+  check_devices(eigvals_name, {&out});
+  check_complex_output(eigvals_name, out, "eigenvalues");
+  check_float32_only("linalg_eigvals", self);
+  const at::Tensor values = std::get<0>(compute(self, /*want_vectors=*/false, eigvals_name));
+  check_output("linalg_eigvals", out, at::kComplexFloat, values.sizes(), {&self}, OutputDtype::castable);
+  out.copy_(values);
+  return out;
+}
+
+}  // namespace mps_ops

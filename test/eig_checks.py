@@ -1,0 +1,74 @@
+"""How eigen-decompositions are compared: the CPU's order and phases are its
+LAPACK's choice, so eigenvalues are compared as multisets (each of ours
+matched to the nearest unmatched one of the reference) against the float64
+result, held to the CPU's own float32 error or a backward-error floor, and
+eigenvectors by unit norm and relative residual |A v - lambda v| / |A|."""
+
+from __future__ import annotations
+
+import torch
+
+EPS = torch.finfo(torch.float32).eps
+
+
+def matched_distance(ours, reference) -> float:
+    """The largest distance between matched eigenvalues of two 1-D complex
+    tensors, pairs taken greedily nearest first (ties of repeated
+    eigenvalues pair up either way)."""
+    ours, reference = ours.to(torch.complex128), reference.to(torch.complex128)
+    distances = (ours[:, None] - reference[None, :]).abs()
+    worst = 0.0
+    for _ in range(ours.numel()):
+        flat = int(distances.argmin())
+        i, j = divmod(flat, distances.shape[1])
+        worst = max(worst, float(distances[i, j]))
+        distances[i, :] = float("inf")
+        distances[:, j] = float("inf")
+    return worst
+
+
+def _matrices(a):
+    return a.reshape(-1, a.shape[-2], a.shape[-1]) if a.numel() else a.reshape(0, *a.shape[-2:])
+
+
+def assert_eigenvalues_valid(a, values, where="", slack=4.0):
+    """Each matrix's eigenvalues: closed under conjugation (A is real), and
+    within `slack` times the CPU's float32 error of the float64 eigenvalues,
+    or within the floor n * 32 eps |A|_F (a backward-stable result of a
+    well-conditioned matrix)."""
+    assert values.dtype == torch.complex64, f"{where}: dtype {values.dtype}"
+    assert values.shape == a.shape[:-1], f"{where}: shape {tuple(values.shape)}"
+    n = a.shape[-1]
+    for m, (matrix, ours) in enumerate(zip(_matrices(a), values.reshape(-1, n) if n else [])):
+        truth = torch.linalg.eigvals(matrix.double())
+        cpu = torch.linalg.eigvals(matrix)
+        ours_error = matched_distance(ours, truth)
+        cpu_error = matched_distance(cpu, truth)
+        floor = 32 * n * EPS * float(matrix.double().norm())
+        assert ours_error <= max(slack * cpu_error, floor), (
+            f"{where} matrix {m}: eigenvalue error {ours_error:.3g}, the CPU's {cpu_error:.3g}, floor {floor:.3g}")
+        assert matched_distance(ours, ours.conj()) == 0.0, f"{where} matrix {m}: not closed under conjugation"
+
+
+def assert_eigenvectors_valid(a, values, vectors, where=""):
+    """Unit 2-norm columns, each an eigenvector of its eigenvalue to a
+    relative residual below n * 32 eps."""
+    assert vectors.dtype == torch.complex64, f"{where}: dtype {vectors.dtype}"
+    assert vectors.shape == a.shape, f"{where}: shape {tuple(vectors.shape)}"
+    if a.numel() == 0:
+        return
+    n = a.shape[-1]
+    v = vectors.to(torch.complex128)
+    norms = v.norm(dim=-2)
+    assert (norms - 1).abs().max() < 4 * n * EPS, f"{where}: norms {norms}"
+    a64 = a.to(torch.complex128)
+    residual = (a64 @ v - v * values.to(torch.complex128).unsqueeze(-2)).norm(dim=-2)
+    scale = a.double().norm(dim=(-2, -1)).clamp_min(torch.finfo(torch.float32).tiny)
+    relative = residual / scale.unsqueeze(-1)
+    assert relative.max() < 32 * n * EPS, f"{where}: relative residual {float(relative.max()):.3g}"
+
+
+def assert_eig_valid(a, result, where=""):
+    values, vectors = result
+    assert_eigenvalues_valid(a, values, where)
+    assert_eigenvectors_valid(a, values, vectors, where)
