@@ -236,11 +236,11 @@ def test_out_of_any_dtype_and_layout(out_dtype):
         (torch.empty(2, 4, dtype=out_dtype), torch.empty(2, 4, 4, dtype=out_dtype).mT),
     ]:
         cpu = call(values_out.clone(), vectors_out.clone())
-        ours, _ = run_on_kernels(lambda v, w: EIG(a, out=(v, w)), values_out.clone(), vectors_out.clone())
+        ours, _ = run_on_kernels(lambda x, v, w: EIG(x, out=(v, w)), a, values_out.clone(), vectors_out.clone())
         assert ours[0].dtype == cpu[0].dtype == out_dtype
         assert ours[0].stride() == cpu[0].stride() and ours[1].stride() == cpu[1].stride()
         assert_eig_valid(a, (ours[0].to(torch.complex64), ours[1].to(torch.complex64)), str(out_dtype))
-    values, _ = run_on_kernels(lambda o: EIGVALS(a, out=o), torch.empty(0, dtype=out_dtype))
+    values, _ = run_on_kernels(lambda x, o: EIGVALS(x, out=o), a, torch.empty(0, dtype=out_dtype))
     assert values.dtype == out_dtype
     assert_eigenvalues_valid(a, values.to(torch.complex64), "eigvals out=")
 
@@ -249,12 +249,12 @@ def test_gradients():
     """torch's eig backward on our decomposition: the gradient of a loss that
     neither the eigenvalues' order nor the vectors' phases change."""
     a = _random(5, 5, seed=16)
-    weights = torch.arange(1.0, 6.0)
 
     def grad(x):
         x = x.detach().requires_grad_()
         values, vectors = EIG(x)
-        loss = values.real.pow(2).sum() + values.imag.abs().sum() + (vectors.abs().pow(2) * weights[:, None]).sum()
+        weights = torch.arange(1.0, 6.0, device=x.device)[:, None]
+        loss = values.real.pow(2).sum() + values.imag.abs().sum() + (vectors.abs().pow(2) * weights).sum()
         return torch.autograd.grad(loss, x)[0]
 
     expected = grad(a)
