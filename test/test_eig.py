@@ -8,6 +8,8 @@ the CPU's errors. OpInfo's samples run in test_opinfo.py."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -329,3 +331,24 @@ def test_out_of_a_real_dtype_is_refused_as_on_the_cpu():
         assert str(ours) == str(cpu)
     cpu, ours = errors_of_cpu_and_ours(lambda x, o: EIGVALS(x, out=o), a, torch.empty(0))
     assert str(ours) == str(cpu)
+
+
+def test_the_largest_size_is_refused_clearly():
+    """Past 1024 x 1024 one threadgroup would take minutes: a clear error
+    that names the size and the way out."""
+    a = torch.zeros(1025, 1025)
+    with pytest.raises(NotImplementedError, match="1025 x 1025.*at most 1024.*cpu"):
+        run_on_kernels(EIG, a)
+
+
+def test_convergence_failure_raises_the_cpus_error(monkeypatch):
+    """With no QR sweep allowed (MPS_OPS_EIG_ITERATIONS=0), the CPU's
+    LinAlgError and words; LAPACK's info is the row where QR stopped."""
+    monkeypatch.setitem(os.environ, "MPS_OPS_EIG_ITERATIONS", "0")
+    for a, batch in [(_random(2, 5, 5, seed=21), ": (Batch element 0)"), (_random(5, 5, seed=22), "")]:
+        for fn, name in [(EIG, "torch.linalg.eig"), (EIGVALS_ONLY, "torch.linalg.eigvals")]:
+            with pytest.raises(torch.linalg.LinAlgError) as error:
+                run_on_kernels(fn, a)
+            assert str(error.value).startswith(f"{name}{batch}: The algorithm failed to converge because the input "
+                                               "matrix is ill-conditioned or has too many repeated eigenvalues "
+                                               "(error code: 5).")

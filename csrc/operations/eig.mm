@@ -16,10 +16,12 @@
 #include "../kernels/eig_params.h"
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/isfinite.h>
 #include <ATen/ops/view_as_complex.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 
@@ -50,6 +52,21 @@ void check_finite(const at::Tensor& a) {
   TORCH_CHECK(at::isfinite(a).all().item<bool>(), eig_name, ": input tensor should not contain infs or NaNs.");
 }
 
+// The largest n taken: the work is O(n**3) on one threadgroup, 5.6 s for
+// n = 1024 on an H200 (benchmarks/bench_eig.py); past it a call would run
+// for minutes, which a clear error (and the CPU) serves better.
+constexpr int64_t largest_n = 1024;
+
+// QR sweeps allowed between deflations: LAPACK's lahqr budget, or
+// MPS_OPS_EIG_ITERATIONS where set (the tests' way to reach the CPU's
+// convergence error, which no matrix reaches on purpose).
+int iteration_limit(int64_t n) {
+  if (const char* forced = std::getenv("MPS_OPS_EIG_ITERATIONS")) {
+    return std::atoi(forced);
+  }
+  return static_cast<int>(30 * std::max<int64_t>(10, n));
+}
+
 uint32_t group_threads(int64_t n) {
   uint32_t threads = 32;  // whole SIMD groups, a power of two for the tree reductions
   while (threads < n && threads < static_cast<uint32_t>(eig_max_threads)) {
@@ -76,19 +93,24 @@ std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, bool want_vec
   at::Tensor vector_pairs = want_vectors ? at::empty(with_dims(batch, {n, n, 2}), floats) : at::Tensor();
   const int64_t matrices = n == 0 ? 0 : value_pairs.numel() / (2 * n);
   if (matrices > 0) {
+    TORCH_CHECK_NOT_IMPLEMENTED(n <= largest_n, "mps_ops: ", name, " of ", n, " x ", n,
+                                " matrices: mps_ops takes at most ", largest_n, " x ", largest_n,
+                                " (one threadgroup per matrix; larger ones would run for minutes). For now, "
+                                "compute on the CPU: torch.linalg.eig(A.cpu())");
     const uint32_t threads = group_threads(n);
-    TORCH_CHECK(n <= 46340 && matrices <= UINT32_MAX / threads,  // n * n fits an int
-                "mps_ops: ", name, " of matrices of 46341 rows or more, or of too many matrices");
+    TORCH_CHECK(matrices <= UINT32_MAX / threads, "mps_ops: ", name, " of too many matrices");
     // The kernel's workspace: A's copy, then its Schur form and vectors.
     at::Tensor workspace = batched_column_major_copy(self);
     at::Tensor schur_vectors = at::empty(want_vectors ? std::vector<int64_t>{matrices, n, n} : std::vector<int64_t>{1}, floats);
     at::Tensor balancing = at::empty({matrices, n}, floats);
-    at::Tensor info = at::empty({matrices}, self.options().dtype(at::kInt));
+    // -1 until the kernel's last step: a command buffer that never finished
+    // (a GPU timeout) reads as an error, never as results.
+    at::Tensor info = at::full({matrices}, -1, self.options().dtype(at::kInt));
     at::Tensor vectors_written = want_vectors ? vector_pairs : at::empty({1}, floats);
     eig_params params{};
     params.n = static_cast<int>(n);
     params.want_vectors = want_vectors ? 1 : 0;
-    params.iteration_limit = static_cast<int>(30 * std::max<int64_t>(10, n));  // LAPACK's lahqr budget
+    params.iteration_limit = iteration_limit(n);
     KernelFunction kernel(kernels.get(Variant::dense, at::kFloat, at::kFloat));
     kernel.bind_operands(workspace, schur_vectors, balancing, value_pairs, vectors_written, info).bind(params);
     kernel.dispatch(Dim3{threads * static_cast<uint32_t>(matrices), 1, 1}, Dim3{threads, 1, 1});
@@ -96,7 +118,8 @@ std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, bool want_vec
     const at::Tensor codes = info.to(at::kCPU);
     for (int64_t m = 0; m < matrices; ++m) {
       const int code = codes[m].item<int>();
-      TORCH_CHECK_LINALG(code == 0, name, matrices > 1 ? ": (Batch element " + std::to_string(m) + ")" : "",
+      TORCH_CHECK(code >= 0, "mps_ops: ", name, ": the kernel did not complete (the GPU stopped it)");
+      TORCH_CHECK_LINALG(code == 0, name, self.dim() > 2 ? ": (Batch element " + std::to_string(m) + ")" : "",
                          ": The algorithm failed to converge because the input matrix is ill-conditioned or has "
                          "too many repeated eigenvalues (error code: ",
                          code, ").");
