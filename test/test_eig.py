@@ -87,16 +87,22 @@ def _jordan(eigenvalue, size):
     return torch.diag(torch.full((size,), eigenvalue)) + torch.diag(torch.ones(size - 1), 1)
 
 
-def _companion(roots):
-    """The companion matrix of the monic polynomial with these roots."""
-    coefficients = torch.tensor([1.0])
-    for r in roots:
-        coefficients = torch.cat([coefficients, torch.zeros(1)]) - r * torch.cat([torch.zeros(1), coefficients])
-    n = len(roots)
+def _companion_of(coefficients):
+    """The companion matrix of the monic polynomial x^n + c_1 x^(n-1) + ... + c_n."""
+    n = len(coefficients)
     c = torch.zeros(n, n)
-    c[0, :] = -coefficients[1:]
+    c[0, :] = -torch.as_tensor(coefficients, dtype=torch.float32)
     c[1:, :-1] = torch.eye(n - 1)
     return c
+
+
+def _companion(roots):
+    """The companion matrix of the monic polynomial with these roots."""
+    coefficients = torch.tensor([1.0], dtype=torch.float64)
+    for r in roots:
+        coefficients = torch.cat([coefficients, torch.zeros(1, dtype=torch.float64)]) - r * torch.cat(
+            [torch.zeros(1, dtype=torch.float64), coefficients])
+    return _companion_of(coefficients[1:])
 
 
 STRUCTURED = {
@@ -113,7 +119,8 @@ STRUCTURED = {
     "rank_one": lambda: torch.outer(torch.arange(1.0, 6.0), torch.arange(2.0, 7.0)),
     "permutation": lambda: torch.eye(6)[[1, 2, 3, 4, 5, 0]],
     "companion": lambda: _companion([1.0, -2.0, 3.0, 0.5, -0.25]),
-    "companion_complex_roots": lambda: _companion([1.0, 2.0, -1.0]) + torch.diag(torch.ones(2), 1) * 0,
+    "companion_complex_roots": lambda: _companion_of([0.0, 0.0, 0.0, 0.0, 1.0]),  # x^5 + 1: unit-circle roots
+    "companion_roots_1_to_8": lambda: _companion([float(r) for r in range(1, 9)]),  # ill-conditioned roots
     "hessenberg": lambda: _random(8, 8, seed=3).triu(-1),
     "symmetric": lambda: (lambda x: x + x.T)(_random(6, 6, seed=4)),
     "skew_symmetric": lambda: (lambda x: x - x.T)(_random(6, 6, seed=5)),
