@@ -250,6 +250,17 @@ def values_with_limits(dtype, shape, scale=100.0):
 CPU_CHECKS_LDL_PIVOTS = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 12)
 
 
+# Batches of matrices (at least two) in the layouts linear-algebra kernels
+# must read: transposed (column-major), every other column, one matrix
+# broadcast over the batch, and a storage offset.
+MATRIX_LAYOUTS = {
+    "transposed": lambda a: a.mT.contiguous().mT,
+    "sliced": lambda a: torch.cat([a, a], -1)[..., ::2],
+    "expanded_batch": lambda a: a[:1].expand(3, *a.shape[1:]),
+    "offset": lambda a: torch.cat([a[:1], a])[1:],
+}
+
+
 # Inputs for reductions in the layouts OpInfo leaves out (each builds a fresh
 # tensor): test_reductions.py and test_hash_tensor.py run every reduction
 # they test over all of them.

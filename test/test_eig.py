@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from eig_checks import EPS, assert_eig_valid, assert_eigenvalues_valid, matched_distance
-from helpers import errors_of_cpu_and_ours, run_on_kernels
+from helpers import MATRIX_LAYOUTS, errors_of_cpu_and_ours, run_on_kernels
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -186,18 +186,10 @@ def test_a_complex_vector_has_its_largest_component_real():
             assert vectors[largest, k].imag == 0 and vectors[largest, k].real > 0
 
 
-LAYOUTS = {
-    "transposed": lambda a: a.mT.contiguous().mT,
-    "sliced": lambda a: torch.cat([a, a], -1)[..., ::2],
-    "expanded_batch": lambda a: a[:1].expand(3, *a.shape[1:]),
-    "offset": lambda a: torch.cat([a[:1], a])[1:],
-}
-
-
-@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("layout", list(MATRIX_LAYOUTS))
 def test_layouts_give_the_contiguous_results(layout):
     """The kernel reads a column-major copy: any layout gives the same bits."""
-    a = LAYOUTS[layout](_random(3, 7, 7, seed=12))
+    a = MATRIX_LAYOUTS[layout](_random(3, 7, 7, seed=12))
     values, vectors = _eig(a)
     expected_values, expected_vectors = _eig(a.contiguous())
     assert torch.equal(values, expected_values) and torch.equal(vectors, expected_vectors)
@@ -359,3 +351,10 @@ def test_convergence_failure_raises_the_cpus_error(monkeypatch):
             assert str(error.value).startswith(f"{name}{batch}: The algorithm failed to converge because the input "
                                                "matrix is ill-conditioned or has too many repeated eigenvalues "
                                                "(error code: 5).")
+
+
+@pytest.mark.parametrize("n, threads", [(1, 32), (5, 32), (33, 64), (100, 128), (300, 256)])
+def test_one_threadgroup_per_matrix_of_whole_simd_groups(n, threads):
+    """A power of two from 32 up to n, at most 256 (and the pipeline's limit)."""
+    _, dispatches = run_on_kernels(EIGVALS_ONLY, torch.eye(n).expand(2, n, n))
+    assert [(d.threads[0], d.group_size[0]) for d in dispatches] == [(2 * threads, threads)]

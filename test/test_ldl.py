@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import CPU_CHECKS_LDL_PIVOTS, assert_matches, errors_of_cpu_and_ours, run_on_kernels
+from helpers import CPU_CHECKS_LDL_PIVOTS, MATRIX_LAYOUTS, assert_matches, errors_of_cpu_and_ours, run_on_kernels
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -118,17 +118,9 @@ def test_only_the_lower_triangle_is_read():
     _check_factor(garbage)
 
 
-FACTOR_LAYOUTS = {
-    "transposed": lambda a: a.mT.contiguous().mT,
-    "sliced": lambda a: torch.cat([a, a], -1)[..., ::2],
-    "expanded_batch": lambda a: a[:1].expand(3, *a.shape[1:]),
-    "offset": lambda a: torch.cat([a[:1], a])[1:],
-}
-
-
-@pytest.mark.parametrize("layout", list(FACTOR_LAYOUTS))
+@pytest.mark.parametrize("layout", list(MATRIX_LAYOUTS))
 def test_factor_layouts(layout):
-    _check_factor(FACTOR_LAYOUTS[layout](_symmetric(2, 7, 7, seed=7, diagonal_scale=0.1)))
+    _check_factor(MATRIX_LAYOUTS[layout](_symmetric(2, 7, 7, seed=7, diagonal_scale=0.1)))
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (3, 0, 0), (0, 4, 4), (2, 0, 3, 3)])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import run_on_kernels
+from helpers import MATRIX_LAYOUTS, run_on_kernels
 from mps_ops._registry import _exists, op_overload
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
@@ -89,17 +89,9 @@ def test_only_the_lower_triangle_is_read():
     torch.testing.assert_close(ours, expected, rtol=0, atol=1e-5)
 
 
-LAYOUTS = {
-    "transposed": lambda a: a.mT.contiguous().mT,
-    "sliced": lambda a: torch.cat([a, a], -1)[..., ::2],
-    "expanded_batch": lambda a: a[:1].expand(3, *a.shape[1:]),
-    "offset": lambda a: torch.cat([a[:1], a])[1:],
-}
-
-
-@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("layout", list(MATRIX_LAYOUTS))
 def test_layouts(layout):
-    _check(LAYOUTS[layout](_positive_definite(2, 6, 6, seed=3)), layout)
+    _check(MATRIX_LAYOUTS[layout](_positive_definite(2, 6, 6, seed=3)), layout)
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (3, 0, 0), (0, 4, 4)])

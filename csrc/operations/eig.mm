@@ -67,14 +67,6 @@ int iteration_limit(int64_t n) {
   return static_cast<int>(30 * std::max<int64_t>(10, n));
 }
 
-uint32_t group_threads(int64_t n) {
-  uint32_t threads = 32;  // whole SIMD groups, a power of two for the tree reductions
-  while (threads < n && threads < static_cast<uint32_t>(eig_max_threads)) {
-    threads *= 2;
-  }
-  return threads;
-}
-
 std::vector<int64_t> with_dims(at::IntArrayRef batch, std::initializer_list<int64_t> dims) {
   std::vector<int64_t> shape(batch.begin(), batch.end());
   shape.insert(shape.end(), dims);
@@ -97,7 +89,8 @@ std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, bool want_vec
                                 " matrices: mps_ops takes at most ", largest_n, " x ", largest_n,
                                 " (one threadgroup per matrix; larger ones would run for minutes). For now, "
                                 "compute on the CPU: torch.linalg.eig(A.cpu())");
-    const uint32_t threads = group_threads(n);
+    const KernelHandle* handle = kernels.get(Variant::dense, at::kFloat, at::kFloat);
+    const uint32_t threads = power_of_two_group(n, eig_max_threads, handle);
     TORCH_CHECK(matrices <= UINT32_MAX / threads, "mps_ops: ", name, " of too many matrices");
     // The kernel's workspace: A's copy, then its Schur form and vectors.
     at::Tensor workspace = batched_column_major_copy(self);
@@ -111,7 +104,7 @@ std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, bool want_vec
     params.n = static_cast<int>(n);
     params.want_vectors = want_vectors ? 1 : 0;
     params.iteration_limit = iteration_limit(n);
-    KernelFunction kernel(kernels.get(Variant::dense, at::kFloat, at::kFloat));
+    KernelFunction kernel(handle);
     kernel.bind_operands(workspace, schur_vectors, balancing, value_pairs, vectors_written, info).bind(params);
     kernel.dispatch(Dim3{threads * static_cast<uint32_t>(matrices), 1, 1}, Dim3{threads, 1, 1});
     // The CPU's check after LAPACK's: a QR iteration that ran out of sweeps.

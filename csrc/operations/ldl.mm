@@ -46,14 +46,6 @@ void check_column_major_output(const char* op, at::Tensor& out, const at::Tensor
   }
 }
 
-uint32_t factor_threads(int64_t n) {
-  uint32_t threads = 32;  // whole SIMD groups, a power of two for the tree reductions
-  while (threads < n && threads < static_cast<uint32_t>(ldl_factor_max_threads)) {
-    threads *= 2;
-  }
-  return threads;
-}
-
 // LD, pivots and info, computed into fresh tensors.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> factor(const at::Tensor& self, bool check_errors) {
   static KernelCache kernels("ldl_factor");
@@ -66,10 +58,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> factor(const at::Tensor& self, bo
   if (matrices == 0) {
     return {ld, pivots, info};
   }
-  const uint32_t threads = factor_threads(n);
+  const KernelHandle* handle = kernels.get(Variant::dense, at::kFloat, at::kFloat);
+  const uint32_t threads = power_of_two_group(n, ldl_factor_max_threads, handle);
   TORCH_CHECK(n <= INT32_MAX && matrices * threads <= UINT32_MAX,
               "mps_ops: linalg_ldl_factor_ex of matrices of 2**31 rows or more, or of too many matrices");
-  KernelFunction kernel(kernels.get(Variant::dense, at::kFloat, at::kFloat));
+  KernelFunction kernel(handle);
   const ldl_factor_params params{static_cast<int>(n)};
   kernel.bind_operands(ld, pivots, info).bind(params);
   kernel.dispatch(Dim3{threads * static_cast<uint32_t>(matrices), 1, 1}, Dim3{threads, 1, 1});

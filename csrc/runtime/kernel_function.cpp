@@ -139,4 +139,13 @@ void KernelFunction::dispatch(Dim3 threads, Dim3 group) {
              group);
 }
 
+uint32_t power_of_two_group(int64_t n, uint32_t cap, const KernelHandle* kernel) {
+  const uint32_t limit = std::min(cap, backend().max_threads_per_group(kernel));
+  uint32_t threads = 1;
+  while (threads * 2 <= limit && (threads < 32 || threads < n)) {
+    threads *= 2;
+  }
+  return threads;
+}
+
 }  // namespace mps_ops

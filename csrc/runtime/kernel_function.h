@@ -137,4 +137,10 @@ class KernelFunction {
 // Bytes between the lowest and the highest byte a view can reach.
 size_t view_span_bytes(const at::TensorBase& tensor);
 
+// Threads of one threadgroup that takes a whole problem of n items with
+// tree reductions (ldl_factor, eig): a power of two from one SIMD group (32)
+// up to at least n, at most `cap` and the pipeline's own limit (Metal's
+// maxTotalThreadsPerThreadgroup falls for kernels that use many registers).
+uint32_t power_of_two_group(int64_t n, uint32_t cap, const KernelHandle* kernel);
+
 }  // namespace mps_ops
