@@ -64,6 +64,23 @@ def test_float_values_widen_to_the_cpus_double_bits(dtype):
     _check(bits)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_every_bit_pattern_widens_alone(dtype):
+    """Each of the 65536 half and bfloat16 patterns in its own slice, and
+    2**16 random float32 patterns (every exponent, each sign) beside every
+    exponent's extremes: the widening's fast and slow ways, one by one."""
+    if dtype == torch.float32:
+        torch.manual_seed(2)
+        random = torch.randint(-2**31, 2**31, (2**16,), dtype=torch.int64)
+        exponents = torch.arange(256, dtype=torch.int64) << 23
+        extremes = torch.cat([exponents, exponents | 0x7FFFFF, exponents | 1, exponents | 0x400000])
+        patterns = torch.cat([random, extremes, extremes | (1 << 31)])
+        bits = torch.where(patterns >= 2**31, patterns - 2**32, patterns).to(torch.int32)
+    else:
+        bits = torch.arange(-2**15, 2**15, dtype=torch.int32).to(torch.int16)
+    _check(bits.view(dtype).reshape(-1, 1), dim=[1])
+
+
 @pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
                                    torch.float16, torch.bfloat16, torch.float32])
 def test_every_dtype(dtype):
