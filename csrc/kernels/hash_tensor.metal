@@ -100,17 +100,19 @@ struct widen_value {
   }
 };
 
-// An int16 element holding a half's bits. Every finite half, subnormals
-// included, is exactly a normal float (or zero), which the conversion
-// instruction gives; infinities and NaN come from the bits, as a GPU's
-// conversion may replace a NaN's payload.
+// An int16 element holding a half's bits, widened from the bits alone (a
+// GPU's conversion may replace a NaN's payload, and an Apple GPU's may
+// flush subnormals): normal halves in two instructions (the shifted
+// magnitude plus the exponent's rebias, 1008 << 20), the rest through
+// double_bits.
 struct widen_half_bits {
   static ulong bits(short value) {
-    const ushort h = ushort(value);
-    if ((h & 0x7c00u) == 0x7c00u) {
-      return double_bits(uint(h) >> 15, 0x1fu, uint(h) & 0x3ffu, 10u, 0x1fu, 15u);
+    const uint h = uint(ushort(value));
+    const uint exponent = (h >> 10) & 0x1fu;
+    if (exponent - 1u < 0x1eu) {
+      return ulong(((h & 0x8000u) << 16) | (((h & 0x7fffu) << 10) + 0x3f000000u)) << 32;
     }
-    return float_bits_widened(as_type<uint>(float(as_type<half>(h))));
+    return double_bits(h >> 15, exponent, h & 0x3ffu, 10u, 0x1fu, 15u);
   }
 };
 
