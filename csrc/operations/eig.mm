@@ -39,13 +39,6 @@ void check_has_complex_type(const at::Tensor& a) {
   TORCH_CHECK(at::isFloatingType(dtype) || at::isComplexType(dtype), "Unknown Complex ScalarType for ", dtype);
 }
 
-// torch's squareCheckInputs.
-void check_square(const at::Tensor& a, const char* name) {
-  TORCH_CHECK(a.dim() >= 2, name, ": The input tensor A must have at least 2 dimensions.");
-  TORCH_CHECK(a.size(-1) == a.size(-2), name, ": A must be batches of square matrices, but they are ", a.size(-2),
-              " by ", a.size(-1), " matrices");
-}
-
 // linalg.eig refuses NaN and infinities before anything else (LAPACK's geev
 // may not return on them). One read back, as on the CPU.
 void check_finite(const at::Tensor& a) {
@@ -127,13 +120,13 @@ void check_eig_input(const at::Tensor& self) {
   check_device(eig_name, self);
   check_has_complex_type(self);
   check_finite(self);
-  check_square(self, "linalg.eig");
+  check_square_matrices(self, "linalg.eig");
 }
 
 void check_eigvals_input(const at::Tensor& self) {
   check_device(eigvals_name, self);
   check_has_complex_type(self);
-  check_square(self, "linalg.eigvals");
+  check_square_matrices(self, "linalg.eigvals");
 }
 
 // torch's checkLinalgCompatibleDtype for an eigenvalue or eigenvector out=.

@@ -24,13 +24,9 @@ namespace {
 constexpr const char* factor_name = "torch.linalg.ldl_factor_ex";
 constexpr const char* solve_name = "torch.linalg.ldl_solve";
 
-// torch's squareCheckInputs and checkFloatingOrComplex.
 void check_square_floating(const at::Tensor& a, const char* name) {
-  TORCH_CHECK(a.dim() >= 2, name, ": The input tensor A must have at least 2 dimensions.");
-  TORCH_CHECK(a.size(-1) == a.size(-2), name, ": A must be batches of square matrices, but they are ", a.size(-2),
-              " by ", a.size(-1), " matrices");
-  TORCH_CHECK(at::isFloatingType(a.scalar_type()) || at::isComplexType(a.scalar_type()), name,
-              ": Expected a floating point or complex tensor as input. Got ", a.scalar_type());
+  check_square_matrices(a, name);
+  check_floating_or_complex(a, name);
 }
 
 // The CPU's structured out=: an out it resizes takes the result's

@@ -26,15 +26,8 @@ constexpr const char* sqrth_name = "linalg.matrix_sqrth";
 
 at::Tensor linalg_matrix_sqrth(const at::Tensor& self) {
   check_device(sqrth_name, self);
-  // torch's squareCheckInputs and checkFloatingOrComplex.
-  TORCH_CHECK(self.dim() >= 2, sqrth_name, ": The input tensor A must have at least 2 dimensions.");
-  TORCH_CHECK(self.size(-1) == self.size(-2), sqrth_name, ": A must be batches of square matrices, but they are ",
-              self.size(-2), " by ", self.size(-1), " matrices");
-  const auto dtype = self.scalar_type();
-  TORCH_CHECK(at::isFloatingType(dtype) || at::isComplexType(dtype), sqrth_name,
-              ": Expected a floating point or complex tensor as input. Got ", dtype);
-  TORCH_CHECK(dtype != at::kHalf && dtype != at::kBFloat16, sqrth_name, ": Low precision dtypes not supported. Got ",
-              dtype);
+  check_square_matrices(self, sqrth_name);
+  check_floating_or_complex(self, sqrth_name, /*allow_low_precision=*/false);
   check_float32_only("linalg_matrix_sqrth", self);
   static KernelCache kernels("sqrth_product");
   at::Tensor out = at::empty(self.sizes(), self.options());

@@ -69,6 +69,20 @@ void check_no_aliasing(const at::Tensor& written, std::initializer_list<const at
   }
 }
 
+void check_square_matrices(const at::Tensor& a, const char* name) {
+  TORCH_CHECK(a.dim() >= 2, name, ": The input tensor A must have at least 2 dimensions.");
+  TORCH_CHECK(a.size(-1) == a.size(-2), name, ": A must be batches of square matrices, but they are ", a.size(-2),
+              " by ", a.size(-1), " matrices");
+}
+
+void check_floating_or_complex(const at::Tensor& a, const char* name, bool allow_low_precision) {
+  const auto dtype = a.scalar_type();
+  TORCH_CHECK(at::isFloatingType(dtype) || at::isComplexType(dtype), name,
+              ": Expected a floating point or complex tensor as input. Got ", dtype);
+  TORCH_CHECK(allow_low_precision || (dtype != at::kHalf && dtype != at::kBFloat16), name,
+              ": Low precision dtypes not supported. Got ", dtype);
+}
+
 void check_float32_only(const char* op, const at::Tensor& tensor) {
   check_dtype(op, tensor);
   TORCH_CHECK_NOT_IMPLEMENTED(tensor.scalar_type() == at::kFloat, "mps_ops: ", op, " not implemented for '",

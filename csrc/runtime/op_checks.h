@@ -24,6 +24,14 @@ void check_dtype(const char* op, const at::Tensor& tensor);
 // float32 alone. check_dtype, then NotImplementedError for any other dtype.
 void check_float32_only(const char* op, const at::Tensor& tensor);
 
+// torch's squareCheckInputs for linear-algebra ops: batches of square
+// matrices, in the CPU's words, `name` leading them ("linalg.eig").
+void check_square_matrices(const at::Tensor& a, const char* name);
+
+// torch's checkFloatingOrComplex, in its words; without low precision, half
+// and bfloat16 raise as the CPU's RuntimeError (linalg.matrix_sqrth).
+void check_floating_or_complex(const at::Tensor& a, const char* name, bool allow_low_precision = true);
+
 // check_device for each tensor given; nullptr and undefined ones (absent
 // optional arguments, see optional_pointer) are skipped.
 void check_devices(const char* op, std::initializer_list<const at::Tensor*> tensors);
