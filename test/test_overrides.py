@@ -243,8 +243,9 @@ def _aten_ops_reached(opinfo, sample, grad_seed) -> set:
     return log.names
 
 
-# The kernel ops each registry entry's stubs run (its `kernels`).
-KERNELS = {f"aten::{e.name}": set(e.kernels) for e in codegen.load_registry()}
+# The kernel ops each registry entry's stubs run (its `kernels`, and those
+# its stub picks for some inputs only).
+KERNELS = {f"aten::{e.name}": set(e.kernels) | e.stub_kernels() for e in codegen.load_registry()}
 
 
 def _ours_dispatched(record, dispatches) -> bool:

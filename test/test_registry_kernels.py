@@ -71,14 +71,6 @@ def test_named_kernels_are_the_stub_files(entry):
     assert [k for k in entry.kernels if f'"{k}"' not in stub] == []
 
 
-def stub_kernels(entry) -> set:
-    """The kernel ops an entry's stub file looks up (`KernelCache name("op")`)."""
-    if entry.shape:
-        return set()
-    with open(os.path.join(ROOT, "csrc", "operations", f"{entry.file}.mm")) as f:
-        return set(re.findall(r'KernelCache\s+\w+\("(\w+)"\)', f.read()))
-
-
 def unreachable_kernels(entries, input_types) -> list[str]:
     """Kernels no registry dtype reaches: an op no entry names, or an input
     type none of the entries naming the op lists. Such a kernel is never run,
@@ -87,7 +79,7 @@ def unreachable_kernels(entries, input_types) -> list[str]:
     for entry in entries:
         # The kernels the entry names, and any other its stub file looks up
         # (upsample_lanczos_backward: float32 only, where the op also takes uint8).
-        for kernel in set(entry.kernels) | stub_kernels(entry):
+        for kernel in set(entry.kernels) | entry.stub_kernels():
             reached[kernel].update(codegen.METAL_TYPE[entry.kernel_dtype(d)] for d in entry.dtypes)
     return sorted(f"{op} for {metal}" for op, types in input_types.items() for metal in types
                   if metal not in reached.get(op, ()))

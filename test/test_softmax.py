@@ -30,7 +30,7 @@ def _check_values(kind, x, dim, where):
             raise
         assert_at_least_as_accurate(actual, expected, fn(x.double()), where)
     assert dispatches or expected.numel() == 0, where
-    assert all(d.op == kind for d in dispatches), [d.kernel for d in dispatches]
+    assert all(d.op in (kind, kind + "_pairs") for d in dispatches), [d.kernel for d in dispatches]
 
 
 def _check(kind, shape, dim, dtype=torch.float32, layout="contiguous", scale=3.0):
@@ -113,6 +113,56 @@ def test_rows_sharing_a_group_with_threads_past_the_last_row(kind, dtype):
 def test_reduced_precision(kind, dtype):
     _check(kind, (8, 300), 1, dtype=dtype)
     _check(kind, (8, 30, 5), 1, dtype=dtype)
+
+
+def _offset_rows(shape, dtype, offset):
+    """Contiguous rows that start `offset` elements into their storage."""
+    torch.manual_seed(0)
+    n = torch.Size(shape).numel()
+    return (torch.randn(n + offset) * 3).to(dtype)[offset:].view(shape)
+
+
+@pytest.mark.parametrize("kind", OPS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("shape, offset, dim, paired", [
+    ((5, 1000), 0, 1, True),  # 500 pairs per row: the last lanes pad
+    ((3, 5000), 0, 1, True),  # several SIMD groups per row
+    ((2, 20000), 0, 1, True),  # groups of 1024
+    ((1, 40000), 0, 1, True),  # longer than a group holds: read twice
+    ((2, 2), 0, 1, True),
+    ((5, 999), 0, 1, False),  # odd rows: a row's pairs would straddle rows
+    ((5, 1000), 1, 1, False),  # rows start between pairs
+    ((1000, 5), 0, 0, False),  # the reduced dim is not contiguous
+], ids=["padded", "simd_groups", "groups_of_1024", "read_twice", "tiny", "odd", "offset", "middle_dim"])
+def test_rows_in_pairs_where_they_allow_it(kind, dtype, shape, offset, dim, paired):
+    """The paired kernels take half and bfloat16 rows that are contiguous, of
+    an even length and start on a 4-byte word; the others take the rest.
+    Both match the CPU."""
+    x = _offset_rows(shape, dtype, offset)
+    fn = lambda t: OPS[kind](t, dim, False)  # noqa: E731
+    actual, dispatches = run_on_kernels(fn, x)
+    kernels = {d.op for d in dispatches}
+    assert kernels == ({kind + "_pairs"} if paired and dtype != torch.float32 else {kind}), kernels
+    where = f"{kind} {shape} offset {offset} dim {dim} {dtype}"
+    expected = fn(x)
+    try:
+        assert_matches(actual, expected, where)
+    except AssertionError:
+        if dtype == torch.float32:
+            raise
+        assert_at_least_as_accurate(actual, expected, fn(x.double()), where)
+
+
+@pytest.mark.parametrize("kind", OPS)
+@pytest.mark.parametrize("offset, paired", [(0, True), (1, False)], ids=["aligned", "offset"])
+def test_out_form_pairs_only_into_an_aligned_out(kind, offset, paired):
+    """A contiguous out= that starts between words takes the single kernel."""
+    x = _offset_rows((3, 100), torch.float16, 0)
+    expected = OPS[kind](x, 1, False)
+    fn = lambda t, o: OPS[kind].out(t, 1, False, out=o[offset:].view(3, 100))  # noqa: E731
+    written, dispatches = run_on_kernels(fn, x, torch.zeros(300 + offset, dtype=torch.float16))
+    assert {d.op for d in dispatches} == ({kind + "_pairs"} if paired else {kind})
+    assert_matches(written, expected, f"{kind} out= at offset {offset}")
 
 
 @pytest.mark.parametrize("kind", OPS)

@@ -8,6 +8,8 @@ test_overrides.py."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -70,6 +72,24 @@ def test_non_contiguous_operands(kind, layout, dim):
 @pytest.mark.parametrize("kind", OPS)
 def test_expanded_grad(kind):
     _check(kind, (5, 8), 1, expand_grad=True)
+
+
+@pytest.mark.parametrize("kind", OPS)
+@pytest.mark.parametrize("length", [96, 1536, 12288])
+def test_row_sum_keeps_terms_between_cancelling_ones(kind, length):
+    """Terms B, 1, -B repeating (B = 1e38): each thread's elements (a power
+    of two apart, so residues mod 3 cycle) meet B + 1 before -B, where a
+    float sum drops the 1 (a double one too). The row's sum must keep them
+    all: it is length / 3."""
+    backward, _ = OPS[kind]
+    grad = torch.tensor([1e38, 1.0, -1e38]).repeat(length // 3).reshape(1, length)
+    out = torch.full((1, length), -math.log(length) if kind == "log_softmax" else 1.0)
+    actual, dispatches = run_on_kernels(lambda g, o: backward(g, o, 1, torch.float32), grad, out)
+    assert dispatches
+    row_sum = length // 3  # of grad (log_softmax), of grad * out = grad (softmax)
+    g, o = grad.double(), out.double()
+    exact = g - o.exp() * row_sum if kind == "log_softmax" else o * (g - row_sum)
+    assert_matches(actual, exact.float(), f"{kind} cancelling terms, {length}")
 
 
 @pytest.mark.parametrize("kind", OPS)

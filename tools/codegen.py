@@ -216,6 +216,16 @@ class OpEntry:
     def qualified_name(self) -> str:
         return f"aten::{self.name}"
 
+    def stub_kernels(self) -> set:
+        """The kernel ops the entry's stub file looks up (`KernelCache name("op")`):
+        `kernels` and any the stub picks for some inputs only (softmax's paired
+        rows, upsample_lanczos_backward's float32). Empty for a shaped entry,
+        whose stubs take the kernel from the registry itself."""
+        if self.shape:
+            return set()
+        with open(os.path.join(ROOT, "csrc", "operations", f"{self.file}.mm")) as f:
+            return set(re.findall(r'KernelCache\s+\w+\("(\w+)"\)', f.read()))
+
 
 class RegistryError(Exception):
     pass

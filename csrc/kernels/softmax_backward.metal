@@ -2,9 +2,11 @@
 // being the forward's result (softmax, or log_softmax):
 //   softmax      grad_in = out * (grad - sum(grad * out))
 //   log_softmax  grad_in = grad - exp(out) * sum(grad)
-// The row's sum in double-float: where terms near the float limit cancel,
-// a float sum depends on its order (the CPU's in-order one drops the
-// ordinary terms), and this one keeps them in any order. The rest in float,
+// The row's sum in double-float accuracy (each thread's terms summed with
+// their rounding errors carried apart, the threads' sums merged in
+// double-float): where terms near the float limit cancel, a float sum
+// depends on its order (the CPU's in-order one drops the ordinary terms),
+// and this one keeps them in any order. The rest in float,
 // rounded once to T. grad and out are contiguous and of one shape (the host
 // makes them so), so one reduction layout addresses both. Rows as
 // in masked_softmax.metal (SliceMapping::rows: consecutive threads per row,
@@ -48,7 +50,7 @@ inline void softmax_backward_rows(device T* grad_in, constant T* grad, constant 
   device T* row_grad_in = grad_in + row.start;
   const uint n = row.length, step = t.step;
   constexpr uint run = Rule::run();
-  mps_ops::double_float sum = mps_ops::double_float_sum::identity();
+  mps_ops::compensated_sum sum = mps_ops::compensated_sum::zero();
   for (uint first = t.first; first < n; first += run * step) {
     float terms[run];
     _Pragma("clang loop unroll(full)")
@@ -58,10 +60,10 @@ inline void softmax_backward_rows(device T* grad_in, constant T* grad, constant 
     }
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
-      sum = mps_ops::df_add(sum, mps_ops::double_float{terms[k], 0.0f});
+      sum.add(terms[k]);
     }
   }
-  const float total = mps_ops::merge_consecutive_to_all<mps_ops::double_float_sum>(sum, partials, at, step).hi;
+  const float total = mps_ops::merge_consecutive_to_all<mps_ops::double_float_sum>(sum.value(), partials, at, step).hi;
   for (uint first = t.first; first < n; first += run * step) {
     float g[run], o[run];
     _Pragma("clang loop unroll(full)")

@@ -14,6 +14,13 @@ namespace mps_ops {
 
 namespace {
 
+// An op's kernels: one element per load, or two (half and bfloat rows
+// that allow it).
+struct SoftmaxKernels {
+  KernelCache& single;
+  KernelCache& pairs;
+};
+
 // The CPU's checks, in its order: dim (its meta function), then the half to
 // float conversion (which only CUDA does: torch's softmax asks for it on
 // CUDA alone), then the dtype dispatch. The output has the input's dtype.
@@ -28,8 +35,19 @@ void check_softmax(const char* op, const char* kernel_name, const at::Tensor& se
                               self.device());
 }
 
+// Whether the paired kernels (softmax.metal's held_row_pairs: two half or
+// bfloat elements per 32-bit load and store) can take these rows:
+// contiguous, of an even length, in and out 4-byte aligned (so every row
+// starts on a word).
+bool rows_in_pairs(const ReductionPlan& plan, const at::Tensor& in, const at::Tensor& out) {
+  const reduction_layout& layout = plan.layout;
+  return in.element_size() == 2 && !plan.input.defined() && layout.inner_ndim == 1 && layout.inner_strides[0] == 1 &&
+         layout.inner_numel % 2 == 0 && reinterpret_cast<uintptr_t>(in.const_data_ptr()) % 4 == 0 &&
+         reinterpret_cast<uintptr_t>(out.const_data_ptr()) % 4 == 0;
+}
+
 // The result into out: contiguous, of self's shape and dtype.
-void softmax_into(KernelCache& kernels, const char* op, const at::Tensor& self, int64_t dim, at::Tensor& out) {
+void softmax_into(SoftmaxKernels& kernels, const char* op, const at::Tensor& self, int64_t dim, at::Tensor& out) {
   if (out.numel() == 0) {
     return;
   }
@@ -38,11 +56,12 @@ void softmax_into(KernelCache& kernels, const char* op, const at::Tensor& self, 
   at::Tensor target = out.dim() == 0 ? out.view({1}) : out;
   const ReductionPlan plan = plan_reduction(in, {at::maybe_wrap_dim(dim, in.dim())});
   check_row_length(op, plan);
-  dispatch_reduction(kernels.get(Variant::reduce, self.scalar_type(), self.scalar_type()), {&target}, {&in}, plan,
-                     {}, SliceMapping::held_rows);
+  KernelCache& cache = rows_in_pairs(plan, in, target) ? kernels.pairs : kernels.single;
+  dispatch_reduction(cache.get(Variant::reduce, self.scalar_type(), self.scalar_type()), {&target}, {&in}, plan, {},
+                     SliceMapping::held_rows);
 }
 
-at::Tensor softmax(KernelCache& kernels, const char* op, const char* kernel_name, const at::Tensor& self,
+at::Tensor softmax(SoftmaxKernels& kernels, const char* op, const char* kernel_name, const at::Tensor& self,
                    int64_t dim, bool half_to_float) {
   check_softmax(op, kernel_name, self, dim, half_to_float);
   at::Tensor out = at::empty(self.sizes(), self.options());
@@ -50,7 +69,7 @@ at::Tensor softmax(KernelCache& kernels, const char* op, const char* kernel_name
   return out;
 }
 
-at::Tensor& softmax_out(KernelCache& kernels, const char* op, const char* kernel_name, const at::Tensor& self,
+at::Tensor& softmax_out(SoftmaxKernels& kernels, const char* op, const char* kernel_name, const at::Tensor& self,
                         int64_t dim, bool half_to_float, at::Tensor& out) {
   // A structured kernel: its meta function wraps the dim, then checks the
   // out's dtype, both before its dtype dispatch.
@@ -66,13 +85,17 @@ at::Tensor& softmax_out(KernelCache& kernels, const char* op, const char* kernel
   return out;
 }
 
-KernelCache& softmax_forward_kernels() {
-  static KernelCache kernels("softmax");
+SoftmaxKernels& softmax_forward_kernels() {
+  static KernelCache single("softmax");
+  static KernelCache pairs("softmax_pairs");
+  static SoftmaxKernels kernels{single, pairs};
   return kernels;
 }
 
-KernelCache& log_softmax_forward_kernels() {
-  static KernelCache kernels("log_softmax");
+SoftmaxKernels& log_softmax_forward_kernels() {
+  static KernelCache single("log_softmax");
+  static KernelCache pairs("log_softmax_pairs");
+  static SoftmaxKernels kernels{single, pairs};
   return kernels;
 }
 

@@ -36,6 +36,35 @@ inline double_float df_add(double_float a, double_float b) {
   return quick_two_sum(sum, error + a.lo + b.lo);
 }
 
+// a + b exactly (TwoSum: no condition on the magnitudes).
+inline double_float two_sum(float a, float b) {
+  const float sum = a + b;
+  const float b_virtual = sum - a;
+  return double_float{sum, (a - (sum - b_virtual)) + (b - b_virtual)};
+}
+
+// A thread's running sum of many floats, each addition's rounding error
+// carried apart and added up (Ogita, Rump and Oishi's Sum2): as accurate as
+// a double-float sum, at TwoSum's six operations per term where df_add
+// renormalises and tests for infinities at every term. An infinite or NaN
+// sum is the value (its errors are NaN).
+struct compensated_sum {
+  float sum;
+  float errors;
+  static compensated_sum zero() { return compensated_sum{0.0f, 0.0f}; }
+  void add(float term) {
+    const double_float exact = two_sum(sum, term);
+    sum = exact.hi;
+    errors += exact.lo;
+  }
+  double_float value() const {
+    if (!metal::isfinite(sum)) {
+      return double_float{sum, 0.0f};
+    }
+    return two_sum(sum, errors);
+  }
+};
+
 // A sum reducer in double-float (reduction.h's merges), for row sums whose
 // float rounding would depend on the order of the terms (softmax's
 // backwards). The low parts are added first, so merge(a, b) and merge(b, a)
