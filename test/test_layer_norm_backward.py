@@ -90,6 +90,30 @@ def test_long_chunks_and_a_merge_tail():
     _check(_args((6090, 3000), (3000,)), where="6090 x 3000")
 
 
+def _at_storage_offset(t, offset):
+    """t's values in contiguous memory that starts `offset` elements into its storage."""
+    return torch.empty(t.numel() + offset, dtype=t.dtype)[offset:].view(t.shape).copy_(t)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("columns, offset, paired", [(20, 0, True), (21, 0, False), (20, 1, False), (2, 0, True)],
+                         ids=["even", "odd", "offset", "two"])
+def test_half_rows_in_pairs_where_they_can(dtype, columns, offset, paired):
+    """The input gradient and the weight and bias gradients' first pass read
+    half and bfloat16 rows two elements per 32-bit word where the rows have
+    an even length and the operands start on a word; both ways match the
+    CPU."""
+    args = _args((70, columns), (columns,), dtype)
+    args[0], args[1] = _at_storage_offset(args[0], offset), _at_storage_offset(args[1], offset)
+    _check(args, where=f"{columns} columns at offset {offset} {dtype}")
+    _, dispatches = run_on_kernels(lambda *a: backward(*a, [True, True, True]), *args)
+    ops = {d.op for d in dispatches}
+    assert ("layer_norm_backward_param_pairs_partials" in ops) == paired, ops
+    assert ("layer_norm_backward_params_partials" in ops) == (not paired), ops
+    assert ("layer_norm_backward_pairs" in ops) == paired, ops
+    assert ("layer_norm_backward" in ops) == (not paired), ops
+
+
 @pytest.mark.parametrize("mask", [(True, False, False), (False, True, False), (False, False, True),
                                   (False, True, True), (True, True, False)], ids=str)
 def test_output_masks(mask):

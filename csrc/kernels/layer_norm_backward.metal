@@ -17,6 +17,7 @@
 // chunks in order: the same bits on every run. The host passes mean, rstd
 // and the weight as float, every operand contiguous.
 #include <metal_stdlib>
+#include <mps_ops/element_pairs.h>
 #include <mps_ops/reduction.h>
 #include <mps_ops/row_walk.h>
 
@@ -46,23 +47,95 @@ constant constexpr uint row_run = 4;
 // Rows of a column summed per load run in the weight gradients' first pass.
 constant constexpr uint column_run = 4;
 
-// A thread's run of a row, both passes: dy, x and gamma (1 without a
-// weight) at first, first + step, ..., zeros past the row's end.
-template <typename T>
-inline void load_run(thread float* d, thread float* v, thread float* w, constant T* row_dy, constant T* row_x,
+// A thread's run of a row's words, both passes: dy and x words and gamma
+// (1 without a weight) for their elements, zeros past the row's end.
+template <typename Held>
+inline void load_run(thread typename Held::word* d, thread typename Held::word* v, thread float* w,
+                     constant typename Held::stored* row_dy, constant typename Held::stored* row_x,
                      constant float* gamma, int weighted, uint first, uint step, uint n) {
+  constexpr uint width = Held::width();
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < row_run; ++k) {
     const uint j = first + k * step;
-    d[k] = j < n ? float(row_dy[j]) : 0.0f;
-    v[k] = j < n ? float(row_x[j]) : 0.0f;
-    w[k] = j < n && weighted ? gamma[j] : 1.0f;
+    d[k] = Held::load(j < n ? row_dy[j] : typename Held::stored(0));
+    v[k] = Held::load(j < n ? row_x[j] : typename Held::stored(0));
+    _Pragma("clang loop unroll(full)")
+    for (uint c = 0; c < width; ++c) {
+      w[k * width + c] = j < n && weighted ? gamma[j * width + c] : 1.0f;
+    }
   }
 }
 
 }  // namespace
 
-template <typename T>
+// dx, one row per thread slice. With Held = element_pairs (half and bfloat
+// rows of an even length, the host's choice), two elements per 32-bit load
+// and store: half the instructions for the same bytes.
+template <typename Held, typename T>
+inline void input_gradient_rows(device T* dx, constant T* dy, constant T* x, constant float* mean,
+                                constant float* rstd, constant float* gamma,
+                                constant mps_ops::reduction_layout& layout,
+                                constant mps_ops::layer_norm_backward_params& p, threadgroup row_sums* partials,
+                                uint group, thread const mps_ops::group_position& at) {
+  using stored = typename Held::stored;
+  using word = typename Held::word;
+  constexpr uint width = Held::width();
+  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group, at);
+  const mps_ops::row_walk row = mps_ops::walk_row(layout, t);
+  constant stored* row_dy = reinterpret_cast<constant stored*>(dy + row.start);
+  constant stored* row_x = reinterpret_cast<constant stored*>(x + row.start);
+  device stored* row_dx = reinterpret_cast<device stored*>(dx + row.start);
+  const uint n = row.length / width, step = t.step;
+  row_sums sums = row_sums_sum::identity();
+  for (uint first = t.first; first < n; first += row_run * step) {
+    word d[row_run], v[row_run];
+    float w[row_run * width];
+    load_run<Held>(d, v, w, row_dy, row_x, gamma, p.weighted, first, step, n);
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < row_run; ++k) {
+      _Pragma("clang loop unroll(full)")
+      for (uint c = 0; c < width; ++c) {
+        const float dk = Held::element(d[k], c), weight = w[k * width + c];
+        sums.ds += dk * Held::element(v[k], c) * weight;
+        sums.db += dk * weight;
+      }
+    }
+  }
+  const row_sums total = mps_ops::merge_consecutive_to_all<row_sums_sum>(sums, partials, at, step);
+  if (!t.active) {
+    return;
+  }
+  const float m = mean[t.slice], a = rstd[t.slice];
+  const float scale = 1.0f / float(p.columns);
+  const float b = (total.db * m - total.ds) * a * a * a * scale;
+  const float c = -b * m - total.db * a * scale;
+  // A row of one element normalizes to 0 whatever it holds: its gradient is
+  // 0 (NaN where an operand is not finite), where the formula leaves its
+  // rounding (a dy g - dy g a: 4.9e-4 for rstd 316; CUDA's own gives 0).
+  const bool one_column = p.columns == 1;
+  for (uint first = t.first; first < n; first += row_run * step) {
+    word d[row_run], v[row_run];
+    float w[row_run * width];
+    load_run<Held>(d, v, w, row_dy, row_x, gamma, p.weighted, first, step, n);
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < row_run; ++k) {
+      if (first + k * step < n) {
+        float values[width];
+        _Pragma("clang loop unroll(full)")
+        for (uint e = 0; e < width; ++e) {
+          const float value =
+              a * Held::element(d[k], e) * w[k * width + e] + b * Held::element(v[k], e) + c;
+          values[e] = one_column ? value * 0.0f : value;
+        }
+        row_dx[first + k * step] = Held::store(values);
+      }
+    }
+  }
+}
+
+// Host names: layer_norm_backward_reduce_T_T, and for half and bfloat
+// layer_norm_backward_pairs_reduce_T_T.
+template <typename Held, typename T>
 kernel void layer_norm_backward(
     device T* dx [[buffer(0)]],
     constant T* dy [[buffer(1)]],
@@ -80,51 +153,71 @@ kernel void layer_norm_backward(
     uint simd_size [[threads_per_simdgroup]]) {
   threadgroup row_sums partials[32];
   const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
-  const mps_ops::row_walk row = mps_ops::walk_row(layout, t);
-  constant T* row_dy = dy + row.start;
-  constant T* row_x = x + row.start;
-  device T* row_dx = dx + row.start;
-  const uint n = row.length, step = t.step;
-  row_sums sums = row_sums_sum::identity();
-  for (uint first = t.first; first < n; first += row_run * step) {
-    float d[row_run], v[row_run], w[row_run];
-    load_run(d, v, w, row_dy, row_x, gamma, p.weighted, first, step, n);
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < row_run; ++k) {
-      sums.ds += d[k] * v[k] * w[k];
-      sums.db += d[k] * w[k];
-    }
-  }
-  const row_sums total = mps_ops::merge_consecutive_to_all<row_sums_sum>(sums, partials, at, step);
-  if (!t.active) {
-    return;
-  }
-  const float m = mean[t.slice], a = rstd[t.slice];
-  const float scale = 1.0f / float(p.columns);
-  const float b = (total.db * m - total.ds) * a * a * a * scale;
-  const float c = -b * m - total.db * a * scale;
-  // A row of one element normalizes to 0 whatever it holds: its gradient is
-  // 0 (NaN where an operand is not finite), where the formula leaves its
-  // rounding (a dy g - dy g a: 4.9e-4 for rstd 316; CUDA's own gives 0).
-  const bool one_column = p.columns == 1;
-  for (uint first = t.first; first < n; first += row_run * step) {
-    float d[row_run], v[row_run], w[row_run];
-    load_run(d, v, w, row_dy, row_x, gamma, p.weighted, first, step, n);
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < row_run; ++k) {
-      const uint j = first + k * step;
-      if (j < n) {
-        const float value = a * d[k] * w[k] + b * v[k] + c;
-        row_dx[j] = static_cast<T>(one_column ? value * 0.0f : value);
-      }
-    }
-  }
+  input_gradient_rows<Held>(dx, dy, x, mean, rstd, gamma, layout, p, partials, group.y, at);
 }
 
 // Weight and bias gradients, first pass: thread (j, chunk) sums column j
-// over the chunk's rows into partials[(chunk * columns + j) * 2 + {0, 1}].
-template <typename T>
+// over the chunk's rows into partials[(chunk * columns + j) * 2 + {0, 1}];
+// with Held = element_pairs (half and bfloat, an even number of columns,
+// the host's choice), columns 2j and 2j + 1 from 32-bit loads: half the
+// load instructions for the same bytes (H200, half: see design.md), each
+// column summed in the same order.
+template <typename Held, typename T>
+inline void parameter_partials(device float* partials, constant T* dy, constant T* x, constant float* mean,
+                               constant float* rstd, constant mps_ops::layer_norm_backward_params& p, uint2 pos) {
+  using stored = typename Held::stored;
+  using word = typename Held::word;
+  constexpr uint width = Held::width();
+  const long words_per_row = p.columns / long(width), j = long(pos.x);
+  if (j >= words_per_row) {
+    return;
+  }
+  constant stored* dy_words = reinterpret_cast<constant stored*>(dy);
+  constant stored* x_words = reinterpret_cast<constant stored*>(x);
+  const long first = long(pos.y) * p.rows_per_chunk, last = min(first + p.rows_per_chunk, p.rows);
+  float dgamma[width], dbeta[width];
+  _Pragma("clang loop unroll(full)")
+  for (uint c = 0; c < width; ++c) {
+    dgamma[c] = 0.0f;
+    dbeta[c] = 0.0f;
+  }
+  long at = first * words_per_row + j;
+  // A run of rows loaded before any is added: one load in flight per thread
+  // leaves the memory system idle (the sums keep the rows' order).
+  for (long i = first; i < last; i += column_run, at += column_run * words_per_row) {
+    word g[column_run], v[column_run];
+    float m[column_run], r[column_run];
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < column_run; ++k) {
+      const bool in = i + long(k) < last;
+      g[k] = Held::load(in ? dy_words[at + long(k) * words_per_row] : stored(0));
+      v[k] = Held::load(in ? x_words[at + long(k) * words_per_row] : stored(0));
+      m[k] = in ? mean[i + k] : 0.0f;
+      r[k] = in ? rstd[i + k] : 0.0f;
+    }
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < column_run; ++k) {
+      if (i + long(k) < last) {
+        _Pragma("clang loop unroll(full)")
+        for (uint c = 0; c < width; ++c) {
+          const float gradient = Held::element(g[k], c);
+          dgamma[c] += gradient * ((Held::element(v[k], c) - m[k]) * r[k]);
+          dbeta[c] += gradient;
+        }
+      }
+    }
+  }
+  _Pragma("clang loop unroll(full)")
+  for (uint c = 0; c < width; ++c) {
+    const long slot = (long(pos.y) * p.columns + j * long(width) + long(c)) * 2;
+    partials[slot] = dgamma[c];
+    partials[slot + 1] = dbeta[c];
+  }
+}
+
+// Host names: layer_norm_backward_params_partials_reduce_T_T, and for half
+// and bfloat layer_norm_backward_param_pairs_partials_reduce_T_T.
+template <typename Held, typename T>
 kernel void layer_norm_backward_params_partials(
     device float* partials [[buffer(0)]],
     constant T* dy [[buffer(1)]],
@@ -133,36 +226,7 @@ kernel void layer_norm_backward_params_partials(
     constant float* rstd [[buffer(4)]],
     constant mps_ops::layer_norm_backward_params& p [[buffer(5)]],
     uint2 pos [[thread_position_in_grid]]) {
-  const long j = long(pos.x);
-  if (j >= p.columns) {
-    return;
-  }
-  const long first = long(pos.y) * p.rows_per_chunk, last = min(first + p.rows_per_chunk, p.rows);
-  float dgamma = 0.0f, dbeta = 0.0f;
-  long at = first * p.columns + j;
-  // A run of rows loaded before any is added: one load in flight per thread
-  // leaves the memory system idle (the sums keep the rows' order).
-  for (long i = first; i < last; i += column_run, at += column_run * p.columns) {
-    float g[column_run], v[column_run], m[column_run], r[column_run];
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < column_run; ++k) {
-      const bool in = i + long(k) < last;
-      g[k] = in ? float(dy[at + long(k) * p.columns]) : 0.0f;
-      v[k] = in ? float(x[at + long(k) * p.columns]) : 0.0f;
-      m[k] = in ? mean[i + k] : 0.0f;
-      r[k] = in ? rstd[i + k] : 0.0f;
-    }
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < column_run; ++k) {
-      if (i + long(k) < last) {
-        dgamma += g[k] * ((v[k] - m[k]) * r[k]);
-        dbeta += g[k];
-      }
-    }
-  }
-  const long slot = (long(pos.y) * p.columns + j) * 2;
-  partials[slot] = dgamma;
-  partials[slot + 1] = dbeta;
+  parameter_partials<Held>(partials, dy, x, mean, rstd, p, pos);
 }
 
 // Second pass, written as the weight's type Out: merge_slices threads per
@@ -221,6 +285,15 @@ kernel void layer_norm_backward_params_merge(
   dbeta[j] = static_cast<Out>(sum_beta);
 }
 
-MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, layer_norm_backward, reduce)
-MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, layer_norm_backward_params_partials, reduce)
+#define LAYER_NORM_INSTANTIATE(KERNEL, NAME, HELD, T) \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(NAME, reduce, T, T), KERNEL, HELD<T>, T)
+MPS_OPS_FOR_FLOATING(LAYER_NORM_INSTANTIATE, layer_norm_backward, layer_norm_backward, mps_ops::single_elements)
+LAYER_NORM_INSTANTIATE(layer_norm_backward, layer_norm_backward_pairs, mps_ops::element_pairs, half)
+LAYER_NORM_INSTANTIATE(layer_norm_backward, layer_norm_backward_pairs, mps_ops::element_pairs, bfloat)
+MPS_OPS_FOR_FLOATING(LAYER_NORM_INSTANTIATE, layer_norm_backward_params_partials, layer_norm_backward_params_partials,
+                     mps_ops::single_elements)
+LAYER_NORM_INSTANTIATE(layer_norm_backward_params_partials, layer_norm_backward_param_pairs_partials,
+                       mps_ops::element_pairs, half)
+LAYER_NORM_INSTANTIATE(layer_norm_backward_params_partials, layer_norm_backward_param_pairs_partials,
+                       mps_ops::element_pairs, bfloat)
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, layer_norm_backward_params_merge, reduce)

@@ -16,6 +16,7 @@
 // all of its threads). On Apple GPUs this replaces an MPSGraph op per
 // softmax in every forward pass (torch 2.9 to 2.14).
 #include <metal_stdlib>
+#include <mps_ops/element_pairs.h>
 #include <mps_ops/reduction.h>
 #include <mps_ops/row_walk.h>
 using namespace metal;
@@ -71,40 +72,13 @@ inline void load_run(thread float* v, constant T* in, thread const mps_ops::row_
   }
 }
 
-// How a held row's thread loads, keeps and stores its elements: one per
-// load (single_elements), or two half or bfloat elements per 32-bit load
-// and store (element_pairs), half the instructions for the same bytes (on
-// NVIDIA's H200, rows of 32768: 0.67x -> 0.80x torch's CUDA softmax, whose
-// loads are 16 bytes wide; an Apple GPU's loads likewise cost per
-// instruction). The host takes the paired kernels for contiguous rows of an
-// even length whose input and output are 4-byte aligned.
-// `stored`: what one load reads; `word`: what a thread keeps of it.
-template <typename T>
-struct single_elements {
-  using stored = T;
-  using word = float;
-  static constexpr uint width() { return 1; }
-  static word load(stored x) { return float(x); }
-  static float element(word w, uint) { return w; }
-  static word padding() { return -numeric_limits<float>::infinity(); }
-  static stored store(thread const float* values) { return static_cast<T>(values[0]); }
-};
-
-template <typename T>
-struct element_pairs {
-  // Both elements' bits in one word, the first in the low half.
-  using stored = uint;
-  using word = uint;
-  static constexpr uint width() { return 2; }
-  static word load(stored x) { return x; }
-  static float element(word w, uint j) { return float(as_type<T>(ushort(j == 0 ? w : w >> 16))); }
-  static word padding() { return pair(-numeric_limits<float>::infinity(), -numeric_limits<float>::infinity()); }
-  static stored store(thread const float* values) { return pair(values[0], values[1]); }
-  static word pair(float a, float b) {
-    return uint(as_type<ushort>(static_cast<T>(a))) | (uint(as_type<ushort>(static_cast<T>(b))) << 16);
-  }
-};
-
+// A held row's elements one per load (single_elements), or, for half and
+// bfloat, two per 32-bit load and store (element_pairs, mps_ops/
+// element_pairs.h): half the instructions for the same bytes (on NVIDIA's
+// H200, rows of 32768: 0.67x -> 0.80x torch's CUDA softmax, whose loads are
+// 16 bytes wide; an Apple GPU's loads likewise cost per instruction). The
+// host takes the paired kernels for contiguous rows of an even length whose
+// input and output are 4-byte aligned.
 // A row of at most `held` elements per thread (the host's mapping): each
 // thread loads its elements once and keeps them in registers. The row's max
 // is merged first, then each element's exp(x - max) and their sum, as
@@ -165,11 +139,11 @@ inline void held_row(device T* row_out, constant T* row_in, thread const mps_ops
 // The kernels' held elements: single, or (half and bfloat) in pairs.
 template <bool pairs, typename T>
 struct held_elements {
-  using type = single_elements<T>;
+  using type = mps_ops::single_elements<T>;
 };
 template <typename T>
 struct held_elements<true, T> {
-  using type = element_pairs<T>;
+  using type = mps_ops::element_pairs<T>;
 };
 
 template <typename Rule, bool pairs, typename T>

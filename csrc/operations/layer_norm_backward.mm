@@ -2,6 +2,7 @@
 // kernel runs MPSGraph (torch 2.9 to 2.15). Kernels in
 // csrc/kernels/layer_norm_backward.metal. Checks and messages are the CPU's
 // (its _check_layer_norm_inputs), in its order.
+#include "../runtime/element_pairs.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
@@ -62,9 +63,12 @@ std::pair<int64_t, int64_t> layer_norm_rows(const at::Tensor& input, at::IntArra
 void input_gradient(const at::Tensor& dx, const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
                     const at::Tensor& rstd, const at::Tensor& gamma, const layer_norm_backward_params& p) {
   static KernelCache kernels("layer_norm_backward");
+  static KernelCache pair_kernels("layer_norm_backward_pairs");
   const ReductionPlan plan = plan_reduction(dy, {1});
   check_row_length(norm_op, plan);
-  dispatch_reduction(kernels.get(Variant::reduce, x.scalar_type(), x.scalar_type()), {&dx},
+  // Half and bfloat rows two elements per word where they allow it.
+  KernelCache& cache = in_element_pairs(p.columns, {&dx, &dy, &x}) ? pair_kernels : kernels;
+  dispatch_reduction(cache.get(Variant::reduce, x.scalar_type(), x.scalar_type()), {&dx},
                      {&dy, &x, &mean, &rstd, &gamma}, plan, p, SliceMapping::rows);
 }
 
@@ -74,6 +78,7 @@ std::pair<at::Tensor, at::Tensor> parameter_gradients(const at::Tensor& dy, cons
                                                       const at::Tensor& mean, const at::Tensor& rstd,
                                                       layer_norm_backward_params p, c10::ScalarType dtype) {
   static KernelCache partial_kernels("layer_norm_backward_params_partials");
+  static KernelCache pair_partial_kernels("layer_norm_backward_param_pairs_partials");
   static KernelCache merge_kernels("layer_norm_backward_params_merge");
   at::Tensor dgamma = at::empty({p.columns}, x.options().dtype(dtype));
   at::Tensor dbeta = at::empty({p.columns}, x.options().dtype(dtype));
@@ -86,9 +91,12 @@ std::pair<at::Tensor, at::Tensor> parameter_gradients(const at::Tensor& dy, cons
   TORCH_CHECK(p.chunks <= UINT32_MAX && p.columns <= UINT32_MAX, "mps_ops: ", norm_op, " over ", p.rows,
               " rows of ", p.columns);
   const at::Tensor partials = at::empty({p.chunks, p.columns, 2}, x.options().dtype(at::kFloat));
-  KernelFunction first(partial_kernels.get(Variant::reduce, x.scalar_type(), x.scalar_type()));
+  // Half and bfloat columns in pairs where the rows allow it.
+  const bool pairs = in_element_pairs(p.columns, {&dy, &x});
+  KernelFunction first((pairs ? pair_partial_kernels : partial_kernels)
+                           .get(Variant::reduce, x.scalar_type(), x.scalar_type()));
   first.bind_operands(partials, dy, x, mean, rstd).bind(p);
-  first.dispatch(Dim3{static_cast<uint32_t>(p.columns), static_cast<uint32_t>(p.chunks), 1});
+  first.dispatch(Dim3{static_cast<uint32_t>(pairs ? p.columns / 2 : p.columns), static_cast<uint32_t>(p.chunks), 1});
   KernelFunction second(merge_kernels.get(Variant::reduce, dtype, dtype));
   second.bind_operands(dgamma, dbeta, partials).bind(p);
   const uint32_t merge_groups =

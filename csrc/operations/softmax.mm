@@ -3,6 +3,7 @@
 // native ones, so the registry leaves it alone). Kernels in
 // csrc/kernels/softmax.metal. Checks and messages are the CPU's.
 #include "../runtime/contiguous_output.h"
+#include "../runtime/element_pairs.h"
 #include "../runtime/host_name.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
@@ -35,15 +36,13 @@ void check_softmax(const char* op, const char* kernel_name, const at::Tensor& se
                               self.device());
 }
 
-// Whether the paired kernels (softmax.metal's held_row_pairs: two half or
+// Whether the paired kernels (softmax.metal's element_pairs: two half or
 // bfloat elements per 32-bit load and store) can take these rows:
-// contiguous, of an even length, in and out 4-byte aligned (so every row
-// starts on a word).
+// contiguous, and as element_pairs.h says.
 bool rows_in_pairs(const ReductionPlan& plan, const at::Tensor& in, const at::Tensor& out) {
   const reduction_layout& layout = plan.layout;
-  return in.element_size() == 2 && !plan.input.defined() && layout.inner_ndim == 1 && layout.inner_strides[0] == 1 &&
-         layout.inner_numel % 2 == 0 && reinterpret_cast<uintptr_t>(in.const_data_ptr()) % 4 == 0 &&
-         reinterpret_cast<uintptr_t>(out.const_data_ptr()) % 4 == 0;
+  return !plan.input.defined() && layout.inner_ndim == 1 && layout.inner_strides[0] == 1 &&
+         in_element_pairs(layout.inner_numel, {&in, &out});
 }
 
 // The result into out: contiguous, of self's shape and dtype.
