@@ -38,13 +38,18 @@ struct log_softmax_rule {
   static float gradient(float grad, float out, float sum) { return grad - exp(out) * sum; }
 };
 
-template <typename Rule, typename T>
+// Unit_stride: the row is contiguous (the layout says so for every thread),
+// so an element's offset is its 32-bit index, not a 64-bit product with the
+// stride per element.
+template <typename Rule, bool unit_stride, typename T>
 inline void softmax_backward_rows(device T* grad_in, constant T* grad, constant T* out,
                                   constant mps_ops::reduction_layout& layout,
-                                  threadgroup mps_ops::double_float* partials,
-                                  uint group, thread const mps_ops::group_position& at) {
-  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group, at);
-  const mps_ops::row_walk row = mps_ops::walk_row(layout, t);
+                                  threadgroup mps_ops::double_float* partials, thread const mps_ops::slice_thread& t,
+                                  thread const mps_ops::group_position& at) {
+  mps_ops::row_walk row = mps_ops::walk_row(layout, t);
+  if (unit_stride) {
+    row.stride = 1;
+  }
   constant T* row_grad = grad + row.start;
   constant T* row_out = out + row.start;
   device T* row_grad_in = grad_in + row.start;
@@ -82,6 +87,19 @@ inline void softmax_backward_rows(device T* grad_in, constant T* grad, constant 
   }
 }
 
+template <typename Rule, typename T>
+inline void rows_of_either_stride(device T* grad_in, constant T* grad, constant T* out,
+                                  constant mps_ops::reduction_layout& layout,
+                                  threadgroup mps_ops::double_float* partials, uint group,
+                                  thread const mps_ops::group_position& at) {
+  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group, at);
+  if (layout.inner_ndim == 1 && layout.inner_strides[0] == 1) {
+    softmax_backward_rows<Rule, true>(grad_in, grad, out, layout, partials, t, at);
+  } else {
+    softmax_backward_rows<Rule, false>(grad_in, grad, out, layout, partials, t, at);
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -98,7 +116,7 @@ kernel void softmax_backward(
     uint simd_size [[threads_per_simdgroup]]) {
   threadgroup mps_ops::double_float partials[32];
   const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  softmax_backward_rows<softmax_rule>(grad_in, grad, out, layout, partials, group.y, at);
+  rows_of_either_stride<softmax_rule>(grad_in, grad, out, layout, partials, group.y, at);
 }
 
 template <typename T>
@@ -115,7 +133,7 @@ kernel void log_softmax_backward(
     uint simd_size [[threads_per_simdgroup]]) {
   threadgroup mps_ops::double_float partials[32];
   const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  softmax_backward_rows<log_softmax_rule>(grad_in, grad, out, layout, partials, group.y, at);
+  rows_of_either_stride<log_softmax_rule>(grad_in, grad, out, layout, partials, group.y, at);
 }
 
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, softmax_backward, reduce)

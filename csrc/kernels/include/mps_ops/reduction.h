@@ -446,9 +446,14 @@ inline typename R::state merge_consecutive(
 // that go on to use it per element (masked_softmax). Up to the SIMD width
 // the xor shuffles leave it in every lane (each lane merges the same values
 // in an order that differs only by swapped operands, so the lanes agree bit
-// for bit); beyond, every thread merges the slice's SIMD groups' partials in
-// order (share may then be any multiple of the SIMD width). Ends with a
-// barrier, so partials may be reused at once.
+// for bit); beyond, lane l of every SIMD group of the slice takes the
+// slice's l-th SIMD group's partial (the identity past the last) and the
+// same shuffles merge them: every SIMD group runs the same butterfly on the
+// same values, so all agree (share may be any multiple of the SIMD width up
+// to 32 of them). One load and log2(SIMD width) merges per thread: merging
+// the partials in order, a load and a merge per SIMD group, cost a row of
+// 32768 held by 1024 threads as many instructions as its own elements.
+// Ends with a barrier, so partials may be reused at once.
 template <typename R>
 inline typename R::state merge_consecutive_to_all(
     typename R::state state,
@@ -460,10 +465,11 @@ inline typename R::state merge_consecutive_to_all(
   }
   const uint simd_groups_per_slice = share / at.simd_size;
   const uint first_group = at.simd_group / simd_groups_per_slice * simd_groups_per_slice;
-  state = partials[first_group];
-  for (uint g = 1; g < simd_groups_per_slice; ++g) {
-    state = R::merge(state, partials[first_group + g]);
+  state = R::identity();
+  if (at.lane < simd_groups_per_slice) {
+    state = partials[first_group + at.lane];
   }
+  state = merge_simd_group<R>(state, at.simd_size);
   metal::threadgroup_barrier(metal::mem_flags::mem_threadgroup);
   return state;
 }
