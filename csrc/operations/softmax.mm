@@ -36,15 +36,6 @@ void check_softmax(const char* op, const char* kernel_name, const at::Tensor& se
                               self.device());
 }
 
-// Whether the paired kernels (softmax.metal's element_pairs: two half or
-// bfloat elements per 32-bit load and store) can take these rows:
-// contiguous, and as element_pairs.h says.
-bool rows_in_pairs(const ReductionPlan& plan, const at::Tensor& in, const at::Tensor& out) {
-  const reduction_layout& layout = plan.layout;
-  return !plan.input.defined() && layout.inner_ndim == 1 && layout.inner_strides[0] == 1 &&
-         in_element_pairs(layout.inner_numel, {&in, &out});
-}
-
 // The result into out: contiguous, of self's shape and dtype.
 void softmax_into(SoftmaxKernels& kernels, const char* op, const at::Tensor& self, int64_t dim, at::Tensor& out) {
   if (out.numel() == 0) {
@@ -55,7 +46,7 @@ void softmax_into(SoftmaxKernels& kernels, const char* op, const at::Tensor& sel
   at::Tensor target = out.dim() == 0 ? out.view({1}) : out;
   const ReductionPlan plan = plan_reduction(in, {at::maybe_wrap_dim(dim, in.dim())});
   check_row_length(op, plan);
-  KernelCache& cache = rows_in_pairs(plan, in, target) ? kernels.pairs : kernels.single;
+  KernelCache& cache = rows_in_pairs(plan, {&in, &target}) ? kernels.pairs : kernels.single;
   dispatch_reduction(cache.get(Variant::reduce, self.scalar_type(), self.scalar_type()), {&target}, {&in}, plan, {},
                      SliceMapping::held_rows);
 }

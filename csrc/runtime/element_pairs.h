@@ -2,6 +2,8 @@
 // the given tensors' elements two per 32-bit word.
 #pragma once
 
+#include "reduction.h"
+
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
@@ -22,6 +24,13 @@ inline bool in_element_pairs(int64_t row_length, std::initializer_list<const at:
     }
   }
   return true;
+}
+
+// The same for a row-wise kernel's plan: its rows contiguous in every tensor.
+inline bool rows_in_pairs(const ReductionPlan& plan, std::initializer_list<const at::Tensor*> tensors) {
+  const reduction_layout& layout = plan.layout;
+  return !plan.input.defined() && layout.inner_ndim == 1 && layout.inner_strides[0] == 1 &&
+         in_element_pairs(layout.inner_numel, tensors);
 }
 
 }  // namespace mps_ops
