@@ -66,3 +66,13 @@ def dry_run(enabled: bool = True):
     """Host path only: kernels are looked up and bound, not run (outputs stay
     unwritten). For measuring host overhead (benchmarks/bench_host.py)."""
     return _switch("dry_run", _C.set_dry_run, enabled)
+
+
+def pipeline_thread_limit(limit: int):
+    """Pipelines report at most `limit` threads per threadgroup (32 to 1024),
+    as an Apple GPU pipeline whose registers allow fewer than 1024 does (its
+    maxTotalThreadsPerThreadgroup need not be a power of two): the host's
+    mappings must fit whatever the pipeline allows."""
+    if not 32 <= limit <= 1024:
+        raise ValueError(f"mps_ops.emulator.pipeline_thread_limit: {limit} is outside 32..1024")
+    return _switch("pipeline_thread_limit", _C.set_pipeline_thread_limit, limit)

@@ -7,6 +7,7 @@ samples and gradients: test_opinfo.py and test_overrides.py."""
 
 from __future__ import annotations
 
+import mps_ops
 import pytest
 import torch
 
@@ -163,6 +164,19 @@ def test_out_form_pairs_only_into_an_aligned_out(kind, offset, paired):
     written, dispatches = run_on_kernels(fn, x, torch.zeros(300 + offset, dtype=torch.float16))
     assert {d.op for d in dispatches} == ({kind + "_pairs"} if paired else {kind})
     assert_matches(written, expected, f"{kind} out= at offset {offset}")
+
+
+@pytest.mark.skipif(mps_ops.backend != "emulator", reason="the pipeline thread limit is the emulator's to set")
+@pytest.mark.parametrize("kind", OPS)
+@pytest.mark.parametrize("limit", [640, 768, 896])
+@pytest.mark.parametrize("shape", [(3, 10000), (2, 30000), (5, 20)], ids=str)
+def test_pipelines_that_allow_fewer_threads(kind, limit, shape):
+    """An Apple GPU pipeline may allow fewer than 1024 threads per group, not
+    a power of two (its registers decide). Rows of 10000 take 512 threads:
+    a group of 768 would have held one row and half of the next."""
+    with mps_ops.emulator.pipeline_thread_limit(limit):
+        _check(kind, shape, 1, dtype=torch.float16)
+        _check(kind, shape, 1)
 
 
 @pytest.mark.parametrize("kind", OPS)

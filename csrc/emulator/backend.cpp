@@ -8,6 +8,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <atomic>
@@ -95,7 +96,9 @@ class EmulatorBackend final : public Backend {
     return kernel->entry.host_name;
   }
 
-  uint32_t max_threads_per_group(const KernelHandle*) const override { return max_group_threads; }
+  uint32_t max_threads_per_group(const KernelHandle*) const override {
+    return std::min(max_group_threads, emulator::options().pipeline_thread_limit.load(std::memory_order_relaxed));
+  }
 
   void dispatch(const KernelHandle* kernel, const ArgSlot* args, int count,
                 const uint32_t* threadgroup_lengths, Dim3 threads, Dim3 group) override;

@@ -2,8 +2,8 @@
 //   softmax      out = exp(x - max) * (1 / sum exp(x - max))
 //   log_softmax  out = (x - max) - log(sum exp(x - max))
 // as the CPU computes them (max first, so no exp overflows). Rows of up to
-// 32 elements per thread of the rows mapping (SliceMapping::rows: up to 32
-// x 256) are read once: each thread keeps its elements in registers between
+// 32 elements per thread of the held rows mapping (SliceMapping::held_rows:
+// up to 32 x 1024) are read once: each thread keeps its elements in registers between
 // the max/sum and the write; a row of up to 1024 lies within one SIMD group
 // and merges by shuffles alone. Longer rows take two reads: the max
 // and sum from one pass (an online pair: a partial sum is rescaled when a
@@ -75,12 +75,13 @@ inline void load_run(thread float* v, constant T* in, thread const mps_ops::row_
 // A held row's elements one per load (single_elements), or, for half and
 // bfloat, two per 32-bit load and store (element_pairs, mps_ops/
 // element_pairs.h): half the instructions for the same bytes (on NVIDIA's
-// H200, rows of 32768: 0.67x -> 0.80x torch's CUDA softmax, whose loads are
+// H200, rows of 32768: 0.67x -> 0.78x torch's CUDA softmax, whose loads are
 // 16 bytes wide; an Apple GPU's loads likewise cost per instruction). The
 // host takes the paired kernels for contiguous rows of an even length whose
 // input and output are 4-byte aligned.
-// A row of at most `held` elements per thread (the host's mapping): each
-// thread loads its elements once and keeps them in registers. The row's max
+//
+// A row of at most elements_per_row_thread elements per thread (the host's
+// mapping): each thread loads its elements once and keeps them in registers. The row's max
 // is merged first, then each element's exp(x - max) and their sum, as
 // the CPU computes them; the write computes each value from x (softmax's
 // exp(x - max) again: the same bits, and compilers keep the first one where

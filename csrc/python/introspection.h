@@ -91,6 +91,8 @@ inline void bind_introspection(py::module& m) {
   m.def("set_checked", [](bool on) { return emulator::options().checked.exchange(on); });
   m.def("set_reverse_group_order", [](bool on) { return emulator::options().reverse_group_order.exchange(on); });
   m.def("set_dry_run", [](bool on) { return emulator::options().dry_run.exchange(on); });
+  m.def("set_pipeline_thread_limit",
+        [](uint32_t limit) { return emulator::options().pipeline_thread_limit.exchange(limit); });
 #endif
 }
 

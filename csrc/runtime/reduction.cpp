@@ -184,14 +184,16 @@ bool wants_columns(const reduction_layout& layout, int64_t slices) {
 // steps) then weigh little beside its loads: with 32 threads per slice of
 // 256, aminmax and var spent more on the 5 merge steps than on 8 elements.
 // 8 threads of a slice still read 32 neighbouring bytes of float together.
-// The group is a whole number of SIMD groups (the kernel's merge assumes it),
-// its last slices inactive where the slices are fewer.
+// The group is a whole number of SIMD groups and of slices (the kernels'
+// merges assume both), its last slices inactive where the slices are fewer.
+// (A pipeline limit that is not a power of two, 768 say, with slices of 512
+// threads: a group of 768 would give its last 256 threads half a slice.)
 constexpr int64_t min_threads_per_slice = 8;
 
 RowThreads rows_of(int64_t n, int64_t slices, int64_t cap, int64_t per_thread = elements_per_row_thread) {
   const int64_t share =
       std::min(cap, std::max(min_threads_per_slice, ceil_pow2((n + per_thread - 1) / per_thread)));
-  const int64_t group = std::min(cap, round_up(share * slices, simd_width));
+  const int64_t group = std::min(cap, round_up(share * slices, simd_width)) / share * share;
   const int64_t per_group = group / share;
   return RowThreads{share, group, (slices + per_group - 1) / per_group};
 }

@@ -20,8 +20,11 @@ def _call(dt, rows=3, shape=(4, 5), affine=True):
 
 def _large(dt):
     """Rows of 256 and of 1500 (several row threads each, several rows per
-    group), 300 rows: five chunks of the weight gradient's first pass."""
-    return [_call(dt, 300, (256,)), _call(dt, 130, (1500,)), _call(dt, 70, (16,), affine=False)]
+    group), 300 rows: five chunks of the weight gradient's first pass. Rows
+    of 255: half and bfloat16 rows of an odd length take the kernels that
+    read one element at a time, the even ones two per word."""
+    return [_call(dt, 300, (256,)), _call(dt, 130, (1500,)), _call(dt, 70, (16,), affine=False),
+            _call(dt, 200, (255,))]
 
 
 OVERLOAD_SAMPLES = [

@@ -446,11 +446,12 @@ inline typename R::state merge_consecutive(
 // that go on to use it per element (masked_softmax). Up to the SIMD width
 // the xor shuffles leave it in every lane (each lane merges the same values
 // in an order that differs only by swapped operands, so the lanes agree bit
-// for bit); beyond, lane l of every SIMD group of the slice takes the
-// slice's l-th SIMD group's partial (the identity past the last) and the
-// same shuffles merge them: every SIMD group runs the same butterfly on the
-// same values, so all agree (share may be any multiple of the SIMD width up
-// to 32 of them). One load and log2(SIMD width) merges per thread: merging
+// for bit, up to the sign of a zero max and a NaN's payload); beyond, lane l
+// of every SIMD group of the slice takes the slice's l-th SIMD group's
+// partial (the identity past the last) and the same shuffles merge them:
+// every SIMD group runs the same butterfly on the same values, lane for
+// lane (share may be any multiple of the SIMD width up to 32 of them; the
+// group holds whole slices, as the host's rows mapping makes it). One load and log2(SIMD width) merges per thread: merging
 // the partials in order, a load and a merge per SIMD group, cost a row of
 // 32768 held by 1024 threads as many instructions as its own elements.
 // Ends with a barrier, so partials may be reused at once.
