@@ -173,8 +173,9 @@ def test_out_form_pairs_only_into_an_aligned_out(kind, offset, paired):
 def test_pipelines_that_allow_fewer_threads(kind, limit, shape):
     """An Apple GPU pipeline may allow fewer than 1024 threads per group, not
     a power of two (its registers decide). Rows of 10000 take 512 threads:
-    a group of 768 would have held one row and half of the next."""
-    with mps_ops.emulator.pipeline_thread_limit(limit):
+    a group of 768 would have held one row and half of the next, and written
+    that half wrong (last, where the groups run last to first)."""
+    with mps_ops.emulator.pipeline_thread_limit(limit), mps_ops.emulator.reverse_group_order():
         _check(kind, shape, 1, dtype=torch.float16)
         _check(kind, shape, 1)
 
