@@ -3,8 +3,8 @@
 //   log_softmax  out = (x - max) - log(sum exp(x - max))
 // as the CPU computes them (max first, so no exp overflows). Rows of up to
 // 32 elements per thread of the held rows mapping (SliceMapping::held_rows:
-// up to 32 x 1024) are read once: each thread keeps its elements in registers between
-// the max/sum and the write; a row of up to 1024 lies within one SIMD group
+// up to 32 x 1024) are read once: each thread keeps its elements in
+// registers between the max/sum and the write; a row of up to 1024 lies within one SIMD group
 // and merges by shuffles alone. Longer rows take two reads: the max
 // and sum from one pass (an online pair: a partial sum is rescaled when a
 // larger max arrives, once per run of loads, not per element), then the
@@ -81,8 +81,8 @@ inline void load_run(thread float* v, constant T* in, thread const mps_ops::row_
 // input and output are 4-byte aligned.
 //
 // A row of at most elements_per_row_thread elements per thread (the host's
-// mapping): each thread loads its elements once and keeps them in registers. The row's max
-// is merged first, then each element's exp(x - max) and their sum, as
+// mapping): each thread loads its elements once and keeps them in
+// registers. The row's max is merged first, then each element's exp(x - max) and their sum, as
 // the CPU computes them; the write computes each value from x (softmax's
 // exp(x - max) again: the same bits, and compilers keep the first one where
 // registers allow). No exp(-inf - -inf) check is needed: past the row's end
@@ -137,17 +137,9 @@ inline void held_row(device T* row_out, constant T* row_in, thread const mps_ops
   }
 }
 
-// The kernels' held elements: single, or (half and bfloat) in pairs.
-template <bool pairs, typename T>
-struct held_elements {
-  using type = mps_ops::single_elements<T>;
-};
-template <typename T>
-struct held_elements<true, T> {
-  using type = mps_ops::element_pairs<T>;
-};
-
-template <typename Rule, bool pairs, typename T>
+// Held: how a held row's thread loads its elements (single_elements, or
+// element_pairs in the paired kernels).
+template <typename Rule, typename Held, typename T>
 inline void softmax_rows(device T* out, constant T* in, constant mps_ops::reduction_layout& layout,
                          threadgroup max_and_sum* partials, threadgroup float* float_partials, uint group,
                          thread const mps_ops::group_position& at) {
@@ -164,7 +156,6 @@ inline void softmax_rows(device T* out, constant T* in, constant mps_ops::reduct
   // barriers, where a row spans several SIMD groups, must be reached alike.
   constexpr uint held = mps_ops::elements_per_row_thread;
   if (uint(layout.inner_numel) <= held * step) {
-    using Held = typename held_elements<pairs, T>::type;
     // (The layout's stride, not the row's: 0 past the last row.)
     if (step == 32 && layout.inner_ndim == 1 && layout.inner_strides[0] == 1) {
       held_row<32, Rule, Held>(row_out, row_in, row, t, float_partials, at);
@@ -212,7 +203,7 @@ inline void softmax_rows(device T* out, constant T* in, constant mps_ops::reduct
 
 // Host names: softmax_reduce_T_T, log_softmax_reduce_T_T, and for half and
 // bfloat the paired rows' softmax_pairs_reduce_T_T, log_softmax_pairs_....
-template <typename Rule, bool pairs, typename T>
+template <typename Rule, typename Held, typename T>
 kernel void softmax_kernel(
     device T* out [[buffer(0)]],
     constant T* in [[buffer(1)]],
@@ -226,15 +217,15 @@ kernel void softmax_kernel(
   threadgroup max_and_sum partials[32];
   threadgroup float float_partials[32];
   const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  softmax_rows<Rule, pairs>(out, in, layout, partials, float_partials, group.y, at);
+  softmax_rows<Rule, Held>(out, in, layout, partials, float_partials, group.y, at);
 }
 
-#define SOFTMAX_INSTANTIATE(NAME, RULE, PAIRS, T) \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(NAME, reduce, T, T), softmax_kernel, RULE, PAIRS, T)
+#define SOFTMAX_INSTANTIATE(NAME, RULE, HELD, T) \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(NAME, reduce, T, T), softmax_kernel, RULE, HELD<T>, T)
 
-MPS_OPS_FOR_FLOATING(SOFTMAX_INSTANTIATE, softmax, softmax_rule, false)
-MPS_OPS_FOR_FLOATING(SOFTMAX_INSTANTIATE, log_softmax, log_softmax_rule, false)
-SOFTMAX_INSTANTIATE(softmax_pairs, softmax_rule, true, half)
-SOFTMAX_INSTANTIATE(softmax_pairs, softmax_rule, true, bfloat)
-SOFTMAX_INSTANTIATE(log_softmax_pairs, log_softmax_rule, true, half)
-SOFTMAX_INSTANTIATE(log_softmax_pairs, log_softmax_rule, true, bfloat)
+MPS_OPS_FOR_FLOATING(SOFTMAX_INSTANTIATE, softmax, softmax_rule, mps_ops::single_elements)
+MPS_OPS_FOR_FLOATING(SOFTMAX_INSTANTIATE, log_softmax, log_softmax_rule, mps_ops::single_elements)
+SOFTMAX_INSTANTIATE(softmax_pairs, softmax_rule, mps_ops::element_pairs, half)
+SOFTMAX_INSTANTIATE(softmax_pairs, softmax_rule, mps_ops::element_pairs, bfloat)
+SOFTMAX_INSTANTIATE(log_softmax_pairs, log_softmax_rule, mps_ops::element_pairs, half)
+SOFTMAX_INSTANTIATE(log_softmax_pairs, log_softmax_rule, mps_ops::element_pairs, bfloat)

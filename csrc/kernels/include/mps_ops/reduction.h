@@ -451,9 +451,10 @@ inline typename R::state merge_consecutive(
 // partial (the identity past the last) and the same shuffles merge them:
 // every SIMD group runs the same butterfly on the same values, lane for
 // lane (share may be any multiple of the SIMD width up to 32 of them; the
-// group holds whole slices, as the host's rows mapping makes it). One load and log2(SIMD width) merges per thread: merging
-// the partials in order, a load and a merge per SIMD group, cost a row of
-// 32768 held by 1024 threads as many instructions as its own elements.
+// group holds whole slices, as the host's rows mapping makes it). One load
+// and log2(SIMD width) merges per thread: merging the partials in order, a
+// load and a merge per SIMD group, cost a row of 32768 held by 1024 threads
+// as many instructions as its own elements.
 // Ends with a barrier, so partials may be reused at once.
 template <typename R>
 inline typename R::state merge_consecutive_to_all(
