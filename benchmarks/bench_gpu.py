@@ -11,10 +11,14 @@ its figures are NVIDIA figures and say nothing of speed on a Mac.
 
 Each case (benchmarks/gpu_cases.py) runs one call on inputs of at least
 256 MB made on the GPU: ours through mps_ops.testing.emulate() (our stubs and
-kernels), torch's plainly (its CUDA kernels). Timing: CUDA events around a
-batch of calls enqueued while the GPU waits on torch.cuda._sleep, so the
-host's dispatch cost (Python's dispatch mode, on ours) stays out and the
-figure is the GPU's time; the median of BATCHES batches, per call. GB/s count
+kernels), torch's plainly (its CUDA kernels). Timing: CUDA events around
+one call enqueued while the GPU waits on torch.cuda._sleep, so the host's
+dispatch cost (Python's dispatch mode, on ours) stays out and the figure is
+the GPU's time; the median of CALLS calls, each after its own sleep. (Ops
+that read a flag back wait for the GPU inside the call: in a batch, every
+call after the first would expose the host's whole dispatch cost again. Each
+call after its own sleep exposes only what follows the wait: the readback's
+round trip, which a Mac pays too.) GB/s count
 the bytes the call must move (mps_ops.profiling.bytes_to_move: inputs read
 once, outputs written once), the same for both sides, so the ratio is the
 ratio of times. A plain device-to-device copy measured in the same run is the
@@ -50,7 +54,7 @@ import torch  # noqa: E402
 MEMORY_SHARE = 0.4  # torch at >= 40% of the copy bandwidth: `memory`
 MEMORY_RATIO = 0.8  # ... then ours must reach 0.8x torch
 WEAK_COPY_SHARE, WEAK_TORCH_RATIO = 0.5, 1.0  # weak-baseline floor: min(0.5 x copy, 1.0 x torch)
-BATCH, BATCHES = 5, 5
+CALLS = 9
 ACCURACY_ELEMENTS = 1 << 20
 
 
@@ -66,25 +70,24 @@ def _sleep_cycles_per_second() -> float:
 
 
 def gpu_seconds(fn, cycles_per_second: float) -> float:
-    """Median GPU time of one fn() call: batches of BATCH calls between two
-    events, enqueued while the GPU sleeps through the host's enqueue time."""
+    """Median GPU time of one fn() call: CALLS calls, each between two events
+    and enqueued while the GPU sleeps through the host's enqueue time."""
     fn()  # warm-up: loads (JIT-compiles) the kernels, fills the allocator
     torch.cuda.synchronize()
     begin = time.perf_counter()
-    for _ in range(BATCH):
-        fn()
-    host = time.perf_counter() - begin  # the host's enqueue time, bounded by the GPU's
+    fn()
+    host = time.perf_counter() - begin  # the host's enqueue time (and any wait for the GPU)
     torch.cuda.synchronize()
+    sleep_cycles = int(min(2 * host + 0.005, 2.0) * cycles_per_second)
     times = []
-    for _ in range(BATCHES):
+    for _ in range(CALLS):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(int(min(2 * host + 0.005, 2.0) * cycles_per_second))
+        torch.cuda._sleep(sleep_cycles)
         start.record()
-        for _ in range(BATCH):
-            fn()
+        fn()
         end.record()
         torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3 / BATCH)
+        times.append(start.elapsed_time(end) / 1e3)
     return statistics.median(times)
 
 
