@@ -176,9 +176,9 @@ def test_one_slice_of_more_than_2_31_elements():
     (lo, hi), dispatches = run_on_kernels(torch._aminmax, x)
     assert (lo.item(), hi.item()) == (-3.0, 1.0)
     # One slice: split into chunks of 2**22 (2**21 would make more than 1024),
-    # then merged.
+    # then merged by one group of 256 threads, up to 4 chunk states each.
     assert [(d.kernel, d.threads) for d in dispatches] == [
-        ("aminmax_reduce_float_float", (256, 1, 513)), ("aminmax_merge_float_float", (32, 1, 1))]
+        ("aminmax_reduce_float_float", (256, 1, 513)), ("aminmax_merge_float_float", (256, 1, 1))]
     var, _ = run_on_kernels(lambda t: torch.var(t, 1, out=torch.empty(0)), x)
     assert var.tolist() == [0.0, 0.0]
 
