@@ -306,11 +306,14 @@ def test_empty_reduced_dim_in_columns():
 SPLITS = {
     # One slice, 4 chunks of 4096 (8 merging threads, 4 with one state each).
     "all_dims": (lambda: torch.randn(64, 256), None, (256, 1, 4), (32, 1, 1)),
-    # 34 chunks: the merge pass's 8 threads take 4 or 5 states each.
+    # 34 chunks: the merge pass's 16 threads take 2 or 3 states each.
     "all_dims_34_chunks": (lambda: torch.randn(34, 4096), None, (256, 1, 34), (32, 1, 1)),
     # Columns (first dim): 2 groups of 32 outputs, 3 chunks of 8192, the
     # last 3616 long.
     "first_dim_long": (lambda: torch.randn(20000, 40), 0, (256, 2, 3), (256, 2, 1)),
+    # Columns, 33 chunks of 4096: the merge pass's rows of 16 threads per
+    # output are no longer the first pass's 8 rows of 32 columns.
+    "first_dim_33_chunks": (lambda: torch.randn(33 * 4096, 16), 0, (256, 1, 33), (256, 1, 1)),
     # Rows: 3 groups, 2 chunks (8192 and 1808); the merge pass's 3 slices
     # of 8 threads in one SIMD group.
     "last_dim_long": (lambda: torch.randn(3, 10000), -1, (256, 3, 2), (32, 1, 1)),
