@@ -150,9 +150,12 @@ def test_non_contiguous_running_statistics():
 
 @pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), 3e38])
 @pytest.mark.parametrize("training", [True, False])
-def test_non_finite_values(value, training):
-    x = _input((4, 3, 5), torch.float32)
-    x[1, 2, 3] = value
+@pytest.mark.parametrize("length", [5, 500])
+def test_non_finite_values(value, training, length):
+    """Channels of 20 elements (a few per thread) and of 2000 (runs of 8 per
+    thread, whose all-finite arithmetic must not take the odd one)."""
+    x = _input((4, 3, length), torch.float32)
+    x[1, 2, 3 * length // 5] = value
     call = lambda x, w, b, rm, rv: aten.native_batch_norm(x, w, b, rm, rv, training, 0.1, 1e-5)  # noqa: E731
     _forward_check(call, x, _params(3, torch.float32), f"{value} training={training}")
 
