@@ -57,7 +57,9 @@ def test_every_dim_and_rank(kind, shape, dim):
 
 
 @pytest.mark.parametrize("kind", OPS)
-@pytest.mark.parametrize("shape, dim", [((3, 40), 1), ((5, 1000), 1), ((2, 5000), -1), ((3000, 4), 0)])
+# Rows of 1000 and 1024: 32 threads per row, log_softmax's held rows.
+@pytest.mark.parametrize("shape, dim", [((3, 40), 1), ((5, 1000), 1), ((3, 1024), 1), ((2, 5000), -1),
+                                        ((3000, 4), 0)])
 def test_long_and_short_rows(kind, shape, dim):
     _check(kind, shape, dim)
 
@@ -75,7 +77,7 @@ def test_expanded_grad(kind):
 
 
 @pytest.mark.parametrize("kind", OPS)
-@pytest.mark.parametrize("length", [96, 1536, 12288])
+@pytest.mark.parametrize("length", [96, 768, 1536, 12288])
 def test_row_sum_keeps_terms_between_cancelling_ones(kind, length):
     """Terms B, 1, -B repeating (B = 1e38): each thread's elements (a power
     of two apart, so residues mod 3 cycle) meet B + 1 before -B, where a
@@ -96,6 +98,7 @@ def test_row_sum_keeps_terms_between_cancelling_ones(kind, length):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_reduced_precision(kind, dtype):
     _check(kind, (8, 300), 1, dtype=dtype)
+    _check(kind, (4, 1000), 1, dtype=dtype)
     _check(kind, (8, 30, 5), 1, dtype=dtype)
 
 

@@ -26,17 +26,72 @@ namespace {
 // store to grad_in could alias grad or out for all the compiler knows).
 // softmax's sum pass reads two operands per element, log_softmax's one, so
 // its runs are longer for the same bytes in flight.
+// holds_row(): whether a thread keeps its sum pass's loads for the write
+// (log_softmax: the sum reads grad alone, one register per element).
 struct softmax_rule {
   static constexpr uint run() { return 2; }
+  static constexpr bool holds_row() { return false; }
   static float term(float grad, float out) { return grad * out; }
   static float gradient(float grad, float out, float sum) { return out * (grad - sum); }
 };
 
 struct log_softmax_rule {
   static constexpr uint run() { return 4; }
+  static constexpr bool holds_row() { return true; }
   static float term(float grad, float) { return grad; }
   static float gradient(float grad, float out, float sum) { return grad - exp(out) * sum; }
 };
+
+// The row's sum, in every thread of the row: this thread's and the others'.
+inline float row_total(mps_ops::compensated_sum sum, threadgroup mps_ops::double_float* partials,
+                       thread const mps_ops::group_position& at, uint step) {
+  return mps_ops::merge_consecutive_to_all<mps_ops::double_float_sum>(sum.value(), partials, at, step).hi;
+}
+
+// log_softmax's backward over a contiguous row of up to
+// elements_per_row_thread elements for each of its 32 threads (rows of 513
+// to 1024: the rows mapping's share of 32): each thread keeps its grads in
+// registers from the sum to the write, so grad is read once, where the
+// passes of softmax_backward_rows read it again from the cache (H200,
+// float32 rows of 1024: 0.78x torch's CUDA kernel, which reads each element
+// once). The same terms in the same order as there. The 32 threads are
+// known at compile time, so every element's offset is a constant: offsets
+// kept for the write as 64-bit products spilled registers.
+template <typename Rule, typename T>
+inline void held_row_backward(device T* row_grad_in, constant T* row_grad, constant T* row_out, uint n,
+                              threadgroup mps_ops::double_float* partials, thread const mps_ops::slice_thread& t,
+                              thread const mps_ops::group_position& at) {
+  constexpr uint held = mps_ops::elements_per_row_thread, step = 32, run = Rule::run();
+  row_grad += t.first;
+  row_out += t.first;
+  row_grad_in += t.first;
+  const uint own = n > t.first ? (n - t.first + step - 1) / step : 0u;  // this thread's elements
+  float g[held];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < held; ++k) {
+    g[k] = k < own ? float(row_grad[k * step]) : 0.0f;
+  }
+  mps_ops::compensated_sum sum = mps_ops::compensated_sum::zero();
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < held; ++k) {
+    sum.add(g[k]);
+  }
+  const float total = row_total(sum, partials, at, step);
+  _Pragma("clang loop unroll(full)")
+  for (uint first = 0; first < held; first += run) {
+    float o[run];
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      o[k] = first + k < own ? float(row_out[(first + k) * step]) : 0.0f;
+    }
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      if (first + k < own) {
+        row_grad_in[(first + k) * step] = static_cast<T>(Rule::gradient(g[first + k], o[k], total));
+      }
+    }
+  }
+}
 
 // Unit_stride: the row is contiguous (the layout says so for every thread),
 // so an element's offset is its 32-bit index, not a 64-bit product with the
@@ -68,7 +123,7 @@ inline void softmax_backward_rows(device T* grad_in, constant T* grad, constant 
       sum.add(terms[k]);
     }
   }
-  const float total = mps_ops::merge_consecutive_to_all<mps_ops::double_float_sum>(sum.value(), partials, at, step).hi;
+  const float total = row_total(sum, partials, at, step);
   for (uint first = t.first; first < n; first += run * step) {
     float g[run], o[run];
     _Pragma("clang loop unroll(full)")
@@ -94,6 +149,14 @@ inline void rows_of_either_stride(device T* grad_in, constant T* grad, constant 
                                   thread const mps_ops::group_position& at) {
   const mps_ops::slice_thread t = mps_ops::place_thread(layout, group, at);
   if (layout.inner_ndim == 1 && layout.inner_strides[0] == 1) {
+    // (The layout's row length and the group's step: alike for every thread
+    // of the group, whose barriers all must reach the same merge.)
+    const uint n = uint(layout.inner_numel);
+    if (Rule::holds_row() && t.step == 32 && n <= mps_ops::elements_per_row_thread * 32) {
+      const mps_ops::row_walk row = mps_ops::walk_row(layout, t);
+      held_row_backward<Rule>(grad_in + row.start, grad + row.start, out + row.start, row.length, partials, t, at);
+      return;
+    }
     softmax_backward_rows<Rule, true>(grad_in, grad, out, layout, partials, t, at);
   } else {
     softmax_backward_rows<Rule, false>(grad_in, grad, out, layout, partials, t, at);
