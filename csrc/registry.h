@@ -32,8 +32,9 @@ struct OpRecord {
   const char* repairs;
   // OpInfos whose input gradients reach the op (comma-separated).
   const char* grad_opinfo;
-  // An override's measured H100 ratio against torch's CUDA kernel, or "".
-  const char* h100;
+  // An override's measured ratio against torch's CUDA kernel on an NVIDIA
+  // GPU ("lowest-highest GPU at commit"), or "".
+  const char* gpu_ratio;
   const OverloadRecord* overloads;
   int overload_count;
 };

@@ -58,7 +58,7 @@ class OpRecord:
     # An override's speed against torch's CUDA kernel for the same op on an
     # NVIDIA H100 ("0.95-1.28 at <commit>"), or "unmeasured"; "" for a fill.
     # A stand-in for an Apple GPU, never a Mac figure.
-    h100: str = ""
+    gpu_ratio: str = ""
     # Why it is active or not in this process, in words.
     status: str = ""
 
@@ -74,7 +74,7 @@ class _Entry(NamedTuple):
     mpsgraph: tuple
     repairs: tuple
     grad_opinfo: tuple
-    h100: str
+    gpu_ratio: str
     overloads: tuple
 
     @property
@@ -83,13 +83,13 @@ class _Entry(NamedTuple):
 
 
 def _parse(raw) -> _Entry:
-    name, policy, dtypes, opinfo, forms, shape, domain, mpsgraph, repairs, grad_opinfo, h100, overloads = raw
+    name, policy, dtypes, opinfo, forms, shape, domain, mpsgraph, repairs, grad_opinfo, gpu_ratio, overloads = raw
     return _Entry(name, policy, tuple(getattr(torch, d) for d in dtypes.split(",") if d),
                   tuple(o for o in opinfo.split(",") if o), tuple(forms.split(",")), shape,
                   tuple((arg, Range(*r)) for arg, r in ast.literal_eval(domain)),
                   tuple(r for r in mpsgraph.split(",") if r), tuple(r for r in repairs.split(",") if r),
                   tuple(o for o in grad_opinfo.split(",") if o),
-                  h100 or ("unmeasured" if policy == "override" else ""), tuple(overloads))
+                  gpu_ratio or ("unmeasured" if policy == "override" else ""), tuple(overloads))
 
 
 _RECORDS = [_parse(r) for r in _C.op_records()]
@@ -228,7 +228,7 @@ def ops() -> list:
         active = any(o in _active_overloads for o in e.overloads)
         records.append(OpRecord(name=e.name, overloads=e.overloads, opinfo=e.opinfo, forms=e.forms, dtypes=e.dtypes,
                                 policy=e.policy, active=active, shape=e.shape, domain=e.domain,
-                                mpsgraph=e.mpsgraph, repairs=e.repairs, grad_opinfo=e.grad_opinfo, h100=e.h100,
+                                mpsgraph=e.mpsgraph, repairs=e.repairs, grad_opinfo=e.grad_opinfo, gpu_ratio=e.gpu_ratio,
                                 status=_status(e, active)))
     return records
 

@@ -398,8 +398,8 @@ def test_bad_threshold_arguments_raise_what_the_cpu_raises(call):
     assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
 
 
-def test_each_override_shows_its_h100_ratio_or_unmeasured():
+def test_each_override_shows_its_gpu_ratio_or_unmeasured():
     for record in OVERRIDES:
-        assert record.h100 == "unmeasured" or re.fullmatch(r"\d+\.\d+-\d+\.\d+ at [0-9a-f]{7,}", record.h100), \
-            (record.name, record.h100)
-    assert all(r.h100 == "" for r in mps_ops.ops() if r.policy == "fill")
+        assert record.gpu_ratio == "unmeasured" or re.fullmatch(
+            r"\d+\.\d+-\d+\.\d+ (H100|H200) at [0-9a-f]{7,}", record.gpu_ratio), (record.name, record.gpu_ratio)
+    assert all(r.gpu_ratio == "" for r in mps_ops.ops() if r.policy == "fill")

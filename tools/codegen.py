@@ -74,11 +74,12 @@ FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # the stub converts (_addmm_activation's half product, multiplied in float
 # and rounded once, as the CPU's) or reinterprets (hash_tensor reads half as
 # its int16 bits) and runs that dtype's kernels.
-# h100: an override's measured speed against torch's CUDA kernels for the
-# same op (benchmarks/bench_gpu.py on an H100): "lowest-highest" ratio over
-# its rows, with the commit measured; never a Mac figure.
+# gpu_ratio: an override's measured speed against torch's CUDA kernels for
+# the same op (benchmarks/bench_gpu.py on an NVIDIA GPU): "lowest-highest
+# GPU at commit", the ratio over its rows, the GPU and the commit measured
+# (tools/gpu_ratios.py writes it from a whole run); never a Mac figure.
 OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape", "domain", "schemas", "mpsgraph",
-                   "repairs", "grad_opinfo", "h100", "computes_in"}
+                   "repairs", "grad_opinfo", "gpu_ratio", "computes_in"}
 DEFAULTABLE_FIELDS = {"mps_missing", "domain"}
 FORMS = ("functional", "out", "inplace")
 
@@ -205,7 +206,7 @@ class OpEntry:
     mpsgraph: tuple = ()  # an override's releases ("2.9", ...) whose stock kernel is MPSGraph
     repairs: tuple = ()  # a repair's releases whose stock kernel fails for inputs ours takes
     grad_opinfo: tuple = ()  # OpInfos whose input gradients reach the op
-    h100: str = ""  # an override's H100 ratio against torch's CUDA kernel, "" if unmeasured
+    gpu_ratio: str = ""  # an override's ratio against torch's CUDA kernel on an NVIDIA GPU, "" if unmeasured
     computes_in: dict = field(default_factory=dict)  # dtype -> the dtype whose kernels it runs
 
     def kernel_dtype(self, dtype: str) -> str:
@@ -263,8 +264,8 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
             raise RegistryError(f"{where}: forms must be among {FORMS}")
         if item["policy"] not in POLICIES:
             raise RegistryError(f"{where}: policy must be one of {sorted(POLICIES)}")
-        if "h100" in item and item["policy"] != "override":
-            raise RegistryError(f"{where}: only an override has an H100 ratio (h100)")
+        if "gpu_ratio" in item and item["policy"] != "override":
+            raise RegistryError(f"{where}: only an override has a GPU ratio (gpu_ratio)")
         if (item["policy"] == "override") != ("mpsgraph" in item):
             raise RegistryError(f"{where}: an override, and only an override, lists the releases whose stock "
                                 "kernel is MPSGraph (mpsgraph)")
@@ -297,7 +298,7 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
                 mpsgraph=expand_releases(item.get("mpsgraph", []), where),
                 repairs=expand_releases(item.get("repairs", []), where),
                 grad_opinfo=tuple(item.get("grad_opinfo", ())),
-                h100=" ".join(str(item.get("h100", "")).split()),
+                gpu_ratio=" ".join(str(item.get("gpu_ratio", "")).split()),
                 computes_in=expand_computes_in(item.get("computes_in", {}), dtypes, where),
             )
         )
@@ -431,7 +432,7 @@ def registry_source(entries: list[OpEntry]) -> str:
             f"{_c_string(','.join(entry.forms))}, {_c_string(entry.shape or '')}, "
             f"{_c_string(domain_literal(entry))}, {_c_string(','.join(entry.mpsgraph))}, "
             f"{_c_string(','.join(entry.repairs))}, "
-            f"{_c_string(','.join(entry.grad_opinfo))}, {_c_string(entry.h100)}, "
+            f"{_c_string(','.join(entry.grad_opinfo))}, {_c_string(entry.gpu_ratio)}, "
             f"overloads_{i}, {len(entry.impl)}}},"
         )
     lines += [
@@ -462,17 +463,17 @@ def docs_source(entries: list[OpEntry]) -> str:
         "the releases listed (a release the registry does not know gets none), and only once",
         "enabled: `mps_ops.enable_overrides()` (all), `enable_overrides([\"threshold\", ...])`,",
         "`disable_overrides(...)`, or `MPS_OPS_OVERRIDES=1` (or a comma-separated list of names) at",
-        "import. `mps_ops.ops()` says which are active and why not. An override's H100 column: its",
-        "speed against torch's CUDA kernel for the same op on an NVIDIA H100 (benchmarks/bench_gpu.py,",
-        "lowest-highest over dense, strided and broadcast float32/float16/bfloat16 rows): a stand-in",
-        "for an Apple GPU, never a Mac figure. `repair`: replaces a stock kernel that fails for some",
+        "import. `mps_ops.ops()` says which are active and why not. An override's NVIDIA GPU column:",
+        "its speed against torch's CUDA kernel for the same op on the GPU named there (benchmarks/",
+        "bench_gpu.py, lowest-highest over its float32/float16/bfloat16 rows, at the commit named): a",
+        "stand-in for an Apple GPU, never a Mac figure. `repair`: replaces a stock kernel that fails for some",
         "inputs (it raises where ours computes), by default and for every input, in the releases",
         "listed under MPS lacks it.",
         "",
         "Every kernel listed here is tested through the CPU emulator against torch on the CPU;",
         "none has been run on Apple hardware yet.",
         "",
-        "| operator | overloads | dtypes | policy | OpInfo | MPS lacks it in torch | MPSGraph in torch | H100 |",
+        "| operator | overloads | dtypes | policy | OpInfo | MPS lacks it in torch | MPSGraph in torch | NVIDIA GPU |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for e in entries:
@@ -481,7 +482,7 @@ def docs_source(entries: list[OpEntry]) -> str:
             f"{', '.join(e.dtypes)} | {e.policy} | {', '.join((*e.opinfo, *(f'{g} (gradient)' for g in e.grad_opinfo)))} | "
             f"{', '.join(e.mps_missing) or (', '.join(e.repairs) + ': some inputs' if e.repairs else '-')} | "
             f"{', '.join(e.mpsgraph) or '-'} | "
-            f"{e.h100 or ('unmeasured' if e.policy == 'override' else '-')} |"
+            f"{e.gpu_ratio or ('unmeasured' if e.policy == 'override' else '-')} |"
         )
     differing = [e for e in entries if e.differs]
     if differing:

@@ -25,7 +25,7 @@ inline py::list op_records() {
     }
     records.append(
         py::make_tuple(r.name, r.policy, r.dtypes, r.opinfo, r.forms, r.shape, r.domain, r.mpsgraph,
-                       r.repairs, r.grad_opinfo, r.h100, overloads));
+                       r.repairs, r.grad_opinfo, r.gpu_ratio, overloads));
   }
   return records;
 }
