@@ -111,12 +111,14 @@ kernel void batch_norm_channels(
 // at 56% of DRAM bandwidth on an H200; this change and two in the
 // statistics took the whole forward from 0.70x to 0.88x torch's CUDA
 // kernel there).
+// (The slot stays float*, the coefficients tensor's element type; the stubs
+// allocate that tensor fresh, so it is 16-byte aligned.)
 static_assert(mps_ops::batch_norm_coefficients == 4, "the element passes load a channel's coefficients as a float4");
 template <typename T>
 kernel void batch_norm_apply(
     device T* out [[buffer(0)]],
     constant T* x [[buffer(1)]],
-    constant float4* coefficients [[buffer(2)]],
+    constant float* coefficients [[buffer(2)]],
     constant mps_ops::batch_norm_apply_params& params [[buffer(3)]],
     uint thread_index [[thread_position_in_grid]]) {
   constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
@@ -135,7 +137,7 @@ kernel void batch_norm_apply(
   for (uint k = 0; k < K; ++k) {
     const uint i = first + k * step;
     if (i < p.count) {
-      const float4 c = coefficients[w.channel];
+      const float4 c = reinterpret_cast<constant float4*>(coefficients)[w.channel];
       out[i] = static_cast<T>((float(value[k]) - c.x) * c.y + c.z);
     }
     w = next(w, p);
@@ -264,7 +266,7 @@ kernel void batch_norm_backward_apply(
     device T* grad_input [[buffer(0)]],
     constant T* grad_out [[buffer(1)]],
     constant T* x [[buffer(2)]],
-    constant float4* coefficients [[buffer(3)]],
+    constant float* coefficients [[buffer(3)]],
     constant mps_ops::batch_norm_apply_params& params [[buffer(4)]],
     uint thread_index [[thread_position_in_grid]]) {
   constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
@@ -284,7 +286,7 @@ kernel void batch_norm_backward_apply(
   for (uint k = 0; k < K; ++k) {
     const uint i = first + k * step;
     if (i < p.count) {
-      const float4 c = coefficients[w.channel];
+      const float4 c = reinterpret_cast<constant float4*>(coefficients)[w.channel];
       const float g = float(grad[k]);
       const float x_k = float(value[k]);
       const float result = p.formula == mps_ops::centred_formula    ? (g - c.z - (x_k - c.x) * c.y) * c.w
