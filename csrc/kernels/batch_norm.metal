@@ -108,9 +108,7 @@ kernel void batch_norm_channels(
 // thread, on an Apple GPU as on any other). A channel's coefficients come
 // in one vector load per element, where three or four scalar loads
 // outnumbered the element's own load and store (the channels-last pass ran
-// at 56% of DRAM bandwidth on an H200; this change and two in the
-// statistics took the whole forward from 0.70x to 0.88x torch's CUDA
-// kernel there).
+// at 56% of DRAM bandwidth on an H200).
 // (The slot stays float*, the coefficients tensor's element type; the stubs
 // allocate that tensor fresh, so it is 16-byte aligned.)
 static_assert(mps_ops::batch_norm_coefficients == 4, "the element passes load a channel's coefficients as a float4");

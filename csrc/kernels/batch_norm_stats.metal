@@ -46,28 +46,18 @@ struct channel_moments {
   }
   using runs = mps_ops::runs_merged;  // runs merge by of_run (reduction.h's run_folding)
   // A run's own moments. All finite (as good as always), they are
-  // welford_reducer::of_run's, found by that arithmetic alone: a value that
-  // is not finite makes the sum of values / run infinite or NaN, and only
-  // then (or on the sum's overflow, which values near the float maximum
-  // can give) does the run take the counting below, which gives the same
-  // bits for finite runs at twice the instructions.
+  // welford_reducer::of_run's: a value that is not finite makes that mean
+  // (the sum of values / run) infinite or NaN, and only then (or on the
+  // sum's overflow, which values near the float maximum can give) does the
+  // run take the counting below, which gives the same bits for finite runs
+  // at twice the instructions.
   template <uint run>
   static state of_run(thread const float* values) {
-    float scaled_sum = 0.0f;
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < run; ++k) {
-      scaled_sum += values[k] * (1.0f / float(run));
-    }
-    if (!isfinite(scaled_sum)) {
+    const welford::state finite_run = welford::template of_run<run>(values);
+    if (!isfinite(finite_run.mean)) {
       return of_run_counted<run>(values);
     }
-    float m2 = 0.0f;
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < run; ++k) {
-      const float deviation = values[k] - scaled_sum;
-      m2 += deviation * deviation;
-    }
-    return state{float(run), scaled_sum, m2, 0, 0, 0};
+    return with_finite(identity(), finite_run);
   }
   // The same over a run with a value that is not finite: the moments of
   // its finite values and counts of the others, without branches (folding
