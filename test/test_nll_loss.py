@@ -82,7 +82,11 @@ def _check(shape, reduction, weighted=True, dtype=torch.float32, target_dtype=to
     expected_grad = backward(grad, x.contiguous(), target, weight, total_weight)
     actual_grad, dispatches = run_on_kernels(backward, *args)
     _compare((actual_grad,), (expected_grad,), lambda *a: (backward(*a),), args, where + " backward")
-    assert any(d.op == "nll_loss_backward" for d in dispatches) or target.numel() == 0, where
+    # nll_loss2d's backward over more than one position writes every element
+    # (nll_loss_backward_planes); the rest zero-fill and scatter.
+    spatial = x.dim() == 4 and x.shape[2] * x.shape[3] > 1
+    kernel = "nll_loss_backward_planes" if spatial else "nll_loss_backward"
+    assert any(d.op == kernel for d in dispatches) or target.numel() == 0, where
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -129,6 +133,26 @@ def test_many_targets(shape, reduction):
     _check(shape, reduction)
 
 
+@pytest.mark.parametrize("classes", [1, 32, 33, 70], ids=lambda c: f"classes{c}")
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_spatial_backward_writes_every_element(classes, reduction):
+    """nll_loss2d's backward writes each element of grad_input once, its
+    threads taking 32 classes each (70: three chunks, the last of 6), into
+    a grad_input= full of NaN (contiguous: the CPU refuses others), of which
+    no element may keep its NaN."""
+    x, target = _inputs((2, classes, 5, 7), ignore=0 if classes > 1 else -100)
+    weight = torch.rand(classes)
+    red = REDUCTIONS[reduction]
+    _, total = aten.nll_loss2d_forward(x, target, weight, red, -100)
+    grad = torch.randn(2, 5, 7) if reduction == "none" else torch.tensor(0.7)
+    expected = aten.nll_loss2d_backward(grad, x, target, weight, red, -100, total)
+    fn = lambda g, x, t, w, tw, gi: aten.nll_loss2d_backward.grad_input(  # noqa: E731
+        g, x, t, w, red, -100, tw, grad_input=gi)
+    written, dispatches = run_on_kernels(fn, grad, x, target, weight, total, torch.full(x.shape, float("nan")))
+    assert_matches(written, expected, f"{classes} classes {reduction}")
+    assert any(d.op == "nll_loss_backward_planes" for d in dispatches)
+
+
 def test_uint8_targets():
     """nll_loss takes them; nll_loss2d refuses them (test_errors_are_the_cpus)."""
     _check((6, 5), "mean", target_dtype=torch.uint8, ignore=255)
@@ -172,6 +196,8 @@ CALLS = {
     "target_negative": lambda x, t, w: aten.nll_loss_forward(x, torch.tensor([0, -1, 1, 1]), w, 0, -100),
     "target_bad_backward": lambda x, t, w: aten.nll_loss_backward(torch.tensor(1.0), x, torch.tensor([0, 5, 1, 1]),
                                                                   w, 1, -100, torch.tensor(1.0)),
+    "target_bad_2d_backward": lambda x, t, w: aten.nll_loss2d_backward(
+        torch.tensor(1.0), x.reshape(1, 5, 2, 2), torch.tensor([[[0, 1], [-2, 3]]]), w, 1, -100, torch.tensor(1.0)),
     "target_bad_2d": lambda x, t, w: aten.nll_loss2d_forward(x.reshape(1, 5, 2, 2), torch.full((1, 2, 2), 9), w, 2,
                                                              -100),
     "target_int32": lambda x, t, w: aten.nll_loss_forward(x, t.int(), w, 1, -100),

@@ -13,6 +13,12 @@ namespace mps_ops {
 // consecutive positions. Backward: position p's gradient is
 // -w[t] * grad[grad_per_position ? p : 0] * scale (scale: 1 / total weight
 // for a mean, else 1).
+// The spatial backward's classes per thread (nll_loss_backward_planes):
+// each thread reads its target once per this many writes; segmentation's
+// usual 19-150 classes take one to five chunks. (An enum: MSL has no
+// program-scope constexpr outside the constant address space.)
+enum { nll_classes_per_thread = 32 };
+
 struct nll_loss_params {
   long classes;
   long spatial;

@@ -191,25 +191,36 @@ void nll_forward_into(const char* op, NllProblem& problem, int64_t reduction, bo
   check_targets(problem);
 }
 
-// The backward into grad_input (the input's shape): zero-filled, then one
-// thread per position.
+// The backward into grad_input (the input's shape). One spatial position
+// (nll_loss): zero-filled, then one thread per sample; more (nll_loss2d):
+// every element written once, a thread per position and chunk of classes
+// (nll_loss.metal says why).
 void nll_backward_into(const char* op, NllProblem& problem, const at::Tensor& grad_output, int64_t reduction,
                        const at::Tensor& total_weight, at::Tensor& grad_input) {
-  static KernelCache kernels("nll_loss_backward");
+  static KernelCache scatter_kernels("nll_loss_backward");
+  static KernelCache plane_kernels("nll_loss_backward_planes");
   const ContiguousOutput target(grad_input);
-  target.tensor.zero_();
   const int64_t positions = problem.params.positions;
   check_position_count(op, positions);
+  const bool planes = problem.params.spatial > 1;
+  if (!planes || positions == 0) {
+    target.tensor.zero_();
+  }
   if (positions > 0) {
     problem.params.mean = reduction == at::Reduction::Mean ? 1 : 0;
     problem.params.grad_per_position = reduction == at::Reduction::None && grad_output.dim() > 0 ? 1 : 0;
     const at::Tensor grad = grad_output.contiguous();
-    KernelFunction function(kernels.get(Variant::dense, problem.target.scalar_type(), problem.x.scalar_type()));
+    KernelFunction function((planes ? plane_kernels : scatter_kernels)
+                                .get(Variant::dense, problem.target.scalar_type(), problem.x.scalar_type()));
     function
         .bind_operands(target.tensor, grad, problem.target, problem.weight, total_weight.contiguous(),
                        problem.bad_target.tensor)
         .bind(problem.params);
-    function.dispatch(Dim3{static_cast<uint32_t>(positions), 1, 1});
+    // At least one chunk: with no classes every target is out of range, and
+    // its thread raises bad_target.
+    const int64_t chunks =
+        std::max<int64_t>(1, (problem.params.classes + nll_classes_per_thread - 1) / nll_classes_per_thread);
+    function.dispatch(Dim3{static_cast<uint32_t>(positions), planes ? static_cast<uint32_t>(chunks) : 1, 1});
   }
   target.copy_back();
   check_targets(problem);
