@@ -43,9 +43,11 @@ inline loss_term position_term(constant T* x, constant Target* target, constant 
     *bad_target = 1;
     return loss_term{0.0f, 0.0f};
   }
-  const long n = position / p.spatial, s = position - n * p.spatial;
+  // positions < 2**32 (the host's check): the sample in 32 bits, where a
+  // 64-bit division costs more than the rest of the position's work.
+  const uint n = uint(position) / uint(p.spatial), s = uint(position) - n * uint(p.spatial);
   const float w = p.weighted ? float(weight[t]) : 1.0f;
-  return loss_term{-w * float(x[(n * p.classes + t) * p.spatial + s]), w};
+  return loss_term{-w * float(x[(long(n) * p.classes + t) * p.spatial + s]), w};
 }
 
 struct term_sum {
@@ -159,8 +161,8 @@ kernel void nll_loss_backward(
   const float g = float(grad[p.grad_per_position ? long(position) : 0]);
   const float scaled = p.mean ? g / float(total_weight[0]) : g;
   const float w = p.weighted ? float(weight[t]) : 1.0f;
-  const long n = long(position) / p.spatial, s = long(position) - n * p.spatial;
-  grad_in[(n * p.classes + t) * p.spatial + s] = static_cast<T>(-scaled * w);
+  const uint n = position / uint(p.spatial), s = position - n * uint(p.spatial);
+  grad_in[(long(n) * p.classes + t) * p.spatial + s] = static_cast<T>(-scaled * w);
 }
 
 // Backward of a spatial loss (nll_loss2d: spatial > 1), every element of
@@ -187,7 +189,7 @@ kernel void nll_loss_backward_planes(
   if (long(position) >= p.positions) {
     return;
   }
-  // positions < 2**32 (the host's check): the sample in 32 bits.
+  // The sample in 32 bits, as in position_term.
   const uint n = position / uint(p.spatial), s = position - n * uint(p.spatial);
   const long first = long(thread_at.y) * mps_ops::nll_classes_per_thread;
   const long last = min(first + mps_ops::nll_classes_per_thread, p.classes);
