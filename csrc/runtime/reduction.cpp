@@ -252,18 +252,13 @@ struct Split {
 // 2**min_chunk_shift elements. Kernels and pipelines are the same on every
 // GPU; only the input's shape decides.
 //
-// split_groups: 1024 groups of 256 threads, about as many threads as the
-// largest GPUs keep in flight (an 80-core Apple GPU holds a few groups per
-// core, so do big discrete GPUs on their 100-odd cores), so the split fills
-// any of them and small GPUs (8 cores) simply run the groups in turn; it is
-// no one GPU's core count. Chunk states cost little either way: at most
+// split_groups (reduction.h): chunk states cost little either way: at most
 // max_chunk_state_bytes per chunk of at least 4096 elements (under 1% of
 // the input's bytes, read once by the merge pass), so erring high is cheap.
 // min_chunk_shift: a group still folds at least 16 elements per thread (a
 // column-mapped one at least 512), so each chunk's fixed costs (start,
 // merge, one state stored and read again) stay small beside its loads.
 // Chunks are powers of two so the kernel finds them by shifts.
-constexpr int64_t split_groups = 1024;
 constexpr int min_chunk_shift = 12;
 // The merge pass's chunk states per thread. Each is a load the merge then
 // waits on: at the rows mapping's 32 per thread, a slice's merge was 32

@@ -40,6 +40,15 @@ ReductionPlan plan_reduction(const at::Tensor& input, at::IntArrayRef dims, bool
 void check_reduced_dims_not_empty(const char* prefix, const at::Tensor& input, at::IntArrayRef dims,
                                   bool dims_named = true);
 
+// Groups of 256 threads that fill a GPU: about as many threads as the
+// largest GPUs keep in flight (an 80-core Apple GPU holds a few groups per
+// core, so do big discrete GPUs on their 100-odd cores), so a dispatch of
+// this many fills any of them and small GPUs (8 cores) simply run the
+// groups in turn; it is no one GPU's core count. Split reductions cut long
+// slices into up to this many chunks; nll_loss's first pass takes up to
+// this many groups.
+constexpr int64_t split_groups = 1024;
+
 // How a kernel takes its slices: `any` as the layout's mapping fields say
 // (kernels built on reduce_slice / merge_slice), or always the rows mapping,
 // whole slices (no columns, no split): masked_softmax, whose threads each
