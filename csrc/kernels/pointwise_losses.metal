@@ -80,13 +80,19 @@ struct binary_cross_entropy_rule {
   static int domain_error(float x, float y) {
     return !(x >= 0.0f && x <= 1.0f) ? 1 : (!(y >= 0.0f && y <= 1.0f) ? 2 : 0);
   }
-  // log1p(-x) on [0, 1], as the CPU takes it, by Goldberg's correction of
-  // log(1 - x) for the rounding of 1 - x: one log and one division, within a
-  // few ulps, where mps_ops::log1p's two branches (both taken by a SIMD group
-  // of mixed inputs) cost 0.7x torch's kernel on an H100.
+  // log1p(-x) on [0, 1], as the CPU takes it, without a division: with u =
+  // 1 - x rounded, 1 - x = u - d exactly, d = (u - 1) + x (both steps exact:
+  // Sterbenz), so log(1 - x) = log(u) + log(1 - d / u), whose first-order
+  // term d / u corrects the rounding. 1 / u is taken as 2 - u: its error,
+  // (1 - u)^2 / u, scales a d below half an ulp of u, and d is 0 from x =
+  // 0.5 on (1 - x exact), so the correction adds under half an ulp to log's
+  // own. (Goldberg's log(u) * x / (1 - u) divided per element: with two
+  // logs, 0.65x torch's CUDA kernel on an H200; a division costs as much
+  // on an Apple GPU with fast math off.)
   static float log1p_of_negative(float x) {
     const float u = 1.0f - x;
-    return u == 1.0f ? -x : log(u) * (-x / (u - 1.0f));
+    const float d = (u - 1.0f) + x;
+    return log(u) - d * (2.0f - u);
   }
   static float term(float x, float y, constant params&) {
     return (y - 1.0f) * max(log1p_of_negative(x), -100.0f) - y * max(log(x), -100.0f);
@@ -149,8 +155,8 @@ kernel void pointwise_loss(
 // Mean and sum, first pass: threadgroup g sums elements [g * chunk, (g + 1) *
 // chunk) into partials[g], each thread taking a run of per_thread<T>()
 // loads (group_size apart) before it adds any. Offsets inside the chunk
-// (a few thousand elements) are 32-bit: 64-bit ones per element cost
-// registers and instructions on every GPU.
+// (below 2**31 elements: the host's check) are 32-bit: 64-bit ones per
+// element cost registers and instructions on every GPU.
 template <typename Rule, typename T>
 kernel void pointwise_loss_partials(
     device float* partials [[buffer(0)]],

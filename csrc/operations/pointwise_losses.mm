@@ -7,6 +7,7 @@
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
+#include "../runtime/reduction.h"
 #include "../runtime/per_element.h"
 
 #include "../kernels/include/mps_ops/shape_limits.h"
@@ -30,9 +31,12 @@ namespace mps_ops {
 
 namespace {
 
-// Threads per group of the reduced forward's first pass, and loads per
-// thread there: enough work per group that the second pass, which sums the
-// groups' partials in one group, reads few of them.
+// Threads per group of the reduced forward's first pass, and its least
+// loads per thread; its groups at most split_groups (reduction.h): enough to
+// fill a GPU, few enough that the second pass, one group, reads 4 partials
+// per thread. (At 16 loads per thread and no bound, 2**26 elements left
+// 16384 partials, 64 dependent loads per thread of the second pass: 29 us
+// on an H200 otherwise idle, beside the first pass's 360.)
 constexpr int64_t loss_group_threads = 256;
 constexpr int64_t loss_elements_per_thread = 16;
 // Elements per dispatch of the one-pass kernels, whose grid and indices are
@@ -251,9 +255,11 @@ void loss_reduced(const LossKind& kind, const FlatOperands& flat, bool weighted,
   const c10::ScalarType dtype = x.scalar_type();
   const int64_t n = x.numel();
   const int64_t per_group = loss_group_threads * loss_elements_per_thread;
-  const int64_t groups = std::max<int64_t>(1, (n + per_group - 1) / per_group);
-  TORCH_CHECK(groups <= std::numeric_limits<uint32_t>::max(), "mps_ops: ", kind.op, " over ", n, " elements");
+  const int64_t groups = std::clamp<int64_t>((n + per_group - 1) / per_group, 1, split_groups);
   p.chunk = std::max<int64_t>(1, (n + groups - 1) / groups);
+  // The kernel's offsets inside a chunk are 32-bit (2**41 elements and more:
+  // no GPU holds them).
+  TORCH_CHECK(p.chunk < (int64_t{1} << 31), "mps_ops: ", kind.op, " over ", n, " elements");
   p.mean = reduction == at::Reduction::Mean ? 1 : 0;
   const at::Tensor partials = at::empty({groups}, x.options().dtype(at::kFloat));
   const KernelHandle* partial_kernel = kind.partials.get(Variant::reduce, dtype, dtype);
