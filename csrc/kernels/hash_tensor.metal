@@ -42,115 +42,91 @@ inline ulong double_bits(uint sign, uint exponent, uint fraction, uint fraction_
   return sign_bit | (ulong(exponent + 1023u - bias) << 52) | (ulong(fraction) << shift);
 }
 
+// A float's double from its bits. Normal numbers (nearly every element)
+// take the short way: in 32-bit words, the shifted magnitude plus the
+// exponent's rebias (896 << 20, carry-free) and the fraction's last three
+// bits; zeros, infinities and NaN are short too. Only subnormals, which must
+// be renormalised, go through double_bits. (A GPU does 64-bit integer work
+// as pairs of 32-bit instructions: the H200 profile showed the general
+// path's instructions, three times torch's sum's, as the limit.)
+inline ulong float_bits_widened(uint bits) {
+  const uint sign = bits & 0x80000000u;
+  const uint magnitude = bits & 0x7fffffffu;
+  const uint exponent = magnitude >> 23;
+  uint hi;
+  if (exponent - 1u < 0xfeu) {
+    hi = sign | ((magnitude >> 3) + 0x38000000u);
+  } else if (exponent == 0xffu) {
+    const uint fraction = bits & 0x7fffffu;
+    hi = sign | 0x7ff00000u | (fraction != 0u ? 0x80000u : 0u) | (fraction >> 3);
+  } else if (magnitude == 0u) {
+    hi = sign;
+  } else {
+    return double_bits(bits >> 31, 0u, bits & 0x7fffffu, 23u, 0xffu, 127u);
+  }
+  return (ulong(hi) << 32) | ulong(bits << 29);
+}
+
+// Integers and bool: the 64-bit integer of the same value (two's complement),
+// as the CPU's static_cast<int64_t> then bit cast.
+template <typename T>
+ulong widened_bits(T value) {
+  return ulong(long(value));
+}
+
+template <>
+ulong widened_bits<float>(float value) {
+  return float_bits_widened(as_type<uint>(value));
+}
+
 }  // namespace
 
-// Integers and bool: the xor of the 64-bit integers of the same values (two's
-// complement), as the CPU's static_cast<int64_t> then bit cast.
-template <typename In>
-struct xor_of_integers {
+// The reducers differ in how an element widens (`Widen`), nothing else.
+template <typename In, typename Widen>
+struct xor_of_widened {
   using state = ulong;
   using params = mps_ops::no_params;
   static state identity() { return 0ul; }
-  static state fold(state s, mps_ops::opmath_t<In> v) { return s ^ ulong(long(v)); }
+  static state fold(state s, mps_ops::opmath_t<In> v) { return s ^ Widen::bits(v); }
   static state merge(state a, state b) { return a ^ b; }
   static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
   static state finish(state s, constant params&) { return s; }
 };
 
-// Floating-point elements by their bits, xored in 32 bits. For a normal
-// number the widened double's bits are linear in the element's bits under
-// xor, but for a constant: widened(b) = placed(b) ^ normal_constant, where
-// placed moves each bit to its place in the double, and the exponent's top
-// bit also flips the 4 bits above the rest of the exponent (e + rebias
-// carries exactly when that bit is set). So the xor of a slice's widened
-// values is placed(xor of its bits), xored with normal_constant where the
-// count is odd, and only the other elements (zeros, subnormals,
-// infinities, NaN) need their own widening: each adds what its exact
-// double differs by from that formula (`fix`). A normal element then costs
-// an xor, a count and a range test, where widening it was four times that
-// (H200: 0.39x-0.58x torch's CUDA hash).
-//   Format: fields of the element's bits, as uint (half and bfloat16 as
-//   their 16 bits; bfloat16 shifted to a float's place)
-//     bits(v)            the element's bits
-//     is_normal(b)       exponent neither 0 nor all ones
-//     placed(b)          the linear part of a normal element's double
-//     normal_constant()  the rest of it
-//     exact(b)           any element's widened double (the CPU's)
-template <typename In, typename Format>
-struct xor_of_floating_bits {
-  struct state {
-    uint bits;   // xor of the elements' bits
-    uint count;  // elements folded (their parity counts)
-    ulong fix;   // xor of exact(b) ^ placed(b) ^ normal_constant over the elements not normal
-  };
-  using params = mps_ops::no_params;
-  static state identity() { return state{0u, 0u, 0ul}; }
-  static state fold(state s, mps_ops::opmath_t<In> v) {
-    const uint b = Format::bits(v);
-    if (!Format::is_normal(b)) {
-      s.fix ^= Format::exact(b) ^ Format::placed(b) ^ Format::normal_constant();
+struct widen_value {
+  template <typename T>
+  static ulong bits(T value) {
+    return widened_bits(value);
+  }
+};
+
+// An int16 element holding a half's bits, widened from the bits alone (a
+// GPU's conversion may replace a NaN's payload, and an Apple GPU's may
+// flush subnormals): normal halves in two instructions (the shifted
+// magnitude plus the exponent's rebias, 1008 << 20), the rest through
+// double_bits.
+struct widen_half_bits {
+  static ulong bits(short value) {
+    const uint h = uint(ushort(value));
+    const uint exponent = (h >> 10) & 0x1fu;
+    if (exponent - 1u < 0x1eu) {
+      return ulong(((h & 0x8000u) << 16) | (((h & 0x7fffu) << 10) + 0x3f000000u)) << 32;
     }
-    return state{s.bits ^ b, s.count + 1u, s.fix};
-  }
-  static state merge(state a, state b) { return state{a.bits ^ b.bits, a.count + b.count, a.fix ^ b.fix}; }
-  static state shuffle_xor(state s, ushort mask) {
-    return state{mps_ops::shuffle_xor(s.bits, mask), mps_ops::shuffle_xor(s.count, mask),
-                 mps_ops::shuffle_xor(s.fix, mask)};
-  }
-  static ulong finish(state s, constant params&) {
-    return Format::placed(s.bits) ^ ((s.count & 1u) != 0u ? Format::normal_constant() : 0ul) ^ s.fix;
+    return double_bits(h >> 15, exponent, h & 0x3ffu, 10u, 0x1fu, 15u);
   }
 };
 
-// A float (or a bfloat16 in a float's upper half): sign, 8 exponent bits,
-// 23 fraction bits. Normal: the double's high word is the sign, the
-// exponent e + 896 (896 = 0x380: for e < 128 that is 0x380 | e, from 128 on
-// 0x400 | (e & 0x7f), i.e. 0x380 ^ (e & 0x7f) ^ (e >= 128 ? 0x780 : 0)) and
-// the fraction's top 20 bits; the low word the fraction's last 3 bits.
-struct float_format {
-  static uint bits(float v) { return as_type<uint>(v); }
-  static bool is_normal(uint b) { return ((b >> 23) & 0xffu) - 1u < 0xfeu; }
-  static ulong placed(uint b) {
-    const uint hi = (b & 0x80000000u) | ((b & 0x3ffffff8u) >> 3) | ((b & 0x40000000u) != 0u ? 0x78000000u : 0u);
-    return (ulong(hi) << 32) | ulong(b << 29);
-  }
-  static ulong normal_constant() { return ulong(0x38000000u) << 32; }
-  static ulong exact(uint b) { return double_bits(b >> 31, (b >> 23) & 0xffu, b & 0x7fffffu, 23u, 0xffu, 127u); }
-};
-
-// A bfloat16's 16 bits, widened as the float of the same upper half.
-struct bfloat_format {
-  static uint bits(short v) { return uint(ushort(v)) << 16; }
-  static bool is_normal(uint b) { return float_format::is_normal(b); }
-  static ulong placed(uint b) { return float_format::placed(b); }
-  static ulong normal_constant() { return float_format::normal_constant(); }
-  static ulong exact(uint b) { return float_format::exact(b); }
-};
-
-// A half's 16 bits (a GPU's conversion may replace a NaN's payload, and an
-// Apple GPU's may flush subnormals, so the bits are widened, not the
-// value): sign, 5 exponent bits, 10 fraction bits. Normal: the exponent e +
-// 1008 (0x3f0 ^ (e & 0xf) ^ (e >= 16 ? 0x7f0 : 0)) and the fraction in the
-// high word, nothing in the low one.
-struct half_format {
-  static uint bits(short v) { return uint(ushort(v)); }
-  static bool is_normal(uint b) { return ((b >> 10) & 0x1fu) - 1u < 0x1eu; }
-  static ulong placed(uint b) {
-    const uint hi = ((b & 0x8000u) << 16) | ((b & 0x3fffu) << 10) | ((b & 0x4000u) != 0u ? 0x7f000000u : 0u);
-    return ulong(hi) << 32;
-  }
-  static ulong normal_constant() { return ulong(0x3f000000u) << 32; }
-  static ulong exact(uint b) { return double_bits((b >> 15) & 1u, (b >> 10) & 0x1fu, b & 0x3ffu, 10u, 0x1fu, 15u); }
+// An int16 element holding a bfloat16's bits: a float's upper half.
+struct widen_bfloat_bits {
+  static ulong bits(short value) { return float_bits_widened(uint(ushort(value)) << 16); }
 };
 
 template <typename In>
-struct hash_tensor_reducer : xor_of_integers<In> {};
-template <>
-struct hash_tensor_reducer<float> : xor_of_floating_bits<float, float_format> {};
+struct hash_tensor_reducer : xor_of_widened<In, widen_value> {};
 template <typename In>
-struct hash_tensor_half_bits_reducer : xor_of_floating_bits<In, half_format> {};
+struct hash_tensor_half_bits_reducer : xor_of_widened<In, widen_half_bits> {};
 template <typename In>
-struct hash_tensor_bfloat_bits_reducer : xor_of_floating_bits<In, bfloat_format> {};
+struct hash_tensor_bfloat_bits_reducer : xor_of_widened<In, widen_bfloat_bits> {};
 
 MPS_OPS_FOR_BOOL(REGISTER_REDUCE_ONE_OP, hash_tensor, ulong)
 MPS_OPS_FOR_INTEGRAL(REGISTER_REDUCE_ONE_OP, hash_tensor, ulong)
