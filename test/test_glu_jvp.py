@@ -4,11 +4,13 @@ glu's forward-mode derivative through torch.func.jvp on our kernel."""
 
 from __future__ import annotations
 
+import mps_ops
 import pytest
 import torch
 import torch.nn.functional as F
 
 from helpers import assert_matches, run_on_kernels
+from mps_ops.testing import device
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -86,3 +88,23 @@ def test_empty_and_errors():
     with pytest.raises(NotImplementedError):
         xi = torch.ones(2, 4, dtype=torch.int32)
         run_on_kernels(lambda *t: torch.ops.aten.glu_jvp(*t, 1), xi[:, :2], xi, xi)
+
+
+@pytest.mark.skipif(mps_ops.backend == "emulator",
+                    reason="2**32 half elements (8 GiB per operand): a GPU's memory, not CI's")
+def test_offsets_past_2_to_the_31_take_64_bit_arithmetic():
+    """Halves along dim 1 of 2 rows of 2**31 + 64 elements: the second half's
+    last element lies 2**31 + 2**30 elements past its first, so the kernel
+    adds offsets in 64 bits there (32 bits everywhere else). Its last
+    columns against the same columns computed alone (narrow)."""
+    n = 2**30 + 32
+    torch.manual_seed(0)
+    x = torch.randn(2, 2 * n, dtype=torch.float16, device=device())
+    columns = [n - 3, n - 2, n - 1]
+    small = torch.cat([x[:, columns], x[:, [n + c for c in columns]]], 1)
+    with mps_ops.profile() as prof:
+        glu = F.glu(x, 1)
+        actual = torch.ops.aten.glu_jvp(glu, x, x, 1)[:, columns].cpu()
+        expected = torch.ops.aten.glu_jvp(F.glu(small, 1), small, small, 1).cpu()
+    assert any(d.op == "glu_jvp" for d in prof.dispatches)
+    assert_matches(actual, expected, "glu_jvp's last columns")

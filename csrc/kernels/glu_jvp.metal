@@ -15,13 +15,14 @@ using namespace metal;
 
 namespace {
 
-// Element offsets of the first N operands at the start of row `row` of the
-// half shape (x = its innermost dim, y = the rest): 32-bit coordinates (the
-// host allows no more than 2**32 - 1 elements; a GPU divides 64-bit integers
-// in software), the outermost one what is left of the row, so a 2-D shape
-// divides nothing.
-template <int N>
-inline void row_offsets(uint row, constant mps_ops::glu_geometry& g, thread long* offsets) {
+// Element offsets (of type I: uint where the host found the geometry
+// narrow, else long) of the first N operands at the start of row `row` of
+// the half shape (x = its innermost dim, y = the rest): 32-bit coordinates
+// (the host allows no more than 2**32 - 1 elements; a GPU divides 64-bit
+// integers in software), the outermost one what is left of the row, so a
+// 2-D shape divides nothing.
+template <int N, typename I>
+inline void row_offsets(uint row, constant mps_ops::glu_geometry& g, thread I* offsets) {
   for (int op = 0; op < N; ++op) {
     offsets[op] = 0;
   }
@@ -30,9 +31,18 @@ inline void row_offsets(uint row, constant mps_ops::glu_geometry& g, thread long
     const uint coord = d > 0 ? row % size : row;
     row /= size;
     for (int op = 0; op < N; ++op) {
-      offsets[op] += long(coord) * g.strides[op][d];
+      offsets[op] += I(coord) * I(g.strides[op][d]);
     }
   }
+}
+
+// Operand op's element x of the row at o[op]: in I, 32-bit multiplies and
+// adds where the geometry is narrow (a 64-bit product per operand per
+// element made glu_jvp instruction-bound: H200, half 0.74x torch's CUDA
+// kernel; Apple GPUs likewise do 64-bit integer work as 32-bit pairs).
+template <typename I>
+inline I element_at(thread const I* o, constant mps_ops::glu_geometry& g, int op, uint x) {
+  return o[op] + I(x) * I(g.strides[op][g.ndim - 1]);
 }
 
 inline float sigmoid(float v) {
@@ -45,6 +55,70 @@ inline float sigmoid(float v) {
 // loaded before any is computed, the row's threads stepping by their count
 // (the strided element-wise kernels' grid, elementwise.h).
 // Operands: out, glu, b, da, db.
+template <typename I, typename T>
+inline void glu_jvp_row(device T* out, constant T* glu, constant T* b, constant T* da, constant T* db,
+                        constant mps_ops::glu_geometry& g, uint2 pos, uint2 grid) {
+  constexpr uint K = mps_ops::glu_elements_per_thread;
+  I o[5];
+  row_offsets<5>(pos.y, g, o);
+  const uint inner = uint(g.sizes[g.ndim - 1]);
+  float gluv[K], bv[K], dav[K], dbv[K];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      gluv[k] = float(glu[element_at(o, g, 1, x)]);
+      bv[k] = float(b[element_at(o, g, 2, x)]);
+      dav[k] = float(da[element_at(o, g, 3, x)]);
+      dbv[k] = float(db[element_at(o, g, 4, x)]);
+    }
+  }
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      const float s = sigmoid(bv[k]);
+      out[element_at(o, g, 0, x)] = static_cast<T>(dav[k] * s + gluv[k] * (dbv[k] - s * dbv[k]));
+    }
+  }
+}
+
+// Operands: out_a, out_b, grad_a (grad_x's first half), a, b, dgrad_glu, da, db.
+template <typename I, typename T>
+inline void glu_backward_jvp_row(device T* out_a, device T* out_b, constant T* grad_a, constant T* a,
+                                 constant T* b, constant T* dgrad_glu, constant T* da, constant T* db,
+                                 constant mps_ops::glu_geometry& g, uint2 pos, uint2 grid) {
+  constexpr uint K = mps_ops::glu_elements_per_thread;
+  I o[8];
+  row_offsets<8>(pos.y, g, o);
+  const uint inner = uint(g.sizes[g.ndim - 1]);
+  float gav[K], av[K], bv[K], dgv[K], dav[K], dbv[K];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      gav[k] = float(grad_a[element_at(o, g, 2, x)]);
+      av[k] = float(a[element_at(o, g, 3, x)]);
+      bv[k] = float(b[element_at(o, g, 4, x)]);
+      dgv[k] = float(dgrad_glu[element_at(o, g, 5, x)]);
+      dav[k] = float(da[element_at(o, g, 6, x)]);
+      dbv[k] = float(db[element_at(o, g, 7, x)]);
+    }
+  }
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      const float s = sigmoid(bv[k]);
+      const float ga = gav[k], glu = av[k] * s;
+      const float n = dbv[k] - dbv[k] * s;
+      const float dgrad_a = dgv[k] * s + ga * n;
+      out_a[element_at(o, g, 0, x)] = static_cast<T>(dgrad_a);
+      out_b[element_at(o, g, 1, x)] = static_cast<T>(dgrad_a * (av[k] - glu) + ga * (dav[k] - dav[k] * s - glu * n));
+    }
+  }
+}
+
 template <typename T>
 kernel void glu_jvp(
     device T* out [[buffer(0)]],
@@ -55,33 +129,13 @@ kernel void glu_jvp(
     constant mps_ops::glu_geometry& g [[buffer(5)]],
     uint2 pos [[thread_position_in_grid]],
     uint2 grid [[threads_per_grid]]) {
-  constexpr uint K = mps_ops::glu_elements_per_thread;
-  long o[5];
-  row_offsets<5>(pos.y, g, o);
-  const int last = g.ndim - 1;
-  const uint inner = uint(g.sizes[last]);
-  float gluv[K], bv[K], dav[K], dbv[K];
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < K; ++k) {
-    const uint x = pos.x + k * grid.x;
-    if (x < inner) {
-      gluv[k] = float(glu[o[1] + long(x) * g.strides[1][last]]);
-      bv[k] = float(b[o[2] + long(x) * g.strides[2][last]]);
-      dav[k] = float(da[o[3] + long(x) * g.strides[3][last]]);
-      dbv[k] = float(db[o[4] + long(x) * g.strides[4][last]]);
-    }
-  }
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < K; ++k) {
-    const uint x = pos.x + k * grid.x;
-    if (x < inner) {
-      const float s = sigmoid(bv[k]);
-      out[o[0] + long(x) * g.strides[0][last]] = static_cast<T>(dav[k] * s + gluv[k] * (dbv[k] - s * dbv[k]));
-    }
+  if (g.narrow != 0) {
+    glu_jvp_row<uint>(out, glu, b, da, db, g, pos, grid);
+  } else {
+    glu_jvp_row<long>(out, glu, b, da, db, g, pos, grid);
   }
 }
 
-// Operands: out_a, out_b, grad_a (grad_x's first half), a, b, dgrad_glu, da, db.
 template <typename T>
 kernel void glu_backward_jvp(
     device T* out_a [[buffer(0)]],
@@ -95,36 +149,10 @@ kernel void glu_backward_jvp(
     constant mps_ops::glu_geometry& g [[buffer(8)]],
     uint2 pos [[thread_position_in_grid]],
     uint2 grid [[threads_per_grid]]) {
-  constexpr uint K = mps_ops::glu_elements_per_thread;
-  long o[8];
-  row_offsets<8>(pos.y, g, o);
-  const int last = g.ndim - 1;
-  const uint inner = uint(g.sizes[last]);
-  float gav[K], av[K], bv[K], dgv[K], dav[K], dbv[K];
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < K; ++k) {
-    const uint x = pos.x + k * grid.x;
-    if (x < inner) {
-      gav[k] = float(grad_a[o[2] + long(x) * g.strides[2][last]]);
-      av[k] = float(a[o[3] + long(x) * g.strides[3][last]]);
-      bv[k] = float(b[o[4] + long(x) * g.strides[4][last]]);
-      dgv[k] = float(dgrad_glu[o[5] + long(x) * g.strides[5][last]]);
-      dav[k] = float(da[o[6] + long(x) * g.strides[6][last]]);
-      dbv[k] = float(db[o[7] + long(x) * g.strides[7][last]]);
-    }
-  }
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < K; ++k) {
-    const uint x = pos.x + k * grid.x;
-    if (x < inner) {
-      const float s = sigmoid(bv[k]);
-      const float ga = gav[k], glu = av[k] * s;
-      const float n = dbv[k] - dbv[k] * s;
-      const float dgrad_a = dgv[k] * s + ga * n;
-      out_a[o[0] + long(x) * g.strides[0][last]] = static_cast<T>(dgrad_a);
-      out_b[o[1] + long(x) * g.strides[1][last]] =
-          static_cast<T>(dgrad_a * (av[k] - glu) + ga * (dav[k] - dav[k] * s - glu * n));
-    }
+  if (g.narrow != 0) {
+    glu_backward_jvp_row<uint>(out_a, out_b, grad_a, a, b, dgrad_glu, da, db, g, pos, grid);
+  } else {
+    glu_backward_jvp_row<long>(out_a, out_b, grad_a, a, b, dgrad_glu, da, db, g, pos, grid);
   }
 }
 

@@ -14,10 +14,13 @@ enum { glu_elements_per_thread = 4 };
 // each operand's strides in elements, [operand][dim]. 8 x 8 keeps it within
 // what one setBytes carries here (1 KiB).
 enum { glu_max_operands = 8, glu_max_dims = 8 };
+// narrow: every operand's last element lies below 2**31 elements from its
+// first, so the kernels add offsets in 32 bits.
 struct glu_geometry {
   long sizes[glu_max_dims];
   long strides[glu_max_operands][glu_max_dims];
   int ndim;
+  int narrow;
 };
 
 }  // namespace mps_ops

@@ -13,6 +13,8 @@
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/empty.h>
 
+#include <algorithm>
+
 namespace mps_ops {
 
 namespace {
@@ -79,6 +81,17 @@ void dispatch_glu(KernelCache& kernels, int outputs, std::vector<at::Tensor> ope
       g.strides[i][d] = kept.empty() ? 0 : operands[i].stride(kept[d]);
     }
   }
+  // Narrow: each operand's last element below 2**31 elements from its first
+  // (strides are never negative), so the kernel's offsets fit 32 bits.
+  int64_t farthest = 0;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    int64_t last = 0;
+    for (int d = 0; d < g.ndim; ++d) {
+      last += (g.sizes[d] - 1) * g.strides[i][d];
+    }
+    farthest = std::max(farthest, last);
+  }
+  g.narrow = farthest < (int64_t{1} << 31) ? 1 : 0;
   function.bind_operand_list(operands).bind(g);
   // x: the innermost dim, up to glu_elements_per_thread of it per thread; y:
   // the rest (the strided element-wise kernels' grid).
