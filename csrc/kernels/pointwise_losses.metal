@@ -106,15 +106,19 @@ struct binary_cross_entropy_rule {
 
 // One element's weighted loss; operands outside the rule's domain raise
 // bad_input[0] (the input) or bad_input[1] (the target) and count 0.
+// `weighted` is p.weighted, read once by the caller: read here, the store to
+// bad_input (which may alias p, for all the compiler knows) made each
+// element load it again.
 template <typename Rule, typename T>
-inline float weighted_term(T x, T y, constant T* w, uint i, device int* bad_input, constant params& p) {
+inline float weighted_term(T x, T y, constant T* w, uint i, device int* bad_input, constant params& p,
+                           bool weighted) {
   const int error = Rule::domain_error(float(x), float(y));
   if (error != 0) {
     bad_input[error - 1] = 1;
     return 0.0f;
   }
   const float term = Rule::term(float(x), float(y), p);
-  return p.weighted ? term * float(w[i]) : term;
+  return weighted ? term * float(w[i]) : term;
 }
 
 struct float_sum {
@@ -140,6 +144,7 @@ kernel void pointwise_loss(
     uint thread_index [[thread_position_in_grid]]) {
   const uint first = mps_ops::first_element<T>(thread_index);
   const uint count = uint(p.n);
+  const bool weighted = p.weighted != 0;
   T a[mps_ops::per_thread<T>()], b[mps_ops::per_thread<T>()];
   mps_ops::load_dense(a, x, first, count);
   mps_ops::load_dense(b, y, first, count);
@@ -147,7 +152,7 @@ kernel void pointwise_loss(
   for (uint k = 0; k < mps_ops::per_thread<T>(); ++k) {
     const uint i = first + k * mps_ops::elementwise_tile;
     if (i < count) {
-      out[i] = static_cast<T>(weighted_term<Rule>(a[k], b[k], w, i, bad_input, p));
+      out[i] = static_cast<T>(weighted_term<Rule>(a[k], b[k], w, i, bad_input, p, weighted));
     }
   }
 }
@@ -182,22 +187,26 @@ kernel void pointwise_loss_partials(
   constant T* xs = x + begin;
   constant T* ys = y + begin;
   constant T* ws = p.weighted ? w + begin : w;
+  const bool weighted = p.weighted != 0;
   float sum = 0.0f;
-  for (uint base = index; base < length; base += run * group_size) {
+  // Whole runs first, every load in range, then what is left one element at
+  // a time: a bounds test per load branched around it (half: 8 instructions
+  // a load, H200).
+  uint base = index;
+  for (; base + (run - 1) * group_size < length; base += run * group_size) {
     T a[run], b[run];
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
-      const uint i = base + k * group_size;
-      a[k] = i < length ? xs[i] : T(0);
-      b[k] = i < length ? ys[i] : T(0);
+      a[k] = xs[base + k * group_size];
+      b[k] = ys[base + k * group_size];
     }
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
-      const uint i = base + k * group_size;
-      if (i < length) {
-        sum += weighted_term<Rule>(a[k], b[k], ws, i, bad_input, p);
-      }
+      sum += weighted_term<Rule>(a[k], b[k], ws, base + k * group_size, bad_input, p, weighted);
     }
+  }
+  for (; base < length; base += group_size) {
+    sum += weighted_term<Rule>(xs[base], ys[base], ws, base, bad_input, p, weighted);
   }
   sum = mps_ops::merge_threadgroup<float_sum>(sum, merged, at);
   if (index == 0) {
@@ -244,18 +253,21 @@ kernel void pointwise_loss_backward(
     uint thread_index [[thread_position_in_grid]]) {
   const uint first = mps_ops::first_element<T>(thread_index);
   const uint count = uint(p.n);
+  // Read once (weighted_term says why).
+  const bool weighted = p.weighted != 0, per_element = p.grad_per_element != 0;
+  const float norm = p.norm;
   T a[mps_ops::per_thread<T>()], b[mps_ops::per_thread<T>()];
   mps_ops::load_dense(a, x, first, count);
   mps_ops::load_dense(b, y, first, count);
-  const float single = p.grad_per_element ? 0.0f : float(grad[0]);
+  const float single = per_element ? 0.0f : float(grad[0]);
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < mps_ops::per_thread<T>(); ++k) {
     const uint i = first + k * mps_ops::elementwise_tile;
     if (i < count) {
-      const float g = p.grad_per_element ? float(grad[i]) : single;
+      const float g = per_element ? float(grad[i]) : single;
       float gradient = Rule::gradient(float(a[k]), float(b[k]), g, p);
       if (Rule::weight_then_norm()) {  // the CPU's order: the weight, then the mean's 1 / n
-        gradient = (p.weighted ? gradient * float(w[i]) : gradient) * p.norm;
+        gradient = (weighted ? gradient * float(w[i]) : gradient) * norm;
       }
       grad_in[i] = static_cast<T>(gradient);
     }
