@@ -220,5 +220,9 @@ kernel void nll_loss_backward_planes(
 MPS_OPS_FOR_FLOATING(NLL_LOSS_INSTANTIATE, nll_loss, dense)
 MPS_OPS_FOR_FLOATING(NLL_LOSS_INSTANTIATE, nll_loss_partials, reduce)
 MPS_OPS_FOR_FLOATING(NLL_LOSS_INSTANTIATE, nll_loss_backward, dense)
-MPS_OPS_FOR_FLOATING(NLL_LOSS_INSTANTIATE, nll_loss_backward_planes, dense)
+// Long targets only: nll_loss2d, the one loss with more than one position per
+// sample, refuses uint8 targets (the CPU's check).
+#define NLL_LOSS_LONG_TARGETS_INSTANTIATE(KERNEL, VARIANT, T) \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(KERNEL, VARIANT, long, T), KERNEL, T, long)
+MPS_OPS_FOR_FLOATING(NLL_LOSS_LONG_TARGETS_INSTANTIATE, nll_loss_backward_planes, dense)
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, nll_loss_merge, reduce)
