@@ -169,9 +169,9 @@ void nll_forward_into(const char* op, NllProblem& problem, int64_t reduction, bo
   // its term), so a thread's positions are round trips in a row, and at 16
   // per thread nll_loss's 65536 targets ran on 16 groups (H200: 0.77x
   // torch's CUDA kernel). The merge pass reads two floats per group.
-  const int64_t groups =
-      std::clamp<int64_t>((positions + nll_group_threads - 1) / nll_group_threads, 1, split_groups);
-  problem.params.chunk = std::max<int64_t>(1, (positions + groups - 1) / groups);
+  const ChunkedPasses passes = chunked_passes(positions, nll_group_threads);
+  const int64_t groups = passes.groups;
+  problem.params.chunk = passes.chunk;
   problem.params.mean = reduction == at::Reduction::Mean ? 1 : 0;
   const at::Tensor partials = at::empty({groups, 2}, problem.x.options().dtype(at::kFloat));
   const KernelHandle* partial_kernel = partial_kernels.get(Variant::reduce, target_dtype, dtype);
@@ -183,9 +183,7 @@ void nll_forward_into(const char* op, NllProblem& problem, int64_t reduction, bo
   first.dispatch(Dim3{threads * static_cast<uint32_t>(groups), 1, 1}, Dim3{threads, 1, 1});
   const ContiguousOutput out(output), weight_sum(total_weight);
   const KernelHandle* total_kernel = merge_kernels.get(Variant::reduce, dtype, dtype);
-  const uint32_t total_threads = static_cast<uint32_t>(
-      std::min<int64_t>({nll_group_threads, backend().max_threads_per_group(total_kernel),
-                         std::max<int64_t>(32, (groups + 31) / 32 * 32)}));
+  const uint32_t total_threads = merge_group_threads(groups, nll_group_threads, total_kernel);
   KernelFunction second(total_kernel);
   second.bind_operands(out.tensor, weight_sum.tensor, partials).bind(problem.params);
   second.dispatch(Dim3{total_threads, 1, 1}, Dim3{total_threads, 1, 1});

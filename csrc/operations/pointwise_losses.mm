@@ -32,9 +32,9 @@ namespace mps_ops {
 namespace {
 
 // Threads per group of the reduced forward's first pass, and its least
-// loads per thread; its groups at most split_groups (reduction.h): enough to
-// fill a GPU, few enough that the second pass, one group, reads 4 partials
-// per thread. (At 16 loads per thread and no bound, 2**26 elements left
+// loads per thread; its groups at most split_groups (chunked_passes,
+// reduction.h): enough to fill a GPU, few enough that the second pass, one
+// group, reads 4 partials per thread. (At 16 loads per thread and no bound, 2**26 elements left
 // 16384 partials, 64 dependent loads per thread of the second pass: 29 us
 // on an H200 otherwise idle, beside the first pass's 360.)
 constexpr int64_t loss_group_threads = 256;
@@ -254,9 +254,9 @@ void loss_reduced(const LossKind& kind, const FlatOperands& flat, bool weighted,
   const at::Tensor &x = flat.tensors[0], &y = flat.tensors[1], &w = weighted ? flat.tensors[2] : x;
   const c10::ScalarType dtype = x.scalar_type();
   const int64_t n = x.numel();
-  const int64_t per_group = loss_group_threads * loss_elements_per_thread;
-  const int64_t groups = std::clamp<int64_t>((n + per_group - 1) / per_group, 1, split_groups);
-  p.chunk = std::max<int64_t>(1, (n + groups - 1) / groups);
+  const ChunkedPasses passes = chunked_passes(n, loss_group_threads * loss_elements_per_thread);
+  const int64_t groups = passes.groups;
+  p.chunk = passes.chunk;
   // The kernel's offsets inside a chunk are 32-bit (2**41 elements and more:
   // no GPU holds them).
   TORCH_CHECK(p.chunk < (int64_t{1} << 31), "mps_ops: ", kind.op, " over ", n, " elements");
@@ -270,9 +270,7 @@ void loss_reduced(const LossKind& kind, const FlatOperands& flat, bool weighted,
   first.dispatch(Dim3{threads * static_cast<uint32_t>(groups), 1, 1}, Dim3{threads, 1, 1});
   const c10::ScalarType out_dtype = out.scalar_type();
   const KernelHandle* merge_kernel = loss_merge.get(Variant::reduce, out_dtype, out_dtype);
-  const uint32_t merge_threads = static_cast<uint32_t>(
-      std::min<int64_t>({loss_group_threads, backend().max_threads_per_group(merge_kernel),
-                         std::max<int64_t>(32, (groups + 31) / 32 * 32)}));
+  const uint32_t merge_threads = merge_group_threads(groups, loss_group_threads, merge_kernel);
   KernelFunction second(merge_kernel);
   second.bind_operands(out, partials).bind(static_cast<uint32_t>(groups), p);
   second.dispatch(Dim3{merge_threads, 1, 1}, Dim3{merge_threads, 1, 1});

@@ -373,4 +373,14 @@ void dispatch_reduction(const ReducerKernels& kernels, std::initializer_list<con
   dispatch_passes(kernels.reduce, kernels.merge, outputs, inputs, plan, params, SliceMapping::any);
 }
 
+ChunkedPasses chunked_passes(int64_t n, int64_t least_per_group) {
+  const int64_t groups = std::clamp<int64_t>((n + least_per_group - 1) / least_per_group, 1, split_groups);
+  return ChunkedPasses{groups, std::max<int64_t>(1, (n + groups - 1) / groups)};
+}
+
+uint32_t merge_group_threads(int64_t groups, int64_t cap, const KernelHandle* kernel) {
+  return static_cast<uint32_t>(std::min<int64_t>({cap, static_cast<int64_t>(backend().max_threads_per_group(kernel)),
+                                                  std::max<int64_t>(simd_width, round_up(groups, simd_width))}));
+}
+
 }  // namespace mps_ops

@@ -45,9 +45,24 @@ void check_reduced_dims_not_empty(const char* prefix, const at::Tensor& input, a
 // core, so do big discrete GPUs on their 100-odd cores), so a dispatch of
 // this many fills any of them and small GPUs (8 cores) simply run the
 // groups in turn; it is no one GPU's core count. Split reductions cut long
-// slices into up to this many chunks; nll_loss's first pass takes up to
+// slices into up to this many chunks; the chunked passes below take up to
 // this many groups.
 constexpr int64_t split_groups = 1024;
+
+// A two-pass reduction with kernels of its own (nll_loss's, the point-wise
+// losses'): each group sums `chunk` consecutive items of n into a partial,
+// then one group merges the partials in order. ceil(n / least_per_group)
+// groups, at least one and at most split_groups, so that the merge reads
+// few partials per thread.
+struct ChunkedPasses {
+  int64_t groups;
+  int64_t chunk;
+};
+ChunkedPasses chunked_passes(int64_t n, int64_t least_per_group);
+
+// Threads of the one group that merges `groups` partials: whole SIMD
+// groups, at most `cap` and the pipeline's limit.
+uint32_t merge_group_threads(int64_t groups, int64_t cap, const KernelHandle* kernel);
 
 // How a kernel takes its slices: `any` as the layout's mapping fields say
 // (kernels built on reduce_slice / merge_slice), or always the rows mapping,
