@@ -32,22 +32,50 @@ struct loss_term {
   float weight;
 };
 
-template <typename T, typename Target>
-inline loss_term position_term(constant T* x, constant Target* target, constant T* weight,
-                               constant mps_ops::nll_loss_params& p, long position, device int* bad_target) {
+// A position's class: its target, or -1 where it is ignore_index or (then
+// raising bad_target) outside [0, classes).
+template <typename Target>
+inline long counted_class(constant Target* target, constant mps_ops::nll_loss_params& p, long position,
+                          device int* bad_target) {
   const long t = long(target[position]);
   if (t == p.ignore_index) {
-    return loss_term{0.0f, 0.0f};
+    return -1;
   }
   if (t < 0 || t >= p.classes) {
     *bad_target = 1;
+    return -1;
+  }
+  return t;
+}
+
+// The offset of class c at a position in the (samples, classes, spatial)
+// input or grad_in. positions < 2**32 (the host's check): the sample in 32
+// bits, where a 64-bit division costs more than the rest of the position's
+// work.
+inline long element_offset(constant mps_ops::nll_loss_params& p, long position, long c) {
+  const uint n = uint(position) / uint(p.spatial), s = uint(position) - n * uint(p.spatial);
+  return (long(n) * p.classes + c) * p.spatial + s;
+}
+
+// The gradient at a counted position's class c, in the CPU's order: the
+// mean's division first, then the weight.
+template <typename T>
+inline float position_gradient(constant T* grad, constant T* weight, constant T* total_weight,
+                               constant mps_ops::nll_loss_params& p, long position, long c) {
+  const float g = float(grad[p.grad_per_position ? position : 0]);
+  const float scaled = p.mean ? g / float(total_weight[0]) : g;
+  return -scaled * (p.weighted ? float(weight[c]) : 1.0f);
+}
+
+template <typename T, typename Target>
+inline loss_term position_term(constant T* x, constant Target* target, constant T* weight,
+                               constant mps_ops::nll_loss_params& p, long position, device int* bad_target) {
+  const long t = counted_class(target, p, position, bad_target);
+  if (t < 0) {
     return loss_term{0.0f, 0.0f};
   }
-  // positions < 2**32 (the host's check): the sample in 32 bits, where a
-  // 64-bit division costs more than the rest of the position's work.
-  const uint n = uint(position) / uint(p.spatial), s = uint(position) - n * uint(p.spatial);
   const float w = p.weighted ? float(weight[t]) : 1.0f;
-  return loss_term{-w * float(x[(long(n) * p.classes + t) * p.spatial + s]), w};
+  return loss_term{-w * float(x[element_offset(p, position, t)]), w};
 }
 
 struct term_sum {
@@ -149,20 +177,11 @@ kernel void nll_loss_backward(
   if (long(position) >= p.positions) {
     return;
   }
-  const long t = long(target[position]);
-  if (t == p.ignore_index) {
-    return;
+  const long t = counted_class(target, p, long(position), bad_target);
+  if (t >= 0) {
+    grad_in[element_offset(p, long(position), t)] =
+        static_cast<T>(position_gradient(grad, weight, total_weight, p, long(position), t));
   }
-  if (t < 0 || t >= p.classes) {
-    *bad_target = 1;
-    return;
-  }
-  // The CPU's order: the mean's division first, then the weight.
-  const float g = float(grad[p.grad_per_position ? long(position) : 0]);
-  const float scaled = p.mean ? g / float(total_weight[0]) : g;
-  const float w = p.weighted ? float(weight[t]) : 1.0f;
-  const uint n = position / uint(p.spatial), s = position - n * uint(p.spatial);
-  grad_in[(long(n) * p.classes + t) * p.spatial + s] = static_cast<T>(-scaled * w);
 }
 
 // Backward of a spatial loss (nll_loss2d: spatial > 1), every element of
@@ -189,23 +208,12 @@ kernel void nll_loss_backward_planes(
   if (long(position) >= p.positions) {
     return;
   }
-  // The sample in 32 bits, as in position_term.
-  const uint n = position / uint(p.spatial), s = position - n * uint(p.spatial);
   const long first = long(thread_at.y) * mps_ops::nll_classes_per_thread;
   const long last = min(first + mps_ops::nll_classes_per_thread, p.classes);
-  const long t = long(target[position]);
-  const bool counted = t != p.ignore_index && t >= 0 && t < p.classes;
-  if (t != p.ignore_index && !counted) {
-    *bad_target = 1;
-  }
-  float value = 0.0f;
-  if (counted && t >= first && t < last) {
-    // The CPU's order: the mean's division first, then the weight.
-    const float g = float(grad[p.grad_per_position ? long(position) : 0]);
-    const float scaled = p.mean ? g / float(total_weight[0]) : g;
-    value = -scaled * (p.weighted ? float(weight[t]) : 1.0f);
-  }
-  device T* out = grad_in + (long(n) * p.classes + first) * p.spatial + s;
+  const long t = counted_class(target, p, long(position), bad_target);  // -1: all 0
+  const float value =
+      t >= first && t < last ? position_gradient(grad, weight, total_weight, p, long(position), t) : 0.0f;
+  device T* out = grad_in + element_offset(p, long(position), first);
   for (long c = first; c < last; ++c, out += p.spatial) {
     *out = static_cast<T>(c == t ? value : 0.0f);
   }
