@@ -81,6 +81,27 @@ def test_every_bit_pattern_widens_alone(dtype):
     _check(bits.view(dtype).reshape(-1, 1), dim=[1])
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_every_bit_pattern_widens_alone_within_runs(dtype):
+    """The same patterns, each in its own slice of 256 among +0.0s (whose
+    double is all zero bits): slices this long are folded in runs of loads,
+    whose branch-free widening and rare-value swap differ from the one
+    element at a time above. Each pattern sits at another place in its slice,
+    so every thread and every place in a run sees the rare values."""
+    if dtype == torch.float32:
+        torch.manual_seed(3)
+        random = torch.randint(-2**31, 2**31, (2**14,), dtype=torch.int64)
+        exponents = torch.arange(256, dtype=torch.int64) << 23
+        extremes = torch.cat([exponents, exponents | 0x7FFFFF, exponents | 1, exponents | 0x400000, exponents | 7])
+        patterns = torch.cat([random, extremes, extremes | (1 << 31)])
+        bits = torch.where(patterns >= 2**31, patterns - 2**32, patterns).to(torch.int32)
+    else:
+        bits = torch.arange(-2**15, 2**15, dtype=torch.int32).to(torch.int16)
+    slices = torch.zeros(bits.numel(), 256, dtype=bits.dtype)
+    slices[torch.arange(bits.numel()), torch.arange(bits.numel()) % 256] = bits
+    _check(slices.view(dtype), dim=[1])
+
+
 @pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
                                    torch.float16, torch.bfloat16, torch.float32])
 def test_every_dtype(dtype):

@@ -14,57 +14,60 @@ using namespace metal;
 
 namespace {
 
-constexpr constant ulong double_exponent_all_ones = 0x7ff0000000000000ul;
-constexpr constant ulong double_quiet_bit = 0x0008000000000000ul;
 constexpr constant ulong double_fraction_mask = 0x000ffffffffffffful;
 
-// The bits of the double equal to a binary floating-point value given by
-// its fields (`fraction_bits` wide, exponent biased by `bias`, `max_exponent`
-// for infinities and NaN), as Metal has no double. Subnormals become normal
-// doubles; a NaN keeps its sign and payload and comes out quiet, as a CPU's
-// float-to-double conversion makes it.
-inline ulong double_bits(uint sign, uint exponent, uint fraction, uint fraction_bits, uint max_exponent, uint bias) {
-  const ulong sign_bit = ulong(sign) << 63;
-  const uint shift = 52 - fraction_bits;
-  if (exponent == max_exponent) {
-    return sign_bit | double_exponent_all_ones | (fraction != 0 ? double_quiet_bit : 0ul) | (ulong(fraction) << shift);
-  }
-  if (exponent == 0u) {
-    if (fraction == 0u) {
-      return sign_bit;
-    }
-    // fraction * 2**(1 - bias - fraction_bits), its leading one at bit
-    // `top`: 2**(top + 1 - bias - fraction_bits) times 1.rest.
-    const uint top = 31u - clz(fraction);
-    const ulong rest = (ulong(fraction) << (52u - top)) & double_fraction_mask;
-    return sign_bit | (ulong(top + 1u + 1023u - bias - fraction_bits) << 52) | rest;
-  }
-  return sign_bit | (ulong(exponent + 1023u - bias) << 52) | (ulong(fraction) << shift);
+// The bits of the double equal to a subnormal binary floating-point value
+// (fraction != 0, `fraction_bits` wide, exponent biased by `bias`), as Metal
+// has no double: a normal double. fraction * 2**(1 - bias - fraction_bits),
+// its leading one at bit `top`, is 2**(top + 1 - bias - fraction_bits) times
+// 1.rest.
+inline ulong subnormal_double_bits(uint sign, uint fraction, uint fraction_bits, uint bias) {
+  const uint top = 31u - clz(fraction);
+  const ulong rest = (ulong(fraction) << (52u - top)) & double_fraction_mask;
+  return (ulong(sign) << 63) | (ulong(top + 1u + 1023u - bias - fraction_bits) << 52) | rest;
 }
 
-// A float's double from its bits. Normal numbers (nearly every element)
-// take the short way: in 32-bit words, the shifted magnitude plus the
-// exponent's rebias (896 << 20, carry-free) and the fraction's last three
-// bits; zeros, infinities and NaN are short too. Only subnormals, which must
-// be renormalised, go through double_bits. (A GPU does 64-bit integer work
-// as pairs of 32-bit instructions: the H200 profile showed the general
-// path's instructions, three times torch's sum's, as the limit.)
-inline ulong float_bits_widened(uint bits) {
+// The high word of the double of an infinity or NaN: its sign bit in place,
+// its fraction shifted into the double's high word (`fraction_high`). A NaN
+// (`is_nan`: a nonzero fraction, whose high-word part may be 0) keeps its
+// sign and payload and comes out quiet, as a CPU's float-to-double
+// conversion makes it.
+inline uint special_high_word(uint sign, bool is_nan, uint fraction_high) {
+  return sign | 0x7ff00000u | (is_nan ? 0x80000u : 0u) | fraction_high;
+}
+
+// Whether a float's bits are a subnormal's: the only floats that must be
+// renormalised to widen.
+inline bool float_is_subnormal(uint bits) {
+  return (bits & 0x7f800000u) == 0u && (bits & 0x7fffffu) != 0u;
+}
+
+// A float's double from its bits, for every float but a subnormal, without
+// a branch: in 32-bit words, normal numbers take the shifted magnitude plus
+// the exponent's rebias (896 << 20, carry-free) and the fraction's last
+// three bits; infinities and NaN, and zeros, are selected. Branch-free so
+// that a run of loads is all issued before its widenings: a branch per
+// element made the H200's compiler consume each load before issuing the
+// next (one load in flight per thread, 43 instructions per element), and an
+// Apple GPU stalls the same way on a load its branch waits for. (A GPU does
+// 64-bit integer work as pairs of 32-bit instructions.)
+inline ulong float_bits_widened_unless_subnormal(uint bits) {
   const uint sign = bits & 0x80000000u;
   const uint magnitude = bits & 0x7fffffffu;
   const uint exponent = magnitude >> 23;
-  uint hi;
-  if (exponent - 1u < 0xfeu) {
-    hi = sign | ((magnitude >> 3) + 0x38000000u);
-  } else if (exponent == 0xffu) {
-    const uint fraction = bits & 0x7fffffu;
-    hi = sign | 0x7ff00000u | (fraction != 0u ? 0x80000u : 0u) | (fraction >> 3);
-  } else if (magnitude == 0u) {
-    hi = sign;
-  } else {
-    return double_bits(bits >> 31, 0u, bits & 0x7fffffu, 23u, 0xffu, 127u);
-  }
+  const uint fraction = bits & 0x7fffffu;
+  const uint finite = sign | ((magnitude >> 3) + 0x38000000u);
+  const uint special = special_high_word(sign, fraction != 0u, fraction >> 3);
+  const uint hi = exponent == 0xffu ? special : (exponent == 0u ? sign : finite);
   return (ulong(hi) << 32) | ulong(bits << 29);
+}
+
+// Any float's double from its bits: subnormals through subnormal_double_bits.
+inline ulong float_bits_widened(uint bits) {
+  if (float_is_subnormal(bits)) {
+    return subnormal_double_bits(bits >> 31, bits & 0x7fffffu, 23u, 127u);
+  }
+  return float_bits_widened_unless_subnormal(bits);
 }
 
 // Integers and bool: the 64-bit integer of the same value (two's complement),
@@ -81,44 +84,95 @@ ulong widened_bits<float>(float value) {
 
 }  // namespace
 
-// The reducers differ in how an element widens (`Widen`), nothing else.
+// The reducers differ in how an element widens (`Widen`), nothing else. A
+// Widen gives `bits` (any value), `common_bits` (without a branch, right
+// for all but the rare values) and `rare` (which values those are). A run
+// of loaded values (reduction.h's run_folding) xors their common_bits, then,
+// only where the run holds a rare value, swaps each rare one's common_bits
+// for its bits: xor is its own inverse.
 template <typename In, typename Widen>
 struct xor_of_widened {
   using state = ulong;
   using params = mps_ops::no_params;
+  using runs = mps_ops::runs_merged;
   static state identity() { return 0ul; }
   static state fold(state s, mps_ops::opmath_t<In> v) { return s ^ Widen::bits(v); }
+  template <uint run>
+  static state of_run(thread const mps_ops::opmath_t<In>* values) {
+    state s = 0ul;
+    bool any_rare = false;
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      s ^= Widen::common_bits(values[k]);
+      any_rare = any_rare || Widen::rare(values[k]);
+    }
+    if (any_rare) {
+      for (uint k = 0; k < run; ++k) {
+        if (Widen::rare(values[k])) {
+          s ^= Widen::common_bits(values[k]) ^ Widen::bits(values[k]);
+        }
+      }
+    }
+    return s;
+  }
   static state merge(state a, state b) { return a ^ b; }
   static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
   static state finish(state s, constant params&) { return s; }
 };
 
+// Integers and bool widen without a branch; a float's subnormals are rare.
 struct widen_value {
   template <typename T>
   static ulong bits(T value) {
     return widened_bits(value);
   }
+  template <typename T>
+  static ulong common_bits(T value) {
+    return widened_bits(value);
+  }
+  template <typename T>
+  static bool rare(T) {
+    return false;
+  }
+  static ulong common_bits(float value) { return float_bits_widened_unless_subnormal(as_type<uint>(value)); }
+  static bool rare(float value) { return float_is_subnormal(as_type<uint>(value)); }
 };
 
 // An int16 element holding a half's bits, widened from the bits alone (a
 // GPU's conversion may replace a NaN's payload, and an Apple GPU's may
-// flush subnormals): normal halves in two instructions (the shifted
-// magnitude plus the exponent's rebias, 1008 << 20), the rest through
-// double_bits.
+// flush subnormals): normal halves take the shifted magnitude plus the
+// exponent's rebias (1008 << 20), infinities, NaN and zeros are selected,
+// subnormals are rare and go through subnormal_double_bits. A half's double has no
+// bits in its low word.
 struct widen_half_bits {
+  static bool rare(short value) {
+    const uint h = uint(ushort(value));
+    return (h & 0x7c00u) == 0u && (h & 0x3ffu) != 0u;
+  }
+  static ulong common_bits(short value) {
+    const uint h = uint(ushort(value));
+    const uint sign = (h & 0x8000u) << 16;
+    const uint exponent = (h >> 10) & 0x1fu;
+    const uint fraction = h & 0x3ffu;
+    const uint finite = sign | (((h & 0x7fffu) << 10) + 0x3f000000u);
+    const uint special = special_high_word(sign, fraction != 0u, fraction << 10);
+    return ulong(exponent == 0x1fu ? special : (exponent == 0u ? sign : finite)) << 32;
+  }
   static ulong bits(short value) {
     const uint h = uint(ushort(value));
-    const uint exponent = (h >> 10) & 0x1fu;
-    if (exponent - 1u < 0x1eu) {
-      return ulong(((h & 0x8000u) << 16) | (((h & 0x7fffu) << 10) + 0x3f000000u)) << 32;
+    if (rare(value)) {
+      return subnormal_double_bits(h >> 15, h & 0x3ffu, 10u, 15u);
     }
-    return double_bits(h >> 15, exponent, h & 0x3ffu, 10u, 0x1fu, 15u);
+    return common_bits(value);
   }
 };
 
 // An int16 element holding a bfloat16's bits: a float's upper half.
 struct widen_bfloat_bits {
-  static ulong bits(short value) { return float_bits_widened(uint(ushort(value)) << 16); }
+  static uint float_word(short value) { return uint(ushort(value)) << 16; }
+  static ulong bits(short value) { return float_bits_widened(float_word(value)); }
+  static ulong common_bits(short value) { return float_bits_widened_unless_subnormal(float_word(value)); }
+  static bool rare(short value) { return float_is_subnormal(float_word(value)); }
 };
 
 template <typename In>
