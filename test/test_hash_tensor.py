@@ -87,7 +87,8 @@ def test_every_bit_pattern_widens_alone_within_runs(dtype):
     double is all zero bits): slices this long are folded in runs of loads,
     whose branch-free widening and rare-value swap differ from the one
     element at a time above. Each pattern sits at another place in its slice,
-    so every thread and every place in a run sees the rare values."""
+    so every thread, every place in a run and both halves of a pair see the
+    rare values."""
     if dtype == torch.float32:
         torch.manual_seed(3)
         random = torch.randint(-2**31, 2**31, (2**14,), dtype=torch.int64)
@@ -99,7 +100,29 @@ def test_every_bit_pattern_widens_alone_within_runs(dtype):
         bits = torch.arange(-2**15, 2**15, dtype=torch.int32).to(torch.int16)
     slices = torch.zeros(bits.numel(), 256, dtype=bits.dtype)
     slices[torch.arange(bits.numel()), torch.arange(bits.numel()) % 256] = bits
-    _check(slices.view(dtype), dim=[1])
+    # Contiguous half and bfloat16: two elements per load (the pairs
+    # kernels); strided, or float: one.
+    paired = _check(slices.view(dtype), dim=[1])
+    assert all(("_pairs_" in d.kernel) == (dtype != torch.float32) for d in paired), paired
+    single = _check(slices.t().contiguous().t().view(dtype), dim=[1])
+    assert not any("_pairs_" in d.kernel for d in single), single
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("offset, shape, dims, paired", [
+    (0, (6, 40), [1], True),
+    (0, (6, 40), None, True),  # all dims: one slice
+    (0, (6, 5, 8), [1, 2], True),  # two trailing dims merge into one slice of 40
+    (1, (6, 40), [1], False),  # slices start between words
+    (0, (6, 41), [1], False),  # odd slices: a word would straddle two
+    (0, (6, 40), [0], False),  # the reduced dim is not the innermost
+])
+def test_contiguous_slices_read_in_pairs_where_they_allow_it(dtype, offset, shape, dims, paired):
+    torch.manual_seed(4)
+    n = torch.Size(shape).numel()
+    x = values_with_limits(dtype, (n + offset,), scale=1000.0)[offset:].view(shape)
+    dispatches = _check(x, dim=dims) if dims is not None else _check(x)
+    assert all(("_pairs_" in d.kernel) == paired for d in dispatches), dispatches
 
 
 @pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
