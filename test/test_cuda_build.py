@@ -206,6 +206,33 @@ def test_cuda_target_refuses_host_names_that_cannot_name_an_entry_point():
         msl_prepass.generate(KERNEL, "test.metal", target="metal")
 
 
+def test_a_declared_group_limit_bounds_the_cuda_entry_and_the_emulator_entry():
+    """[[max_total_threads_per_threadgroup(N)]] before a (template) kernel:
+    its CUDA entry is launch-bounded to N (so the compiler keeps registers
+    for groups of N), the emulator's entry records N, and C++ sees no such
+    attribute."""
+    bounded = KERNEL.replace("template <typename T>\nkernel void scale(",
+                             "template <typename T>\n[[max_total_threads_per_threadgroup(256)]] kernel void scale(")
+    assert bounded != KERNEL
+    cu = msl_prepass.generate(bounded, "test.metal", target="cuda")
+    assert "MPS_OPS_CUDA_ENTRY_WITHIN(256) void scale_float(" in cu
+    emulator = msl_prepass.generate(bounded, "test.metal")
+    assert "256u});" in emulator
+    for text in (cu, emulator):
+        assert "max_total_threads_per_threadgroup" not in text
+    # Undeclared: Metal's limit (0 in the emulator's entry) and the plain entry.
+    assert "MPS_OPS_CUDA_ENTRY void scale_float(" in msl_prepass.generate(KERNEL, "test.metal", target="cuda")
+    assert "0u});" in msl_prepass.generate(KERNEL, "test.metal")
+
+
+@pytest.mark.parametrize("limit", ["100", "2048", "n"])
+def test_a_declared_group_limit_must_be_whole_simd_groups_within_metals(limit):
+    bounded = KERNEL.replace("template <typename T>\nkernel void scale(",
+                             f"template <typename T>\n[[max_total_threads_per_threadgroup({limit})]] kernel void scale(")
+    with pytest.raises(msl_prepass.PrepassError, match="max_total_threads_per_threadgroup"):
+        msl_prepass.generate(bounded, "test.metal", target="cuda")
+
+
 def _defined_names(path: str, macro_prefix: str) -> set[str]:
     """Functions a stand-in header defines: by macro (`PREFIX_SIMD_SUM(simd_sum, ...)`)
     or directly (`T name(`, `inline R name(`)."""

@@ -318,6 +318,22 @@ kernel void trailing(device const float* in [[buffer(0)]], device float* out [[b
     assert (out == 32).all()
 
 
+def test_a_kernels_declared_group_limit_bounds_its_groups():
+    """[[max_total_threads_per_threadgroup(64)]]: the group that fits the
+    kernel by default is 64 threads, and a larger one is refused, as a Metal
+    pipeline's maxTotalThreadsPerThreadgroup refuses it."""
+    lib = compile("""
+[[max_total_threads_per_threadgroup(64)]]
+kernel void group_size_of(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]],
+                          uint n [[threads_per_threadgroup]]) { out[i] = n; }
+""")
+    out = torch.zeros(512, dtype=torch.int32)
+    lib.group_size_of(out)
+    assert (out == 64).all(), out.unique()
+    with pytest.raises(RuntimeError, match="between 1 and 64 threads"):
+        lib.group_size_of(out, group_size=128)
+
+
 def test_zero_group_size_is_refused_and_empty_grids_run_nothing():
     lib = compile("""
 kernel void noop(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = 1.0f; }

@@ -27,6 +27,12 @@ namespace {
 constexpr uint32_t max_group_threads = 1024;
 constexpr uint64_t max_threadgroup_bytes = 32768;
 
+// What a pipeline of the kernel allows at most: its declared
+// max_total_threads_per_threadgroup, else Metal's limit.
+uint32_t declared_max_threads(const mps_ops_emu::kernel_entry& entry) {
+  return entry.max_threads != 0 ? std::min(entry.max_threads, max_group_threads) : max_group_threads;
+}
+
 struct LaunchCall {
   mps_ops_emu::launch_fn launch;
   const mps_ops_emu::dispatch_args* args;
@@ -96,8 +102,9 @@ class EmulatorBackend final : public Backend {
     return kernel->entry.host_name;
   }
 
-  uint32_t max_threads_per_group(const KernelHandle*) const override {
-    return std::min(max_group_threads, emulator::options().pipeline_thread_limit.load(std::memory_order_relaxed));
+  uint32_t max_threads_per_group(const KernelHandle* kernel) const override {
+    return std::min(declared_max_threads(kernel->entry),
+                    emulator::options().pipeline_thread_limit.load(std::memory_order_relaxed));
   }
 
   void dispatch(const KernelHandle* kernel, const ArgSlot* args, int count,
@@ -120,10 +127,10 @@ class EmulatorBackend final : public Backend {
 void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, int count,
                                const uint32_t* threadgroup_lengths, Dim3 threads, Dim3 group) {
   const auto& entry = kernel->entry;
-  TORCH_CHECK(group.x >= 1 && group.y >= 1 && group.z >= 1 &&
-                  uint64_t(group.x) * group.y * group.z <= max_group_threads,
+  const uint32_t limit = declared_max_threads(entry);
+  TORCH_CHECK(group.x >= 1 && group.y >= 1 && group.z >= 1 && uint64_t(group.x) * group.y * group.z <= limit,
               "mps_ops: ", entry.host_name, ": threadgroup size (", group.x, ", ", group.y, ", ",
-              group.z, ") must be between 1 and ", max_group_threads, " threads");
+              group.z, ") must be between 1 and ", limit, " threads");
   if (threads.x == 0 || threads.y == 0 || threads.z == 0) {
     return;
   }

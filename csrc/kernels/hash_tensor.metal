@@ -204,10 +204,10 @@ struct hash_tensor_half_pairs_reducer : xor_of_widened<In, widen_pair<half_patte
 template <typename In>
 struct hash_tensor_bfloat_pairs_reducer : xor_of_widened<In, widen_pair<bfloat_pattern, In>> {};
 
-MPS_OPS_FOR_BOOL(REGISTER_REDUCE_ONE_OP, hash_tensor, ulong)
-MPS_OPS_FOR_INTEGRAL(REGISTER_REDUCE_ONE_OP, hash_tensor, ulong)
-REGISTER_REDUCE_ONE_OP(hash_tensor, ulong, float)
-REGISTER_REDUCE_ONE_OP(hash_tensor_half_bits, ulong, short)
-REGISTER_REDUCE_ONE_OP(hash_tensor_bfloat_bits, ulong, short)
-REGISTER_REDUCE_ONE_OP(hash_tensor_half_pairs, ulong, int)
-REGISTER_REDUCE_ONE_OP(hash_tensor_bfloat_pairs, ulong, int)
+MPS_OPS_FOR_BOOL(REGISTER_REDUCE_ONE_OP_WITHIN_256, hash_tensor, ulong)
+MPS_OPS_FOR_INTEGRAL(REGISTER_REDUCE_ONE_OP_WITHIN_256, hash_tensor, ulong)
+REGISTER_REDUCE_ONE_OP_WITHIN_256(hash_tensor, ulong, float)
+REGISTER_REDUCE_ONE_OP_WITHIN_256(hash_tensor_half_bits, ulong, short)
+REGISTER_REDUCE_ONE_OP_WITHIN_256(hash_tensor_bfloat_bits, ulong, short)
+REGISTER_REDUCE_ONE_OP_WITHIN_256(hash_tensor_half_pairs, ulong, int)
+REGISTER_REDUCE_ONE_OP_WITHIN_256(hash_tensor_bfloat_pairs, ulong, int)

@@ -15,9 +15,13 @@
 #pragma clang force_cuda_host_device end
 
 // The prepass writes `MPS_OPS_CUDA_ENTRY void <host name>(const
-// ::mps_ops_cuda::dispatch_params args) { ... }` behind each instantiation.
-#define MPS_OPS_CUDA_ENTRY \
-  extern "C" __attribute__((__global__)) __attribute__((launch_bounds(1024)))
+// ::mps_ops_cuda::dispatch_params args) { ... }` behind each instantiation,
+// or MPS_OPS_CUDA_ENTRY_WITHIN(N) for a kernel that declares
+// [[max_total_threads_per_threadgroup(N)]]: the compiler then keeps
+// registers for groups of N (ptxas's occupancy target follows the bound; an
+// Apple GPU's compiler reads the attribute alike).
+#define MPS_OPS_CUDA_ENTRY_WITHIN(N) extern "C" __attribute__((__global__)) __attribute__((launch_bounds(N)))
+#define MPS_OPS_CUDA_ENTRY MPS_OPS_CUDA_ENTRY_WITHIN(1024)
 
 // [[threadgroup(N)]] arguments: one block of dynamic shared memory, sized by
 // the host.

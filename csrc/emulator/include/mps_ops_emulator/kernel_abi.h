@@ -96,6 +96,9 @@ struct kernel_entry {
   const buffer_param* buffer_params;  // in declaration order
   uint32_t buffer_param_count;
   uint64_t (*threadgroup_bytes)();  // declared threadgroup variables' bytes (threadgroup_memory.h)
+  // The kernel's [[max_total_threads_per_threadgroup(N)]], else 0: Metal's
+  // limit (its pipeline's maxTotalThreadsPerThreadgroup reports N).
+  uint32_t max_threads;
 };
 
 #if defined(MPS_OPS_EMU_STANDALONE)

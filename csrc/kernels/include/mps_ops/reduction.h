@@ -613,20 +613,10 @@ inline typename R::state merge_chunk_run(
 // chunk's state in chunk_states instead, for reduce_one_merge; otherwise
 // chunk_states is bound but never touched.
 template <typename R, typename Out, typename In>
-kernel void reduce_one(
-    device Out* out [[buffer(0)]],
-    device uchar* chunk_states [[buffer(1)]],
-    constant In* in [[buffer(2)]],
-    constant reduction_layout& layout [[buffer(3)]],
-    constant typename R::params& params [[buffer(4)]],
-    uint3 group [[threadgroup_position_in_grid]],
-    uint index [[thread_index_in_threadgroup]],
-    uint3 group_size [[threads_per_threadgroup]],
-    uint lane [[thread_index_in_simdgroup]],
-    uint simd_group [[simdgroup_index_in_threadgroup]],
-    uint simd_size [[threads_per_simdgroup]]) {
-  threadgroup typename R::state partials[partial_states];
-  group_position at{index, group_size.x, lane, simd_group, simd_size};
+inline void reduce_one_slices(device Out* out, device uchar* chunk_states, constant In* in,
+                              constant reduction_layout& layout, constant typename R::params& params,
+                              threadgroup typename R::state* partials, uint3 group,
+                              thread const group_position& at) {
   const slice_thread t = place_thread(layout, group.y, at);
   const typename R::state state = reduce_slice<R>(in, layout, t, partials, at, group.z);
   if (finishes_slice(t)) {
@@ -637,6 +627,38 @@ kernel void reduce_one(
     }
   }
 }
+
+#define MPS_OPS_REDUCE_ONE_PARAMS                                    \
+  device Out *out [[buffer(0)]], device uchar *chunk_states [[buffer(1)]], \
+      constant In *in [[buffer(2)]], constant reduction_layout &layout [[buffer(3)]], \
+      constant typename R::params &params [[buffer(4)]], uint3 group [[threadgroup_position_in_grid]], \
+      uint index [[thread_index_in_threadgroup]], uint3 group_size [[threads_per_threadgroup]], \
+      uint lane [[thread_index_in_simdgroup]], uint simd_group [[simdgroup_index_in_threadgroup]], \
+      uint simd_size [[threads_per_simdgroup]]
+
+template <typename R, typename Out, typename In>
+kernel void reduce_one(MPS_OPS_REDUCE_ONE_PARAMS) {
+  threadgroup typename R::state partials[partial_states];
+  reduce_one_slices<R>(out, chunk_states, in, layout, params, partials, group,
+                       group_position{index, group_size.x, lane, simd_group, simd_size});
+}
+
+// The same for reducers whose kernel is declared for groups of at most 256
+// threads, the most the host's mappings give reduce_one (reduction.cpp's
+// group_threads): the compiler then keeps registers for groups of 256, where
+// Metal's 1024 made it plan for one group per core. On an H200 (ptxas, whose
+// occupancy target follows the bound) var/std's kernels went from 55 to 48
+// registers and 0.92x to 1.02x torch's kernel on square half rows;
+// max/min's went from 48 to 40 registers and measured 3% slower, so they
+// keep reduce_one. An Apple GPU's compiler reads the attribute for its
+// register allocation too.
+template <typename R, typename Out, typename In>
+[[max_total_threads_per_threadgroup(256)]] kernel void reduce_one_within_256(MPS_OPS_REDUCE_ONE_PARAMS) {
+  threadgroup typename R::state partials[partial_states];
+  reduce_one_slices<R>(out, chunk_states, in, layout, params, partials, group,
+                       group_position{index, group_size.x, lane, simd_group, simd_size});
+}
+#undef MPS_OPS_REDUCE_ONE_PARAMS
 
 // The second pass of a split reduce_one: out[slice] = R::finish(the slice's
 // chunk states merged in order, params), as reduce_one would have written.
@@ -723,12 +745,16 @@ kernel void reduce_two_merge(
 // the second where it splits slices over several groups.
 // The _SAME_TYPE forms take one type for both, the shape dtype sets apply:
 //   MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_ONE_OP_SAME_TYPE, var)
-#define REGISTER_REDUCE_ONE_OP(OP, OUT, IN)                                                    \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, reduce, OUT, IN), mps_ops::reduce_one,             \
-                      OP##_reducer<IN>, OUT, IN)                                               \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, merge, OUT, IN), mps_ops::reduce_one_merge,        \
+#define REGISTER_REDUCE_ONE_OP_WITH(KERNEL, OP, OUT, IN)                                       \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, reduce, OUT, IN), KERNEL, OP##_reducer<IN>, OUT, IN) \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, merge, OUT, IN), mps_ops::reduce_one_merge,          \
                       OP##_reducer<IN>, OUT, IN)
+#define REGISTER_REDUCE_ONE_OP(OP, OUT, IN) REGISTER_REDUCE_ONE_OP_WITH(mps_ops::reduce_one, OP, OUT, IN)
 #define REGISTER_REDUCE_ONE_OP_SAME_TYPE(OP, T) REGISTER_REDUCE_ONE_OP(OP, T, T)
+// The same with reduce_one_within_256's reduce kernel.
+#define REGISTER_REDUCE_ONE_OP_WITHIN_256(OP, OUT, IN) \
+  REGISTER_REDUCE_ONE_OP_WITH(mps_ops::reduce_one_within_256, OP, OUT, IN)
+#define REGISTER_REDUCE_ONE_OP_WITHIN_256_SAME_TYPE(OP, T) REGISTER_REDUCE_ONE_OP_WITHIN_256(OP, T, T)
 #define REGISTER_REDUCE_TWO_OP(OP, OUT, IN)                                                    \
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, reduce, OUT, IN), mps_ops::reduce_two,             \
                       OP##_reducer<IN>, OUT, IN)                                               \
