@@ -36,38 +36,42 @@ inline uint special_high_word(uint sign, bool is_nan, uint fraction_high) {
   return sign | 0x7ff00000u | (is_nan ? 0x80000u : 0u) | fraction_high;
 }
 
-// Whether a float's bits are a subnormal's: the only floats that must be
-// renormalised to widen.
-inline bool float_is_subnormal(uint bits) {
-  return (bits & 0x7f800000u) == 0u && (bits & 0x7fffffu) != 0u;
+// Whether a float's bits widen other than a normal number's or a zero's: a
+// subnormal (renormalised), an infinity or a NaN (an all-ones exponent).
+inline bool float_is_special(uint bits) {
+  const uint exponent = (bits >> 23) & 0xffu;
+  return exponent == 0xffu || (exponent == 0u && (bits & 0x7fffffu) != 0u);
 }
 
-// A float's double from its bits, for every float but a subnormal, without
-// a branch: in 32-bit words, normal numbers take the shifted magnitude plus
-// the exponent's rebias (896 << 20, carry-free) and the fraction's last
-// three bits; infinities and NaN, and zeros, are selected. Branch-free so
-// that a run of loads is all issued before its widenings: a branch per
-// element made the H200's compiler consume each load before issuing the
-// next (one load in flight per thread, 43 instructions per element), and an
-// Apple GPU stalls the same way on a load its branch waits for. (A GPU does
-// 64-bit integer work as pairs of 32-bit instructions.)
-inline ulong float_bits_widened_unless_subnormal(uint bits) {
+// A normal float's or a zero's double from its bits, without a branch: in
+// 32-bit words, the shifted magnitude plus the exponent's rebias (896 << 20,
+// carry-free) and the fraction's last three bits; a zero keeps its sign
+// alone. Branch-free so that a run of loads is all issued before its
+// widenings: a branch per element made the H200's compiler consume each
+// load before issuing the next (one load in flight per thread, 43
+// instructions per element), and an Apple GPU stalls the same way on a load
+// its branch waits for. Infinities and NaN are left to float_bits_widened
+// with the subnormals: they are as rare, and selecting them here cost every
+// element five instructions. (A GPU does 64-bit integer work as pairs of
+// 32-bit instructions.)
+inline ulong float_bits_widened_ordinary(uint bits) {
   const uint sign = bits & 0x80000000u;
   const uint magnitude = bits & 0x7fffffffu;
-  const uint exponent = magnitude >> 23;
-  const uint fraction = bits & 0x7fffffu;
-  const uint finite = sign | ((magnitude >> 3) + 0x38000000u);
-  const uint special = special_high_word(sign, fraction != 0u, fraction >> 3);
-  const uint hi = exponent == 0xffu ? special : (exponent == 0u ? sign : finite);
+  const uint hi = magnitude == 0u ? sign : sign | ((magnitude >> 3) + 0x38000000u);
   return (ulong(hi) << 32) | ulong(bits << 29);
 }
 
-// Any float's double from its bits: subnormals through subnormal_double_bits.
+// Any float's double from its bits.
 inline ulong float_bits_widened(uint bits) {
-  if (float_is_subnormal(bits)) {
-    return subnormal_double_bits(bits >> 31, bits & 0x7fffffu, 23u, 127u);
+  const uint exponent = (bits >> 23) & 0xffu;
+  const uint fraction = bits & 0x7fffffu;
+  if (exponent == 0xffu) {
+    return (ulong(special_high_word(bits & 0x80000000u, fraction != 0u, fraction >> 3)) << 32) | ulong(bits << 29);
   }
-  return float_bits_widened_unless_subnormal(bits);
+  if (exponent == 0u && fraction != 0u) {
+    return subnormal_double_bits(bits >> 31, fraction, 23u, 127u);
+  }
+  return float_bits_widened_ordinary(bits);
 }
 
 // Integers and bool: the 64-bit integer of the same value (two's complement),
@@ -120,7 +124,8 @@ struct xor_of_widened {
   static state finish(state s, constant params&) { return s; }
 };
 
-// Integers and bool widen without a branch; a float's subnormals are rare.
+// Integers and bool widen without a branch; a float's subnormals,
+// infinities and NaN are rare.
 struct widen_value {
   template <typename T>
   static ulong bits(T value) {
@@ -134,35 +139,42 @@ struct widen_value {
   static bool rare(T) {
     return false;
   }
-  static ulong common_bits(float value) { return float_bits_widened_unless_subnormal(as_type<uint>(value)); }
-  static bool rare(float value) { return float_is_subnormal(as_type<uint>(value)); }
+  static ulong common_bits(float value) { return float_bits_widened_ordinary(as_type<uint>(value)); }
+  static bool rare(float value) { return float_is_special(as_type<uint>(value)); }
 };
 
 // A half's bits (the low 16 bits of h), widened from the bits alone (a
 // GPU's conversion may replace a NaN's payload, and an Apple GPU's may
 // flush subnormals): normal halves take the shifted magnitude plus the
-// exponent's rebias (1008 << 20), infinities, NaN and zeros are selected,
-// subnormals are rare and go through subnormal_double_bits. A half's double
-// has no bits in its low word.
+// exponent's rebias (1008 << 20) and zeros their sign, without a branch;
+// subnormals, infinities and NaN are rare, as float_bits_widened_ordinary
+// says why. A half's double has no bits in its low word.
 struct half_pattern {
-  static bool rare(uint h) { return (h & 0x7c00u) == 0u && (h & 0x3ffu) != 0u; }
+  static bool rare(uint h) {
+    const uint exponent = (h >> 10) & 0x1fu;
+    return exponent == 0x1fu || (exponent == 0u && (h & 0x3ffu) != 0u);
+  }
   static ulong common_bits(uint h) {
     const uint sign = (h & 0x8000u) << 16;
-    const uint exponent = (h >> 10) & 0x1fu;
-    const uint fraction = h & 0x3ffu;
     const uint finite = sign | (((h & 0x7fffu) << 10) + 0x3f000000u);
-    const uint special = special_high_word(sign, fraction != 0u, fraction << 10);
-    return ulong(exponent == 0x1fu ? special : (exponent == 0u ? sign : finite)) << 32;
+    return ulong((h & 0x7fffu) == 0u ? sign : finite) << 32;
   }
   static ulong bits(uint h) {
-    return rare(h) ? subnormal_double_bits((h >> 15) & 1u, h & 0x3ffu, 10u, 15u) : common_bits(h);
+    const uint exponent = (h >> 10) & 0x1fu, fraction = h & 0x3ffu;
+    if (exponent == 0x1fu) {
+      return ulong(special_high_word((h & 0x8000u) << 16, fraction != 0u, fraction << 10)) << 32;
+    }
+    if (exponent == 0u && fraction != 0u) {
+      return subnormal_double_bits((h >> 15) & 1u, fraction, 10u, 15u);
+    }
+    return common_bits(h);
   }
 };
 
 // A bfloat16's bits (the low 16 bits of h): a float's upper half.
 struct bfloat_pattern {
-  static bool rare(uint h) { return float_is_subnormal(h << 16); }
-  static ulong common_bits(uint h) { return float_bits_widened_unless_subnormal(h << 16); }
+  static bool rare(uint h) { return float_is_special(h << 16); }
+  static ulong common_bits(uint h) { return float_bits_widened_ordinary(h << 16); }
   static ulong bits(uint h) { return float_bits_widened(h << 16); }
 };
 
