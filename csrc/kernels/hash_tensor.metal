@@ -189,20 +189,18 @@ struct widen_16_bits {
 };
 
 // Two elements per load (hash_tensor.mm binds contiguous half and bfloat16
-// slices of an even length so): a word of two bit patterns of Pattern
-// (Word: int, two int16). xor takes the two in either order; where one is
-// rare, the other's common bits are its bits, so the run's swap leaves it.
-// (Float slices read in pairs of 64-bit words measured no faster on an
-// H200, 0.60x against 0.62x torch's kernel, and their kernel spilled.)
-template <typename Pattern, typename Word>
+// slices of an even length so): an int word of two bit patterns of
+// Pattern. xor takes the two in either order; where one is rare, the
+// other's common bits are its bits, so the run's swap leaves it. (Float
+// slices read in pairs of 64-bit words measured no faster on an H200, 0.60x
+// against 0.62x torch's kernel, and their kernel spilled.)
+template <typename Pattern>
 struct widen_pair {
-  static constexpr uint half_width() { return sizeof(Word) * 4; }
-  // (Through ulong: a negative int word sign-extends, hence the mask on both.)
-  static uint low(Word w) { return uint(ulong(w) & ((ulong(1) << half_width()) - 1)); }
-  static uint high(Word w) { return uint((ulong(w) >> half_width()) & ((ulong(1) << half_width()) - 1)); }
-  static bool rare(Word w) { return Pattern::rare(low(w)) || Pattern::rare(high(w)); }
-  static ulong common_bits(Word w) { return Pattern::common_bits(low(w)) ^ Pattern::common_bits(high(w)); }
-  static ulong bits(Word w) { return Pattern::bits(low(w)) ^ Pattern::bits(high(w)); }
+  static uint low(int w) { return uint(w) & 0xffffu; }
+  static uint high(int w) { return uint(w) >> 16; }
+  static bool rare(int w) { return Pattern::rare(low(w)) || Pattern::rare(high(w)); }
+  static ulong common_bits(int w) { return Pattern::common_bits(low(w)) ^ Pattern::common_bits(high(w)); }
+  static ulong bits(int w) { return Pattern::bits(low(w)) ^ Pattern::bits(high(w)); }
 };
 
 template <typename In>
@@ -212,9 +210,9 @@ struct hash_tensor_half_bits_reducer : xor_of_widened<In, widen_16_bits<half_pat
 template <typename In>
 struct hash_tensor_bfloat_bits_reducer : xor_of_widened<In, widen_16_bits<bfloat_pattern>> {};
 template <typename In>
-struct hash_tensor_half_pairs_reducer : xor_of_widened<In, widen_pair<half_pattern, In>> {};
+struct hash_tensor_half_pairs_reducer : xor_of_widened<In, widen_pair<half_pattern>> {};
 template <typename In>
-struct hash_tensor_bfloat_pairs_reducer : xor_of_widened<In, widen_pair<bfloat_pattern, In>> {};
+struct hash_tensor_bfloat_pairs_reducer : xor_of_widened<In, widen_pair<bfloat_pattern>> {};
 
 MPS_OPS_FOR_BOOL(REGISTER_REDUCE_ONE_OP_WITHIN_256, hash_tensor, ulong)
 MPS_OPS_FOR_INTEGRAL(REGISTER_REDUCE_ONE_OP_WITHIN_256, hash_tensor, ulong)

@@ -3,6 +3,7 @@
 // csrc/kernels/hash_tensor.metal; checks, their order and messages are the
 // CPU's.
 #include "../runtime/contiguous_output.h"
+#include "../runtime/element_pairs.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
 
@@ -19,8 +20,8 @@ constexpr int64_t xor_of_widened_bits = 0;
 
 // Contiguous half and bfloat16 slices of an even length, read two elements
 // per load: the plan's layout counted in 32-bit words of two elements, and
-// the input viewed as such words. xor takes
-// a slice's elements in any order, so the result is the same bits. Half the
+// the input viewed as such words. xor takes a slice's elements in any
+// order, so the result is the same bits. Half the
 // loads for the same bytes: the H200's profile of the one-element kernels
 // showed 2-byte loads, one per element, as their cost (0.42x -> 0.51x
 // torch's kernel for half, 0.43x -> 0.48x for bfloat16), and an Apple GPU's
@@ -31,18 +32,15 @@ struct WordPlan {
   at::Tensor words;
 };
 std::optional<WordPlan> in_words(const at::Tensor& self, const ReductionPlan& plan) {
-  const reduction_layout& layout = plan.layout;
-  if (plan.input.defined() || !self.is_contiguous() || self.element_size() != 2 ||
-      layout.inner_ndim != 1 || layout.inner_strides[0] != 1 || layout.inner_numel % 2 != 0 ||
-      self.numel() % 2 != 0 || reinterpret_cast<uintptr_t>(self.const_data_ptr()) % 4 != 0) {
+  // (Contiguous, so every element lies in one slice: an even numel, and
+  // outer strides that are multiples of the even slice length.)
+  if (!rows_in_pairs(plan, {&self}) || !self.is_contiguous()) {
     return std::nullopt;
   }
   WordPlan words{plan, self.reshape(-1).view(at::kInt)};
   reduction_layout& w = words.plan.layout;
   for (int d = 0; d < w.outer_ndim; ++d) {
-    if (w.outer_strides[d] % 2 != 0) {
-      return std::nullopt;
-    }
+    TORCH_INTERNAL_ASSERT(w.outer_strides[d] % 2 == 0, "hash_tensor: a contiguous slice start off a word");
     w.outer_strides[d] /= 2;
   }
   w.inner_sizes[0] /= 2;
@@ -62,30 +60,23 @@ void hash_tensor_into(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
   check_dtype("hash_tensor", self);
   check_output("hash_tensor", out, at::kUInt64, keepdim ? plan.kept_shape : plan.dropped_shape, {&self});
   const ContiguousOutput target(out, at::kUInt64);
-  // Half and bfloat16 go in as their bits (int16 views of the same memory):
-  // their kernels widen the bits themselves, NaN payloads included.
+  // Half and bfloat16 go in as their bits (int16 views of the same memory,
+  // or int32 pairs of them where in_words allows): their kernels widen the
+  // bits themselves, NaN payloads included.
   static KernelCache half_bits_kernels("hash_tensor_half_bits");
   static KernelCache bfloat_bits_kernels("hash_tensor_bfloat_bits");
+  static KernelCache half_pairs_kernels("hash_tensor_half_pairs");
+  static KernelCache bfloat_pairs_kernels("hash_tensor_bfloat_pairs");
   const auto dtype = self.scalar_type();
-  if (dtype == at::kHalf || dtype == at::kBFloat16) {
-    static KernelCache half_pairs_kernels("hash_tensor_half_pairs");
-    static KernelCache bfloat_pairs_kernels("hash_tensor_bfloat_pairs");
-    if (std::optional<WordPlan> words = in_words(self, plan)) {
-      KernelCache& pairs = dtype == at::kHalf ? half_pairs_kernels : bfloat_pairs_kernels;
-      dispatch_reduction(reducer_kernels(pairs, at::kUInt64, words->words.scalar_type()), {&target.tensor},
-                         words->words, words->plan, nothing);
-      target.copy_back();
-      return;
-    }
-  }
-  KernelCache& chosen = dtype == at::kHalf       ? half_bits_kernels
-                        : dtype == at::kBFloat16 ? bfloat_bits_kernels
-                                                 : kernels;
   const bool as_bits = dtype == at::kHalf || dtype == at::kBFloat16;
+  const std::optional<WordPlan> words = as_bits ? in_words(self, plan) : std::nullopt;
+  KernelCache& chosen = !as_bits              ? kernels
+                        : dtype == at::kHalf ? (words ? half_pairs_kernels : half_bits_kernels)
+                                             : (words ? bfloat_pairs_kernels : bfloat_bits_kernels);
   // (Where the plan made a copy, the kernel reads that copy's same bytes.)
-  const at::Tensor input = as_bits ? self.view(at::kShort) : self;
-  dispatch_reduction(reducer_kernels(chosen, at::kUInt64, input.scalar_type()), {&target.tensor}, input, plan,
-                     nothing);
+  const at::Tensor input = words ? words->words : as_bits ? self.view(at::kShort) : self;
+  dispatch_reduction(reducer_kernels(chosen, at::kUInt64, input.scalar_type()), {&target.tensor}, input,
+                     words ? words->plan : plan, nothing);
   target.copy_back();
 }
 
