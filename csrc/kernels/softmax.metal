@@ -50,13 +50,23 @@ struct online_softmax {
   }
 };
 
-// Each rule's per-row factor from the row's sum, then each element's value.
+// Each rule's term of the row's sum from x - max, its per-row factor from
+// the sum, then each element's value.
 struct softmax_rule {
+  static float term(float shifted) { return exp(shifted); }
   static float factor(float sum) { return 1.0f / sum; }
   static float value(float x, float max, float inverse_sum) { return exp(x - max) * inverse_sum; }
 };
 
+// log_softmax's terms meet its output only through log(sum), so they take
+// Metal's fast exp (an NVIDIA GPU's is ex2.approx of x * log2(e): two
+// instructions where exp's range reduction takes some eight, and on an
+// H200 rows of 32768 are bound by these). Its error grows with |x - max|,
+// but so does the term's smallness: the sum stays within a few float ulps,
+// so log(sum) is off by some 1e-7; subnormal terms (below 2**-126 of the
+// max's) may flush to 0.
 struct log_softmax_rule {
+  static float term(float shifted) { return fast::exp(shifted); }
   static float factor(float sum) { return log(sum); }
   static float value(float x, float max, float log_sum) { return (x - max) - log_sum; }
 };
@@ -118,7 +128,7 @@ inline void held_row(device T* row_out, constant T* row_in, thread const mps_ops
   for (uint k = 0; k < words; ++k) {
     _Pragma("clang loop unroll(full)")
     for (uint j = 0; j < width; ++j) {
-      sum += exp(Held::element(held[k], j) - m);
+      sum += Rule::term(Held::element(held[k], j) - m);
     }
   }
   sum = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(sum, partials, at, step);
@@ -179,7 +189,7 @@ inline void softmax_rows(device T* out, constant T* in, constant mps_ops::reduct
     float sum = sum_at(state, m);
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
-      sum += m == -numeric_limits<float>::infinity() ? 0.0f : exp(v[k] - m);
+      sum += m == -numeric_limits<float>::infinity() ? 0.0f : Rule::term(v[k] - m);
     }
     state = max_and_sum{m, sum};
   }

@@ -9,6 +9,15 @@
 // sqrt.approx unless __CUDA_PREC_SQRT is reflected on, which clang does not
 // do (the H100 comparison with the emulator found std and pdist an ulp off).
 #define MPS_OPS_FLOAT_SQRT __nvvm_sqrt_rn_f
+// metal::fast::exp: ex2.approx.ftz of x * log2(e), two instructions, where
+// __nv_expf's range reduction takes some eight (2 ulp plus the product's
+// rounding times |x| log2(e); subnormal results flush to 0). libdevice's
+// __nv_fast_expf is the non-ftz ex2.approx, which ptxas wraps in a
+// subnormal range check and two conditional multiplies.
+__attribute__((__device__)) inline float mps_ops_fast_expf(float x) {
+  return __nvvm_ex2_approx_ftz_f(x * 1.44269504088896341f);
+}
+#define MPS_OPS_FLOAT_FAST_EXP mps_ops_fast_expf
 
 #define MPS_OPS_CUDA_LIBDEVICE_1(NAME) extern "C" __attribute__((__device__)) float __nv_##NAME(float);
 #define MPS_OPS_CUDA_LIBDEVICE_2(NAME) \

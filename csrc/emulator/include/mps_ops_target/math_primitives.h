@@ -5,3 +5,5 @@
 
 #define MPS_OPS_FLOAT_MATH(NAME) __builtin_##NAME##f
 #define MPS_OPS_FLOAT_SQRT __builtin_sqrtf  // correctly rounded (IEEE 754)
+// metal::fast::exp: the C library's exp, as precise as metal::exp here.
+#define MPS_OPS_FLOAT_FAST_EXP __builtin_expf

@@ -5,7 +5,9 @@
 // the builtins; sqrt correctly rounded on both, MPS_OPS_FLOAT_SQRT); half and bfloat compute in float and round once, which is at
 // least as accurate as an Apple GPU's precise math (docs/emulator.md lists the
 // known differences). The same functions answer as metal::precise:: and
-// metal::fast::. Targets differ only by their float functions' ulps.
+// metal::fast::, except fast::exp: the target's fast exp
+// (MPS_OPS_FLOAT_FAST_EXP), as Metal's is on Apple GPUs. Targets differ only
+// by their float functions' ulps.
 #pragma once
 
 #include <mps_ops_target/math_primitives.h>
@@ -118,6 +120,9 @@ using namespace math_impl;
 }
 namespace fast {
 using namespace math_impl;
+inline float exp(float x) { return MPS_OPS_FLOAT_FAST_EXP(x); }
+inline half exp(half x) { return half(MPS_OPS_FLOAT_FAST_EXP(float(x))); }
+inline bfloat exp(bfloat x) { return bfloat(MPS_OPS_FLOAT_FAST_EXP(float(x))); }
 }
 
 }  // namespace metal
