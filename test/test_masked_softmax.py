@@ -96,3 +96,29 @@ def test_zero_dim_and_errors():
             run_on_kernels(lambda x_, m_: torch.ops.aten._masked_softmax(x_, m_, 3, mask_type), x, mask)
     with pytest.raises(NotImplementedError):
         run_on_kernels(fn, torch.ones(3, dtype=torch.int32), torch.zeros(3, dtype=torch.bool))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_masked_nonfinite_values_are_ignored(dtype):
+    """Masked elements holding NaN or an infinity (in x, and in grad and out
+    for the backward) take no part: the forward treats them as -inf and the
+    backward writes 0, exactly as the CPU, whatever their bits."""
+    torch.manual_seed(3)
+    x = torch.randn(4, 300)
+    mask = torch.rand(4, 300) > 0.6
+    for value, columns in [(float("nan"), slice(0, 300, 7)), (float("inf"), slice(1, 300, 11)),
+                           (float("-inf"), slice(2, 300, 13))]:
+        x[:, columns] = value
+        mask[:, columns] = True
+    x, grad = x.to(dtype), x.flip(1).contiguous().to(dtype)
+    mask_b = mask.flip(1).contiguous()
+    fn = lambda x_, m_: torch.ops.aten._masked_softmax(x_, m_, 1, None)  # noqa: E731
+    expected = fn(x.float(), mask).to(dtype)
+    assert expected.isfinite().all()
+    assert_matches(run_on_kernels(fn, x, mask)[0], expected)
+    back = lambda g_, o_, m_: torch.ops.aten._masked_softmax_backward(g_, o_, m_, 1)  # noqa: E731
+    out = x.clone()  # nonfinite where masked, as grad is where mask_b is
+    both = mask | mask_b
+    expected = back(grad.float(), out.float(), both).to(dtype)
+    assert expected.isfinite().all()
+    assert_matches(run_on_kernels(back, grad, out, both)[0], expected)

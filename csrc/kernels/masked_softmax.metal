@@ -30,19 +30,31 @@ namespace {
 constant constexpr uint run = 4;
 constant constexpr uint backward_run = 2;
 
+// `value` where the mask byte is 0, `masked_value` where it is 1, in bits
+// and without a select: compilers turn a select of a loaded value into a
+// branch around the value's load, which then waits for the mask's (on an
+// H200, two memory round trips per element in a row and one load in flight
+// per thread). A bool tensor's bytes are 0 or 1.
+inline float unless_masked(float value, uchar mask_byte, float masked_value) {
+  const uint bits = as_type<uint>(value);
+  return as_type<float>(bits + (as_type<uint>(masked_value) - bits) * uint(mask_byte));
+}
+
 // v[k] = the k-th element of the thread's run from `first` (mask ? -inf : x),
-// -inf past the row's end.
+// -inf past the row's end; `at` is the run's first offset, `jump` the
+// offset from one element of the run to the next (each element's offset
+// steps by one 64-bit add: as i * stride, the H200's code took some six
+// instructions per element).
 template <typename T>
-inline void load_run(thread float* v, constant T* in, constant bool* mask, thread const row_walk& row,
-                     uint first, uint step) {
+inline void load_run(thread float* v, constant T* in, constant uchar* mask, uint first, uint step, uint n,
+                     long at, long jump) {
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < run; ++k) {
-    const uint i = first + k * step;
     v[k] = -numeric_limits<float>::infinity();
-    if (i < row.length) {
-      const long at_i = row.offset(i);
-      v[k] = mask[at_i] ? -numeric_limits<float>::infinity() : float(in[at_i]);
+    if (first + k * step < n) {
+      v[k] = unless_masked(float(in[at]), mask[at], -numeric_limits<float>::infinity());
     }
+    at += jump;
   }
 }
 
@@ -61,50 +73,56 @@ kernel void masked_softmax(
     uint simd_group [[simdgroup_index_in_threadgroup]],
     uint simd_size [[threads_per_simdgroup]]) {
   threadgroup float partials[32];
-  const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
+  const mps_ops::group_position at_position{index, group_size.x, lane, simd_group, simd_size};
+  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at_position);
   const row_walk row = walk_row(layout, t);
   constant T* row_in = in + row.start;
-  constant bool* row_mask = mask + row.start;
+  // The mask's bytes (unless_masked).
+  constant uchar* row_mask = reinterpret_cast<constant uchar*>(mask) + row.start;
   device T* row_out = out + row.start;
   const uint n = row.length, step = t.step;
+  const long jump = long(step) * row.stride, run_jump = long(run) * jump;
 
   float row_max = mps_ops::float_max::identity();
-  for (uint first = t.first; first < n; first += run * step) {
+  long at = row.offset(t.first);
+  for (uint first = t.first; first < n; first += run * step, at += run_jump) {
     float v[run];
-    load_run(v, row_in, row_mask, row, first, step);
+    load_run(v, row_in, row_mask, first, step, n, at, jump);
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
       row_max = mps_ops::float_max::merge(row_max, v[k]);
     }
   }
-  row_max = mps_ops::merge_consecutive_to_all<mps_ops::float_max>(row_max, partials, at, step);
+  row_max = mps_ops::merge_consecutive_to_all<mps_ops::float_max>(row_max, partials, at_position, step);
 
+  // Past the row's end v is -inf, whose term is 0 below a finite max; a
+  // max of -inf (nothing unmasked) or +inf makes the row NaN either way.
   float sum = 0.0f;
-  for (uint first = t.first; first < n; first += run * step) {
+  at = row.offset(t.first);
+  for (uint first = t.first; first < n; first += run * step, at += run_jump) {
     float v[run];
-    load_run(v, row_in, row_mask, row, first, step);
+    load_run(v, row_in, row_mask, first, step, n, at, jump);
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
-      if (first + k * step < n) {
-        sum += exp(v[k] - row_max);
-      }
+      sum += exp(v[k] - row_max);
     }
   }
   // Times the reciprocal of the sum, as the CPU's softmax does (one
   // division per row, not per element).
-  const float total = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(sum, partials, at, step);
+  const float total = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(sum, partials, at_position, step);
   const float inverse_total = 1.0f / total;
 
-  for (uint first = t.first; first < n; first += run * step) {
+  at = row.offset(t.first);
+  for (uint first = t.first; first < n; first += run * step, at += run_jump) {
     float v[run];
-    load_run(v, row_in, row_mask, row, first, step);
+    load_run(v, row_in, row_mask, first, step, n, at, jump);
+    long at_k = at;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
-      const uint i = first + k * step;
-      if (i < n) {
-        row_out[row.offset(i)] = static_cast<T>(exp(v[k] - row_max) * inverse_total);
+      if (first + k * step < n) {
+        row_out[at_k] = static_cast<T>(exp(v[k] - row_max) * inverse_total);
       }
+      at_k += jump;
     }
   }
 }
@@ -125,56 +143,60 @@ kernel void masked_softmax_backward(
     uint simd_group [[simdgroup_index_in_threadgroup]],
     uint simd_size [[threads_per_simdgroup]]) {
   threadgroup float partials[32];
-  const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
-  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
+  const mps_ops::group_position at_position{index, group_size.x, lane, simd_group, simd_size};
+  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at_position);
   const row_walk row = walk_row(layout, t);
   constant T* row_grad = grad + row.start;
   constant T* row_out = out + row.start;
-  constant bool* row_mask = mask + row.start;
+  constant uchar* row_mask = reinterpret_cast<constant uchar*>(mask) + row.start;
   device T* row_grad_in = grad_in + row.start;
   const uint n = row.length, step = t.step;
+  const long jump = long(step) * row.stride, run_jump = long(backward_run) * jump;
   float dot = 0.0f;
-  for (uint first = t.first; first < n; first += backward_run * step) {
+  long at = row.offset(t.first);
+  for (uint first = t.first; first < n; first += backward_run * step, at += run_jump) {
     float terms[backward_run];
+    long at_k = at;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < backward_run; ++k) {
-      const uint i = first + k * step;
       terms[k] = 0.0f;
-      if (i < n) {
-        const long at_i = row.offset(i);
-        terms[k] = row_mask[at_i] ? 0.0f : float(row_grad[at_i]) * float(row_out[at_i]);
+      if (first + k * step < n) {
+        terms[k] = unless_masked(float(row_grad[at_k]) * float(row_out[at_k]), row_mask[at_k], 0.0f);
       }
+      at_k += jump;
     }
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < backward_run; ++k) {
       dot += terms[k];
     }
   }
-  const float d = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(dot, partials, at, step);
-  for (uint first = t.first; first < n; first += backward_run * step) {
+  const float d = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(dot, partials, at_position, step);
+  at = row.offset(t.first);
+  for (uint first = t.first; first < n; first += backward_run * step, at += run_jump) {
     float o[backward_run], g[backward_run];
-    bool masked[backward_run];
+    uchar masked[backward_run];
+    long at_k = at;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < backward_run; ++k) {
-      const uint i = first + k * step;
-      if (i < n) {
-        const long at_i = row.offset(i);
-        o[k] = float(row_out[at_i]);
-        g[k] = float(row_grad[at_i]);
-        masked[k] = row_mask[at_i];
+      if (first + k * step < n) {
+        o[k] = float(row_out[at_k]);
+        g[k] = float(row_grad[at_k]);
+        masked[k] = row_mask[at_k];
       }
+      at_k += jump;
     }
+    at_k = at;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < backward_run; ++k) {
-      const uint i = first + k * step;
-      if (i < n) {
+      if (first + k * step < n) {
         // The CPU subtracts in double; where the float difference overflows,
         // out * grad - out * d stays finite as the CPU's result does.
         const float difference = g[k] - d;
         const float value = isfinite(difference) || !isfinite(g[k]) || !isfinite(d) ? o[k] * difference
                                                                                    : o[k] * g[k] - o[k] * d;
-        row_grad_in[row.offset(i)] = static_cast<T>(masked[k] ? 0.0f : value);
+        row_grad_in[at_k] = static_cast<T>(unless_masked(value, masked[k], 0.0f));
       }
+      at_k += jump;
     }
   }
 }
