@@ -172,6 +172,7 @@ kernel void k(device float* out [[buffer(0)]],
   threadgroup_barrier(mem_flags::mem_threadgroup);
   float4 v = float4(scratch[t], 1.0f, float2(2.0f, p.scale));
   half h = half(v.y) + 1.0h;
+  half2 hh = metal::vec<half, 2>(float2(v.x, v.y));  // a vector conversion in the template spelling
   bfloat b = bfloat(v.z);
   int e;
   float m = frexp(v.x, e) + make_pair(v.y).sum() + twice(v.z + 1.0f);
@@ -179,7 +180,7 @@ kernel void k(device float* out [[buffer(0)]],
   atomic_fetch_add_explicit(counter, 1u, memory_order_relaxed);
   atomic_fetch_add_explicit(&hits, 1u, memory_order_relaxed);
   if (pos.x < p.n && !isnan(m)) {
-    store(out + pos.x, twice(m) + float(e) + float(h) + float(b) + float(lanes) +
+    store(out + pos.x, twice(m) + float(e) + float(h) + float(hh.x) + float(b) + float(lanes) +
                        metal::fma(v.w, 2.0f, 1.0f) + simd_sum(v.w) +
                        metal::numeric_limits<float>::epsilon());
   }

@@ -439,6 +439,26 @@ def rewrite(source: str) -> tuple[str, list[str]]:
             continue
         edits.append((start, tok.end, f"::metal::cl_detail::make_vector<{tok.text}>"))
 
+    # 3b. The same for the template spelling `metal::vec<T, N>(...)`, which
+    # also converts one vector to another element type (MSL's conversion;
+    # clang would take a functional cast between ext vectors for a bitcast).
+    for i, tok in enumerate(tokens):
+        if tok.text != "vec" or i + 1 >= len(tokens) or tokens[i + 1].text != "<":
+            continue
+        depth, j = 0, i + 1
+        while j < len(tokens):
+            depth += {"<": 1, ">": -1}.get(tokens[j].text, 0)
+            if depth == 0:
+                break
+            j += 1
+        if j + 1 >= len(tokens) or tokens[j + 1].text != "(":
+            continue
+        start = tok.start
+        if i >= 2 and tokens[i - 1].text == "::" and tokens[i - 2].text == "metal":
+            start = tokens[i - 2].start
+        type_text = " ".join(source[tok.start : tokens[j].end].split())
+        edits.append((start, tokens[j].end, f"::metal::cl_detail::make_vector<::metal::{type_text}>"))
+
     # 4. Copies of the kernels' own structs between address spaces.
     edits += _struct_copy_edits(tokens, where)
 

@@ -143,60 +143,56 @@ kernel void masked_softmax_backward(
     uint simd_group [[simdgroup_index_in_threadgroup]],
     uint simd_size [[threads_per_simdgroup]]) {
   threadgroup float partials[32];
-  const mps_ops::group_position at_position{index, group_size.x, lane, simd_group, simd_size};
-  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at_position);
+  const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
   const row_walk row = walk_row(layout, t);
   constant T* row_grad = grad + row.start;
   constant T* row_out = out + row.start;
   constant uchar* row_mask = reinterpret_cast<constant uchar*>(mask) + row.start;
   device T* row_grad_in = grad_in + row.start;
   const uint n = row.length, step = t.step;
-  const long jump = long(step) * row.stride, run_jump = long(backward_run) * jump;
   float dot = 0.0f;
-  long at = row.offset(t.first);
-  for (uint first = t.first; first < n; first += backward_run * step, at += run_jump) {
+  for (uint first = t.first; first < n; first += backward_run * step) {
     float terms[backward_run];
-    long at_k = at;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < backward_run; ++k) {
+      const uint i = first + k * step;
       terms[k] = 0.0f;
-      if (first + k * step < n) {
-        terms[k] = unless_masked(float(row_grad[at_k]) * float(row_out[at_k]), row_mask[at_k], 0.0f);
+      if (i < n) {
+        const long at_i = row.offset(i);
+        terms[k] = unless_masked(float(row_grad[at_i]) * float(row_out[at_i]), row_mask[at_i], 0.0f);
       }
-      at_k += jump;
     }
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < backward_run; ++k) {
       dot += terms[k];
     }
   }
-  const float d = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(dot, partials, at_position, step);
-  at = row.offset(t.first);
-  for (uint first = t.first; first < n; first += backward_run * step, at += run_jump) {
+  const float d = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(dot, partials, at, step);
+  for (uint first = t.first; first < n; first += backward_run * step) {
     float o[backward_run], g[backward_run];
     uchar masked[backward_run];
-    long at_k = at;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < backward_run; ++k) {
-      if (first + k * step < n) {
-        o[k] = float(row_out[at_k]);
-        g[k] = float(row_grad[at_k]);
-        masked[k] = row_mask[at_k];
+      const uint i = first + k * step;
+      if (i < n) {
+        const long at_i = row.offset(i);
+        o[k] = float(row_out[at_i]);
+        g[k] = float(row_grad[at_i]);
+        masked[k] = row_mask[at_i];
       }
-      at_k += jump;
     }
-    at_k = at;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < backward_run; ++k) {
-      if (first + k * step < n) {
+      const uint i = first + k * step;
+      if (i < n) {
         // The CPU subtracts in double; where the float difference overflows,
         // out * grad - out * d stays finite as the CPU's result does.
         const float difference = g[k] - d;
         const float value = isfinite(difference) || !isfinite(g[k]) || !isfinite(d) ? o[k] * difference
                                                                                    : o[k] * g[k] - o[k] * d;
-        row_grad_in[at_k] = static_cast<T>(unless_masked(value, masked[k], 0.0f));
+        row_grad_in[row.offset(i)] = static_cast<T>(unless_masked(value, masked[k], 0.0f));
       }
-      at_k += jump;
     }
   }
 }

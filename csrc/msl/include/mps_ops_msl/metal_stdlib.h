@@ -48,6 +48,11 @@ MPS_OPS_EMU_VECTOR_TYPES(half)
 MPS_OPS_EMU_VECTOR_TYPES(bfloat)
 MPS_OPS_EMU_VECTOR_TYPES(float)
 #undef MPS_OPS_EMU_VECTOR_TYPES
+// MSL's metal::vec<T, N>, for templates over the element type.
+namespace metal {
+template <class T, int N>
+using vec = ::mps_ops_emu::vec<T, N>;
+}
 
 #define MPS_OPS_EMU_PACKED_TYPES(T) \
   typedef ::mps_ops_emu::packed_vec<T, 2> packed_##T##2; \
