@@ -21,28 +21,32 @@ namespace {
 // (the host allows no more than 2**32 - 1 elements; a GPU divides 64-bit
 // integers in software), the outermost one what is left of the row, so a
 // 2-D shape divides nothing.
+// Each operand's offset of the thread's row and its stride along the row,
+// read from the geometry once per thread (read per element, the strides'
+// loads came before each element's own load, which waited for them).
 template <int N, typename I>
-inline void row_offsets(uint row, constant mps_ops::glu_geometry& g, thread I* offsets) {
+struct row_operands {
+  I offset[N];
+  I inner_stride[N];
+  I at(int op, uint x) const { return offset[op] + I(x) * inner_stride[op]; }
+};
+
+template <int N, typename I>
+inline row_operands<N, I> row_offsets(uint row, constant mps_ops::glu_geometry& g) {
+  row_operands<N, I> r;
   for (int op = 0; op < N; ++op) {
-    offsets[op] = 0;
+    r.offset[op] = 0;
+    r.inner_stride[op] = I(g.strides[op][g.ndim - 1]);
   }
   for (int d = g.ndim - 2; d >= 0; --d) {
     const uint size = uint(g.sizes[d]);
     const uint coord = d > 0 ? row % size : row;
     row /= size;
     for (int op = 0; op < N; ++op) {
-      offsets[op] += I(coord) * I(g.strides[op][d]);
+      r.offset[op] += I(coord) * I(g.strides[op][d]);
     }
   }
-}
-
-// Operand op's element x of the row at o[op]: in I, 32-bit multiplies and
-// adds where the geometry is narrow (a 64-bit product per operand per
-// element made glu_jvp instruction-bound: H200, half 0.74x torch's CUDA
-// kernel; Apple GPUs likewise do 64-bit integer work as 32-bit pairs).
-template <typename I>
-inline I element_at(thread const I* o, constant mps_ops::glu_geometry& g, int op, uint x) {
-  return o[op] + I(x) * I(g.strides[op][g.ndim - 1]);
+  return r;
 }
 
 inline float sigmoid(float v) {
@@ -59,18 +63,17 @@ template <typename I, typename T>
 inline void glu_jvp_row(device T* out, constant T* glu, constant T* b, constant T* da, constant T* db,
                         constant mps_ops::glu_geometry& g, uint2 pos, uint2 grid) {
   constexpr uint K = mps_ops::glu_elements_per_thread;
-  I o[5];
-  row_offsets<5>(pos.y, g, o);
+  const row_operands<5, I> o = row_offsets<5, I>(pos.y, g);
   const uint inner = uint(g.sizes[g.ndim - 1]);
   float gluv[K], bv[K], dav[K], dbv[K];
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < K; ++k) {
     const uint x = pos.x + k * grid.x;
     if (x < inner) {
-      gluv[k] = float(glu[element_at(o, g, 1, x)]);
-      bv[k] = float(b[element_at(o, g, 2, x)]);
-      dav[k] = float(da[element_at(o, g, 3, x)]);
-      dbv[k] = float(db[element_at(o, g, 4, x)]);
+      gluv[k] = float(glu[o.at(1, x)]);
+      bv[k] = float(b[o.at(2, x)]);
+      dav[k] = float(da[o.at(3, x)]);
+      dbv[k] = float(db[o.at(4, x)]);
     }
   }
   _Pragma("clang loop unroll(full)")
@@ -78,7 +81,7 @@ inline void glu_jvp_row(device T* out, constant T* glu, constant T* b, constant 
     const uint x = pos.x + k * grid.x;
     if (x < inner) {
       const float s = sigmoid(bv[k]);
-      out[element_at(o, g, 0, x)] = static_cast<T>(dav[k] * s + gluv[k] * (dbv[k] - s * dbv[k]));
+      out[o.at(0, x)] = static_cast<T>(dav[k] * s + gluv[k] * (dbv[k] - s * dbv[k]));
     }
   }
 }
@@ -89,20 +92,19 @@ inline void glu_backward_jvp_row(device T* out_a, device T* out_b, constant T* g
                                  constant T* b, constant T* dgrad_glu, constant T* da, constant T* db,
                                  constant mps_ops::glu_geometry& g, uint2 pos, uint2 grid) {
   constexpr uint K = mps_ops::glu_elements_per_thread;
-  I o[8];
-  row_offsets<8>(pos.y, g, o);
+  const row_operands<8, I> o = row_offsets<8, I>(pos.y, g);
   const uint inner = uint(g.sizes[g.ndim - 1]);
   float gav[K], av[K], bv[K], dgv[K], dav[K], dbv[K];
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < K; ++k) {
     const uint x = pos.x + k * grid.x;
     if (x < inner) {
-      gav[k] = float(grad_a[element_at(o, g, 2, x)]);
-      av[k] = float(a[element_at(o, g, 3, x)]);
-      bv[k] = float(b[element_at(o, g, 4, x)]);
-      dgv[k] = float(dgrad_glu[element_at(o, g, 5, x)]);
-      dav[k] = float(da[element_at(o, g, 6, x)]);
-      dbv[k] = float(db[element_at(o, g, 7, x)]);
+      gav[k] = float(grad_a[o.at(2, x)]);
+      av[k] = float(a[o.at(3, x)]);
+      bv[k] = float(b[o.at(4, x)]);
+      dgv[k] = float(dgrad_glu[o.at(5, x)]);
+      dav[k] = float(da[o.at(6, x)]);
+      dbv[k] = float(db[o.at(7, x)]);
     }
   }
   _Pragma("clang loop unroll(full)")
@@ -113,8 +115,8 @@ inline void glu_backward_jvp_row(device T* out_a, device T* out_b, constant T* g
       const float ga = gav[k], glu = av[k] * s;
       const float n = dbv[k] - dbv[k] * s;
       const float dgrad_a = dgv[k] * s + ga * n;
-      out_a[element_at(o, g, 0, x)] = static_cast<T>(dgrad_a);
-      out_b[element_at(o, g, 1, x)] = static_cast<T>(dgrad_a * (av[k] - glu) + ga * (dav[k] - dav[k] * s - glu * n));
+      out_a[o.at(0, x)] = static_cast<T>(dgrad_a);
+      out_b[o.at(1, x)] = static_cast<T>(dgrad_a * (av[k] - glu) + ga * (dav[k] - dav[k] * s - glu * n));
     }
   }
 }

@@ -183,8 +183,11 @@ kernel void max_pool2d_backward(
         for (uint k = 0; k < K; ++k) {  // unrolled: the sums stay in registers
           if (k < count) {
             const long cell_index = indices[index_at + k * g.index_strides[1]];
+            // Loaded whatever the index: both loads in flight together
+            // (under the test, it waited for the index's load).
+            const mps_ops::opmath_t<T> grad = mps_ops::opmath_t<T>(grad_out[out_at + k * g.out_strides[1]]);
             if (cell_index == run_start) {
-              sum[k] += mps_ops::opmath_t<T>(grad_out[out_at + k * g.out_strides[1]]);
+              sum[k] += grad;
             }
             if (checks && !valid_index(cell_index, oh, ow, g)) {
               *invalid = 1;
@@ -193,14 +196,12 @@ kernel void max_pool2d_backward(
         }
       } else {
         const long cell_index = indices[index_at];
+        const mps_ops::opmath_t<T> grad = mps_ops::opmath_t<T>(grad_out[out_at]);  // (as above)
         const long place = cell_index - run_start;
-        if (place >= 0 && place < long(count)) {
-          const mps_ops::opmath_t<T> grad = mps_ops::opmath_t<T>(grad_out[out_at]);
-          _Pragma("clang loop unroll(full)")
-          for (uint k = 0; k < K; ++k) {
-            if (long(k) == place) {
-              sum[k] += grad;
-            }
+        _Pragma("clang loop unroll(full)")
+        for (uint k = 0; k < K; ++k) {
+          if (long(k) == place) {
+            sum[k] += grad;
           }
         }
         if (checks && !valid_index(cell_index, oh, ow, g)) {
