@@ -209,16 +209,15 @@ kernel void adaptive_max_pool3d_backward(
       for (uint ow = ow0; ow < ow1; ++ow) {
         const long at = long(od) * g.index_strides[2] + long(oh) * g.index_strides[3] + long(ow) * g.index_strides[4];
         const long cell_index = indices[index_base + at];
-        // Loaded whether or not the cell's index lands in the run, so that
-        // both loads are in flight together (loaded under the test, it
-        // waited for the index's load: two memory round trips per cell).
-        const mps_ops::opmath_t<T> grad = mps_ops::opmath_t<T>(
-            grad_out[out_base + long(od) * g.out_strides[2] + long(oh) * g.out_strides[3] + long(ow) * g.out_strides[4]]);
         const long place = cell_index - run_start;
-        _Pragma("clang loop unroll(full)")
-        for (uint k = 0; k < K; ++k) {  // unrolled: the sums stay in registers
-          if (long(k) == place) {
-            sum[k] += grad;
+        if (place >= 0 && place < long(count)) {
+          const mps_ops::opmath_t<T> grad = mps_ops::opmath_t<T>(
+              grad_out[out_base + long(od) * g.out_strides[2] + long(oh) * g.out_strides[3] + long(ow) * g.out_strides[4]]);
+          _Pragma("clang loop unroll(full)")
+          for (uint k = 0; k < K; ++k) {  // unrolled: the sums stay in registers
+            if (long(k) == place) {
+              sum[k] += grad;
+            }
           }
         }
         if (corner_dh) {
