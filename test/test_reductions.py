@@ -399,7 +399,11 @@ def test_split_slices_reduced_precision(split, dtype):
     for name in SPLIT_REDUCTIONS:
         fn = _split_call(name, dims)
         if fn is not None:
-            _split_geometry(_check(fn, x), first, merge)
+            dispatches = _check(fn, x)
+            # max and min read a contiguous input in words of two elements:
+            # half the slice's length, half its chunks.
+            paired = any("_pairs_" in d.kernel for d in dispatches)
+            _split_geometry(dispatches, first[:2] + (first[2] // 2,) if paired else first, merge)
 
 
 @pytest.mark.parametrize("split", ["all_dims", "first_dim_long", "last_dim_long"])
@@ -566,3 +570,26 @@ def test_mode_empty_and_errors():
             torch.mode(x, dim)
         with pytest.raises(IndexError):
             run_on_kernels(lambda t: torch.mode(t, dim), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_min_read_contiguous_halves_in_pairs(name, dtype):
+    """Contiguous half and bfloat16 inputs of an even length are read two
+    elements per 32-bit word: the extreme, a NaN and an infinity each in the
+    low and in the high half of a word, exactly as the CPU; an odd length, a
+    start between words or a strided input take the one-element kernels."""
+    fn = REDUCTIONS[name]
+    torch.manual_seed(7)
+    base = values_with_limits(dtype, (4097,), scale=100.0)
+    for at in (10, 11):  # the low and the high half of a word
+        for value in (float("nan"), float("inf"), -float("inf"), 1e4 if name == "max" else -1e4):
+            x = base[:4096].clone()
+            x[at] = value
+            dispatches = _check_exact(fn, x)
+            assert all("_pairs_" in d.kernel for d in dispatches), dispatches
+    for x in (base, base[1:4097], base[:4096:2], base[:4096].view(64, 64).t()):
+        dispatches = _check_exact(fn, x)
+        assert not any("_pairs_" in d.kernel for d in dispatches), dispatches
+    # One slice of many groups' worth of words, split and merged.
+    _check_exact(fn, values_with_limits(dtype, (1 << 20,), scale=100.0))

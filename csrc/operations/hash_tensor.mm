@@ -9,44 +9,12 @@
 
 #include <ATen/ops/empty.h>
 
-#include <optional>
-
 namespace mps_ops {
 
 namespace {
 
 // The modes torch defines: 0, xor of the widened bits.
 constexpr int64_t xor_of_widened_bits = 0;
-
-// Contiguous half and bfloat16 slices of an even length, read two elements
-// per load: the plan's layout counted in 32-bit words of two elements, and
-// the input viewed as such words. xor takes a slice's elements in any
-// order, so the result is the same bits. Half the
-// loads for the same bytes: the H200's profile of the one-element kernels
-// showed 2-byte loads, one per element, as their cost (0.42x -> 0.51x
-// torch's kernel for half, 0.43x -> 0.48x for bfloat16), and an Apple GPU's
-// loads likewise cost per instruction. Undefined where the slices do not
-// allow it (strided, odd lengths, a start off a word, or a copy by the plan).
-struct WordPlan {
-  ReductionPlan plan;
-  at::Tensor words;
-};
-std::optional<WordPlan> in_words(const at::Tensor& self, const ReductionPlan& plan) {
-  // (Contiguous, so every element lies in one slice: an even numel, and
-  // outer strides that are multiples of the even slice length.)
-  if (!rows_in_pairs(plan, {&self}) || !self.is_contiguous()) {
-    return std::nullopt;
-  }
-  WordPlan words{plan, self.reshape(-1).view(at::kInt)};
-  reduction_layout& w = words.plan.layout;
-  for (int d = 0; d < w.outer_ndim; ++d) {
-    TORCH_INTERNAL_ASSERT(w.outer_strides[d] % 2 == 0, "hash_tensor: a contiguous slice start off a word");
-    w.outer_strides[d] /= 2;
-  }
-  w.inner_sizes[0] /= 2;
-  w.inner_numel /= 2;
-  return words;
-}
 
 void hash_tensor_into(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, int64_t mode, at::Tensor& out) {
   static KernelCache kernels("hash_tensor");
@@ -69,7 +37,7 @@ void hash_tensor_into(const at::Tensor& self, at::IntArrayRef dim, bool keepdim,
   static KernelCache bfloat_pairs_kernels("hash_tensor_bfloat_pairs");
   const auto dtype = self.scalar_type();
   const bool as_bits = dtype == at::kHalf || dtype == at::kBFloat16;
-  const std::optional<WordPlan> words = as_bits ? in_words(self, plan) : std::nullopt;
+  const std::optional<WordPlan> words = as_bits ? slices_in_words("hash_tensor", self, plan) : std::nullopt;
   KernelCache& chosen = !as_bits              ? kernels
                         : dtype == at::kHalf ? (words ? half_pairs_kernels : half_bits_kernels)
                                              : (words ? bfloat_pairs_kernels : bfloat_bits_kernels);

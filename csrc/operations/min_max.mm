@@ -2,6 +2,7 @@
 // min.unary_out (torch.max(x, out=...)), _aminmax and _aminmax.dim. Kernels in
 // csrc/kernels/min_max.metal; checks and messages are the CPU's.
 #include "../runtime/contiguous_output.h"
+#include "../runtime/element_pairs.h"
 #include "../runtime/host_name.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
@@ -18,16 +19,27 @@ const no_params nothing{};
 // max.unary_out / min.unary_out: the whole tensor into one value (an empty
 // input gives the identity, -inf / inf or the integer limits, as the CPU's
 // amax/amin do); the result is cast to out's dtype where the CPU allows.
-at::Tensor& extremum_out(KernelCache& kernels, const char* name, const at::Tensor& self,
-                         at::Tensor& out) {
+// Contiguous half and bfloat16 inputs of an even length go in as int32 words
+// of two elements (slices_in_words) to the pairs kernels.
+at::Tensor& extremum_out(KernelCache& kernels, KernelCache& half_pairs, KernelCache& bfloat_pairs, const char* name,
+                         const at::Tensor& self, at::Tensor& out) {
   check_device(name, self);
   check_out_dtype_first(self.scalar_type(), out, OutputDtype::castable);
   check_dtype(name, self);
   check_output(name, out, self.scalar_type(), {}, {&self}, OutputDtype::castable);
   const ReductionPlan plan = plan_reduction(self, {});
   const ContiguousOutput target(out, self.scalar_type());
-  dispatch_reduction(reducer_kernels(kernels, self.scalar_type(), self.scalar_type()), {&target.tensor},
-                     self, plan, nothing);
+  const auto dtype = self.scalar_type();
+  const std::optional<WordPlan> words = dtype == at::kHalf || dtype == at::kBFloat16
+                                            ? slices_in_words(name, self, plan)
+                                            : std::nullopt;
+  if (words) {
+    KernelCache& pairs = dtype == at::kHalf ? half_pairs : bfloat_pairs;
+    dispatch_reduction(reducer_kernels(pairs, dtype, at::kInt), {&target.tensor}, words->words, words->plan,
+                       nothing);
+  } else {
+    dispatch_reduction(reducer_kernels(kernels, dtype, dtype), {&target.tensor}, self, plan, nothing);
+  }
   target.copy_back();
   return out;
 }
@@ -58,12 +70,16 @@ std::tuple<at::Tensor, at::Tensor> aminmax_impl(const at::Tensor& self, std::opt
 
 at::Tensor& max_unary_out(const at::Tensor& self, at::Tensor& out) {
   static KernelCache kernels("max");
-  return extremum_out(kernels, "max", self, out);
+  static KernelCache half_pairs("max_half_pairs");
+  static KernelCache bfloat_pairs("max_bfloat_pairs");
+  return extremum_out(kernels, half_pairs, bfloat_pairs, "max", self, out);
 }
 
 at::Tensor& min_unary_out(const at::Tensor& self, at::Tensor& out) {
   static KernelCache kernels("min");
-  return extremum_out(kernels, "min", self, out);
+  static KernelCache half_pairs("min_half_pairs");
+  static KernelCache bfloat_pairs("min_bfloat_pairs");
+  return extremum_out(kernels, half_pairs, bfloat_pairs, "min", self, out);
 }
 
 std::tuple<at::Tensor, at::Tensor> _aminmax(const at::Tensor& self) {
