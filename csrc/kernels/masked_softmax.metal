@@ -41,20 +41,20 @@ inline float unless_masked(float value, uchar mask_byte, float masked_value) {
 }
 
 // v[k] = the k-th element of the thread's run from `first` (mask ? -inf : x),
-// -inf past the row's end; `at` is the run's first offset, `jump` the
+// -inf past the row's end; `offset` is the run's first element's, `jump` the
 // offset from one element of the run to the next (each element's offset
 // steps by one 64-bit add: as i * stride, the H200's code took some six
 // instructions per element).
 template <typename T>
 inline void load_run(thread float* v, constant T* in, constant uchar* mask, uint first, uint step, uint n,
-                     long at, long jump) {
+                     long offset, long jump) {
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < run; ++k) {
     v[k] = -numeric_limits<float>::infinity();
     if (first + k * step < n) {
-      v[k] = unless_masked(float(in[at]), mask[at], -numeric_limits<float>::infinity());
+      v[k] = unless_masked(float(in[offset]), mask[offset], -numeric_limits<float>::infinity());
     }
-    at += jump;
+    offset += jump;
   }
 }
 
@@ -73,8 +73,8 @@ kernel void masked_softmax(
     uint simd_group [[simdgroup_index_in_threadgroup]],
     uint simd_size [[threads_per_simdgroup]]) {
   threadgroup float partials[32];
-  const mps_ops::group_position at_position{index, group_size.x, lane, simd_group, simd_size};
-  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at_position);
+  const mps_ops::group_position at{index, group_size.x, lane, simd_group, simd_size};
+  const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
   const row_walk row = walk_row(layout, t);
   constant T* row_in = in + row.start;
   // The mask's bytes (unless_masked).
@@ -82,26 +82,27 @@ kernel void masked_softmax(
   device T* row_out = out + row.start;
   const uint n = row.length, step = t.step;
   const long jump = long(step) * row.stride, run_jump = long(run) * jump;
+  const long first_offset = row.offset(t.first);
 
   float row_max = mps_ops::float_max::identity();
-  long at = row.offset(t.first);
-  for (uint first = t.first; first < n; first += run * step, at += run_jump) {
+  long offset = first_offset;
+  for (uint first = t.first; first < n; first += run * step, offset += run_jump) {
     float v[run];
-    load_run(v, row_in, row_mask, first, step, n, at, jump);
+    load_run(v, row_in, row_mask, first, step, n, offset, jump);
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
       row_max = mps_ops::float_max::merge(row_max, v[k]);
     }
   }
-  row_max = mps_ops::merge_consecutive_to_all<mps_ops::float_max>(row_max, partials, at_position, step);
+  row_max = mps_ops::merge_consecutive_to_all<mps_ops::float_max>(row_max, partials, at, step);
 
   // Past the row's end v is -inf, whose term is 0 below a finite max; a
   // max of -inf (nothing unmasked) or +inf makes the row NaN either way.
   float sum = 0.0f;
-  at = row.offset(t.first);
-  for (uint first = t.first; first < n; first += run * step, at += run_jump) {
+  offset = first_offset;
+  for (uint first = t.first; first < n; first += run * step, offset += run_jump) {
     float v[run];
-    load_run(v, row_in, row_mask, first, step, n, at, jump);
+    load_run(v, row_in, row_mask, first, step, n, offset, jump);
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
       sum += exp(v[k] - row_max);
@@ -109,20 +110,20 @@ kernel void masked_softmax(
   }
   // Times the reciprocal of the sum, as the CPU's softmax does (one
   // division per row, not per element).
-  const float total = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(sum, partials, at_position, step);
+  const float total = mps_ops::merge_consecutive_to_all<mps_ops::float_sum>(sum, partials, at, step);
   const float inverse_total = 1.0f / total;
 
-  at = row.offset(t.first);
-  for (uint first = t.first; first < n; first += run * step, at += run_jump) {
+  offset = first_offset;
+  for (uint first = t.first; first < n; first += run * step, offset += run_jump) {
     float v[run];
-    load_run(v, row_in, row_mask, first, step, n, at, jump);
-    long at_k = at;
+    load_run(v, row_in, row_mask, first, step, n, offset, jump);
+    long offset_k = offset;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
       if (first + k * step < n) {
-        row_out[at_k] = static_cast<T>(exp(v[k] - row_max) * inverse_total);
+        row_out[offset_k] = static_cast<T>(exp(v[k] - row_max) * inverse_total);
       }
-      at_k += jump;
+      offset_k += jump;
     }
   }
 }

@@ -2,6 +2,7 @@
 // _aminmax.dim) over output slices (reduction.h). A NaN anywhere in a slice
 // is its min and its max, as on the CPU.
 #include <metal_stdlib>
+#include <mps_ops/element_pairs.h>
 #include <mps_ops/reduction.h>
 using namespace metal;
 
@@ -81,9 +82,9 @@ struct aminmax_reducer {
 template <typename T, typename Elements>
 struct element_pairs_of : Elements {
   using typename Elements::state;
-  static state element(uint bits) { return state(as_type<T>(ushort(bits))); }
+  using pair = mps_ops::element_pairs<T>;
   static state fold(state s, int w) {
-    return Elements::fold(Elements::fold(s, element(uint(w) & 0xffffu)), element(uint(w) >> 16));
+    return Elements::fold(Elements::fold(s, pair::element(uint(w), 0)), pair::element(uint(w), 1));
   }
 };
 
