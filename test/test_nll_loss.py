@@ -233,3 +233,18 @@ def test_errors_are_the_cpus(name):
     with pytest.raises(Exception) as our_error:
         run_on_kernels(CALLS[name], x, t, w)
     assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
+
+
+def test_a_raised_flag_does_not_reach_later_calls():
+    """The bad-target flag lives in host-visible words that later calls take
+    again (csrc/runtime/kernel_flag.h): each raising call, then a good call,
+    over more calls than one block of words holds."""
+    x, target = torch.randn(4, 5), torch.tensor([0, 4, 2, 1])
+    bad = torch.tensor([0, 9, 2, 1])
+    forward = lambda x, t: aten.nll_loss_forward(x, t, None, 1, -100)  # noqa: E731
+    expected = forward(x, target)
+    for call in range(300):
+        with pytest.raises(IndexError):
+            run_on_kernels(forward, x, bad)
+        actual, _ = run_on_kernels(forward, x, target)
+        assert_matches(actual, expected, f"good call after bad call {call}")

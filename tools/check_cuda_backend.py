@@ -46,12 +46,16 @@ DRIVER_FUNCTIONS = ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain", "cuCtxG
                     "cuCtxSetCurrent", "cuModuleLoadDataEx", "cuModuleGetFunction",
                     "cuFuncGetAttribute", "cuFuncSetAttribute", "cuLaunchKernel",
                     "cuStreamSynchronize", "cuGetErrorName", "cuGetErrorString",
-                    "cuMemcpyHtoDAsync"]
-VERSIONED_SYMBOLS = ["cuMemcpyHtoDAsync"]
+                    "cuMemcpyHtoDAsync", "cuMemHostAlloc", "cuMemHostGetDevicePointer"]
+VERSIONED_SYMBOLS = ["cuMemcpyHtoDAsync", "cuMemHostGetDevicePointer"]
 DRIVER_ENUMERATORS = ["CUDA_SUCCESS", "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK",
                       "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES", "CU_FUNC_ATTRIBUTE_NUM_REGS",
                       "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", "CU_JIT_ERROR_LOG_BUFFER",
                       "CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES"]
+# cuda.h's #defines, by the name driver_api.h gives each (the macro would
+# rewrite the same name).
+DRIVER_MACROS = {"CU_MEMHOSTALLOC_PORTABLE": "memhostalloc_portable",
+                 "CU_MEMHOSTALLOC_DEVICEMAP": "memhostalloc_devicemap"}
 
 
 def torch_flags() -> list[str]:
@@ -96,6 +100,8 @@ def abi_check_source() -> str:
                      f"\"{fn}: driver_api.h differs from cuda.h\");")
     for name in DRIVER_ENUMERATORS:
         lines.append(f"static_assert(int(::{name}) == int(ours::{name}), \"{name}\");")
+    for macro, name in DRIVER_MACROS.items():
+        lines.append(f"static_assert({macro} == ours::{name}, \"{macro}\");")
     lines.append("static_assert(sizeof(::CUdevice) == sizeof(ours::CUdevice), \"CUdevice\");")
     lines += ["#define MPS_OPS_SPELLED(x) #x", "#define MPS_OPS_SYMBOL(x) MPS_OPS_SPELLED(x)"]
     for fn in VERSIONED_SYMBOLS:

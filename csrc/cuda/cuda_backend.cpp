@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -173,6 +174,36 @@ class CudaBackend final : public Backend {
 
   // Every dispatch enqueues on torch's current stream by itself.
   void run_command_block(void (*fn)(void*), void* context) override { fn(context); }
+
+  // Pinned host memory mapped into every context (portable): kernels write
+  // it through the bus and the host reads it after a stream wait, with no
+  // memset or copy on the stream (on a sandboxed machine a pageable copy
+  // back cost tens of microseconds of idle GPU per call).
+  HostVisible allocate_host_visible(size_t bytes) override {
+    const Driver& d = driver();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      device_state(cuda::current_device().index());  // a context current for the mapping
+    }
+    void* host = nullptr;
+    check(d.cuMemHostAlloc(&host, bytes, memhostalloc_portable | memhostalloc_devicemap),
+          "cuMemHostAlloc of " + std::to_string(bytes) + " bytes for kernel flags");
+    CUdeviceptr on_device = 0;
+    check(d.cuMemHostGetDevicePointer(&on_device, host, 0), "cuMemHostGetDevicePointer");
+    std::memset(host, 0, bytes);
+    return HostVisible{reinterpret_cast<const void*>(static_cast<uintptr_t>(on_device)), host};
+  }
+
+  // A fault inside a kernel raises here.
+  void wait_for_gpu() override {
+    const c10::Device device = cuda::current_device();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      device_state(device.index());
+    }
+    check(driver().cuStreamSynchronize(static_cast<CUstream>(cuda::current_stream(device))),
+          "waiting for the GPU (cuStreamSynchronize)");
+  }
 
   std::vector<std::string> names() {
     std::lock_guard<std::mutex> lock(mutex_);

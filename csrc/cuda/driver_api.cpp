@@ -42,6 +42,8 @@ Driver load() {
   MPS_OPS_CUDA_RESOLVE(cuLaunchKernel)
   MPS_OPS_CUDA_RESOLVE(cuStreamSynchronize)
   resolve(library, cuMemcpyHtoDAsync_symbol, d.cuMemcpyHtoDAsync);
+  MPS_OPS_CUDA_RESOLVE(cuMemHostAlloc)
+  resolve(library, cuMemHostGetDevicePointer_symbol, d.cuMemHostGetDevicePointer);
   MPS_OPS_CUDA_RESOLVE(cuGetErrorName)
   MPS_OPS_CUDA_RESOLVE(cuGetErrorString)
 #undef MPS_OPS_CUDA_RESOLVE

@@ -46,8 +46,9 @@ enum CUjit_option : int {
 };
 
 // Signatures as cuda.h declares them (CUDAAPI is empty on Linux). The
-// symbol names are the unversioned ones, except cuMemcpyHtoDAsync, which
-// cuda.h maps to its _v2 symbol (the one with a 64-bit CUdeviceptr).
+// symbol names are the unversioned ones, except cuMemcpyHtoDAsync and
+// cuMemHostGetDevicePointer, which cuda.h maps to their _v2 symbols (the ones
+// with a 64-bit CUdeviceptr).
 using cuInit_t = CUresult (*)(unsigned int flags);
 using cuDeviceGet_t = CUresult (*)(CUdevice* device, int ordinal);
 using cuDevicePrimaryCtxRetain_t = CUresult (*)(CUcontext* context, CUdevice device);
@@ -70,6 +71,15 @@ using cuMemcpyHtoDAsync_t = CUresult (*)(CUdeviceptr destination, const void* so
                                          CUstream stream);
 // The symbol cuda.h's cuMemcpyHtoDAsync macro names.
 constexpr const char* cuMemcpyHtoDAsync_symbol = "cuMemcpyHtoDAsync_v2";
+// Host memory the GPU reads and writes in place (KernelFlag's words):
+// cuMemHostAlloc's flags (cuda.h's CU_MEMHOSTALLOC_PORTABLE and
+// CU_MEMHOSTALLOC_DEVICEMAP, macros there, hence other names here).
+constexpr unsigned int memhostalloc_portable = 0x01;
+constexpr unsigned int memhostalloc_devicemap = 0x02;
+using cuMemHostAlloc_t = CUresult (*)(void** host, size_t bytes, unsigned int flags);
+using cuMemHostGetDevicePointer_t = CUresult (*)(CUdeviceptr* device, void* host, unsigned int flags);
+// The symbol cuda.h's cuMemHostGetDevicePointer macro names.
+constexpr const char* cuMemHostGetDevicePointer_symbol = "cuMemHostGetDevicePointer_v2";
 using cuGetErrorName_t = CUresult (*)(CUresult error, const char** name);
 using cuGetErrorString_t = CUresult (*)(CUresult error, const char** text);
 
@@ -86,6 +96,8 @@ struct Driver {
   cuLaunchKernel_t cuLaunchKernel;
   cuStreamSynchronize_t cuStreamSynchronize;
   cuMemcpyHtoDAsync_t cuMemcpyHtoDAsync;
+  cuMemHostAlloc_t cuMemHostAlloc;
+  cuMemHostGetDevicePointer_t cuMemHostGetDevicePointer;
   cuGetErrorName_t cuGetErrorName;
   cuGetErrorString_t cuGetErrorString;
 };

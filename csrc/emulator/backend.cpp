@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <new>
 #include <memory>
 #include <atomic>
 #include <mutex>
@@ -97,6 +99,14 @@ class EmulatorBackend final : public Backend {
   }
 
   void run_command_block(void (*fn)(void*), void* context) override { fn(context); }
+
+  // Kernels read and write host memory here; dispatches run before they return.
+  HostVisible allocate_host_visible(size_t bytes) override {
+    void* block = ::operator new(bytes, std::align_val_t{16});  // kept for the process
+    std::memset(block, 0, bytes);
+    return HostVisible{block, block};
+  }
+  void wait_for_gpu() override {}
 
   const char* kernel_name(const KernelHandle* kernel) const override {
     return kernel->entry.host_name;

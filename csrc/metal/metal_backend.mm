@@ -4,7 +4,8 @@
 // PyTorch's current MPS stream, inside its serial queue, on its shared
 // compute encoder, with dispatchThreads semantics. We never create an encoder
 // or a command buffer and never commit: PyTorch commits the stream when it
-// synchronizes, exactly as for its own Metal kernels.
+// synchronizes, exactly as for its own Metal kernels (wait_for_gpu asks it
+// to, as torch.mps.synchronize() does).
 //
 // Memory: manual retain/release, as PyTorch's MPS code (this file refuses to
 // build under ARC); see metal_library.mm for the conventions.
@@ -144,6 +145,28 @@ class MetalBackend final : public Backend {
   // AOTI's shim does, whose setArg encodes at once) would make any torch MPS
   // op in fn dispatch_sync onto the queue this thread holds, which never
   // returns; here such ops work as anywhere else.
+  // A shared-storage buffer: Apple GPUs and the CPU see the same memory,
+  // coherent at command buffer boundaries, so the host reads a kernel's
+  // flag once the stream's work is complete, with no blit to copy it out.
+  // +1 from new..., never released (kept for the process, like the backend).
+  HostVisible allocate_host_visible(size_t bytes) override {
+    id<MTLDevice> device = torch_mps::device();
+    TORCH_CHECK(device != nil, "mps_ops: no Metal device for kernel flags");
+    id<MTLBuffer> buffer = [device newBufferWithLength:static_cast<NSUInteger>(bytes)
+                                               options:MTLResourceStorageModeShared];
+    TORCH_CHECK(buffer != nil, "mps_ops: Metal gave no shared buffer of ", bytes, " bytes for kernel flags");
+    std::memset([buffer contents], 0, bytes);
+    return HostVisible{torch_mps::buffer_storage(buffer), [buffer contents]};
+  }
+
+  // PyTorch's stream commits its command buffer and waits for it (the
+  // stream's synchronize enters its own serial queue).
+  void wait_for_gpu() override {
+    torch_mps::Stream* stream = torch_mps::current_stream();
+    TORCH_CHECK(stream != nullptr, "mps_ops: PyTorch has no current MPS stream");
+    torch_mps::commit_and_wait(stream);
+  }
+
   void run_command_block(void (*fn)(void*), void* context) override {
     fn(context);
   }

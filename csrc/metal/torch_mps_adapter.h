@@ -13,6 +13,7 @@
 //                                           running on queue(), the encoder is valid
 //                                           for the rest of that block
 //   at::mps::MPSDevice::getInstance()->device()   same
+//   MPSStream::synchronize(SyncType::COMMIT_AND_WAIT)  same
 //   storage data pointer == id<MTLBuffer>   same (torch's getMTLBufferStorage)
 //
 // Where they differ, and why we do not depend on it:
@@ -90,6 +91,19 @@ inline id<MTLComputeCommandEncoder> compute_encoder(Stream* stream) {
 // hands out buffers as data pointers). Borrowed: the tensor owns the buffer.
 inline id<MTLBuffer> storage_buffer(const void* storage_data) {
   return __builtin_bit_cast(id<MTLBuffer>, storage_data);
+}
+
+// The reverse, for a buffer of our own bound where a storage would be
+// (KernelFlag's shared words): ArgSlot::storage carries it the same way.
+inline const void* buffer_storage(id<MTLBuffer> buffer) {
+  return __builtin_bit_cast(const void*, buffer);
+}
+
+// Commits the stream's work and waits for the GPU to finish it, as
+// torch.mps.synchronize() does. Enters the stream's queue itself: call it
+// outside run_serially.
+inline void commit_and_wait(Stream* stream) {
+  stream->synchronize(at::mps::SyncType::COMMIT_AND_WAIT);
 }
 
 // The key under which run_serially marks each stream queue it uses, with the

@@ -354,10 +354,10 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
   // backward gathers each element's gradient from the cells whose windows
   // cover it, so such an index would be dropped where the CPU scatters it
   // anywhere (even outside the tensor).
-  const KernelFlag invalid(indices);
+  const KernelFlag invalid;
   static KernelCache kernels("adaptive_max_pool3d_backward");
   KernelFunction function(kernels.get(Variant::dense, grad_output.scalar_type(), grad_output.scalar_type()));
-  function.bind_operands(target.tensor, invalid.tensor, grad_output, indices).bind(g);
+  function.bind_operands(target.tensor, invalid, grad_output, indices).bind(g);
   function.dispatch(Dim3{static_cast<uint32_t>(threads), 1, 1});
   TORCH_CHECK(!invalid.raised(), "adaptive_max_pool3d_backward: every index must name an element of its "
               "output cell's window (as adaptive_max_pool3d records it)");

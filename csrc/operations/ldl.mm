@@ -102,7 +102,7 @@ at::Tensor solve(const at::Tensor& ld, const at::Tensor& pivots, const at::Tenso
   // Views where the broadcast allows (one LD for every batch: stride 0).
   const at::Tensor ld_batches = ld.expand(ld_shape).reshape({matrices, n, n});
   const at::Tensor pivot_batches = pivots.to(at::kLong).expand(pivots_shape).reshape({matrices, n});
-  const KernelFlag too_large(result), too_small(result), unpaired(result);
+  const KernelFlag too_large, too_small, unpaired;
   ldl_solve_params params{};
   params.n = static_cast<int>(n);
   params.columns = static_cast<int>(columns);
@@ -112,7 +112,7 @@ at::Tensor solve(const at::Tensor& ld, const at::Tensor& pivots, const at::Tenso
   params.pivots_batch_stride = pivot_batches.stride(0);
   params.pivots_stride = pivot_batches.stride(1);
   KernelFunction kernel(kernels.get(Variant::dense, at::kFloat, at::kFloat));
-  kernel.bind_operands(result, too_large.tensor, too_small.tensor, unpaired.tensor, ld_batches, pivot_batches)
+  kernel.bind_operands(result, too_large, too_small, unpaired, ld_batches, pivot_batches)
       .bind(params);
   kernel.dispatch(Dim3{static_cast<uint32_t>(columns), static_cast<uint32_t>(matrices), 1});
   TORCH_CHECK(!too_large.raised(),

@@ -110,7 +110,7 @@ MarginProblem multi_margin_problem(const char* op, const at::Tensor& self, const
   return MarginProblem{n, c, std::move(x), target.reshape({n}).contiguous(), std::move(weights),
                        multi_margin_params{static_cast<float>(margin.toDouble()), 0, 0, has_weight, n, c,
                                            1.0f, 1},
-                       KernelFlag(target)};
+                       KernelFlag()};
 }
 
 void check_targets(const MarginProblem& problem) {
@@ -171,7 +171,7 @@ at::Tensor& multi_margin_loss_out(const at::Tensor& self, const at::Tensor& targ
   TORCH_CHECK(problem.n <= UINT32_MAX, "mps_ops: multi_margin_loss over more than 2**32 - 1 samples");
   const KernelHandle* kernel = loss_kernels.get(Variant::reduce, at::kFloat, at::kFloat);
   KernelFunction function(kernel);
-  function.bind_operands(losses.tensor, problem.x, problem.target, problem.weight, problem.bad_target.tensor);
+  function.bind_operands(losses.tensor, problem.x, problem.target, problem.weight, problem.bad_target);
   dispatch_per_sample_rows(function, kernel, problem);
   if (per_sample) {
     losses.copy_back();
@@ -220,7 +220,7 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
   KernelFunction function(kernel);
   // grad_input is contiguous (checked above, as the CPU checks it).
   function.bind_operands(grad_input, grad, problem.x, problem.target, problem.weight,
-                         problem.bad_target.tensor);
+                         problem.bad_target);
   dispatch_per_sample_rows(function, kernel, problem);
   check_targets(problem);
   return grad_input;

@@ -29,10 +29,10 @@ bool _nested_tensor_from_mask_left_aligned(const at::Tensor& t, const at::Tensor
   }
   TORCH_CHECK(rows <= UINT32_MAX && columns - 1 <= UINT32_MAX,
               "mps_ops: _nested_tensor_from_mask_left_aligned of a mask with 2**32 rows or columns or more");
-  const KernelFlag rise(mask);
+  const KernelFlag rise;
   mask_rows_params params{mask.stride(0), mask.stride(1)};
   KernelFunction kernel(kernels.get(Variant::dense, at::kBool, at::kBool));
-  kernel.bind_operands(rise.tensor, mask).bind(params);
+  kernel.bind_operands(rise, mask).bind(params);
   kernel.dispatch(Dim3{static_cast<uint32_t>(columns - 1), static_cast<uint32_t>(rows), 1});
   return !rise.raised();
 }

@@ -124,7 +124,7 @@ NllProblem nll_problem(const at::Tensor& self, const at::Tensor& target, const s
   at::Tensor weights = weighted ? weight->reshape({classes}).contiguous() : x;
   nll_loss_params params{classes, spatial, samples * spatial, ignore_index, 1, weighted ? 1 : 0, 0, 0};
   return NllProblem{std::move(x), target.reshape({samples * spatial}).contiguous(), std::move(weights), params,
-                    KernelFlag(target)};
+                    KernelFlag()};
 }
 
 void check_targets(const NllProblem& problem) {
@@ -155,7 +155,7 @@ void nll_forward_into(const char* op, NllProblem& problem, int64_t reduction, bo
     if (positions > 0) {
       const ContiguousOutput out(output);
       KernelFunction function(none_kernels.get(Variant::dense, target_dtype, dtype));
-      function.bind_operands(out.tensor, problem.x, problem.target, problem.weight, problem.bad_target.tensor)
+      function.bind_operands(out.tensor, problem.x, problem.target, problem.weight, problem.bad_target)
           .bind(problem.params);
       function.dispatch(Dim3{static_cast<uint32_t>(positions), 1, 1});
       out.copy_back();
@@ -178,7 +178,7 @@ void nll_forward_into(const char* op, NllProblem& problem, int64_t reduction, bo
   const uint32_t threads = static_cast<uint32_t>(
       std::min<int64_t>(nll_group_threads, backend().max_threads_per_group(partial_kernel)));
   KernelFunction first(partial_kernel);
-  first.bind_operands(partials, problem.x, problem.target, problem.weight, problem.bad_target.tensor)
+  first.bind_operands(partials, problem.x, problem.target, problem.weight, problem.bad_target)
       .bind(problem.params);
   first.dispatch(Dim3{threads * static_cast<uint32_t>(groups), 1, 1}, Dim3{threads, 1, 1});
   const ContiguousOutput out(output), weight_sum(total_weight);
@@ -215,7 +215,7 @@ void nll_backward_into(const char* op, NllProblem& problem, const at::Tensor& gr
                                 .get(Variant::dense, problem.target.scalar_type(), problem.x.scalar_type()));
     function
         .bind_operands(target.tensor, grad, problem.target, problem.weight, total_weight.contiguous(),
-                       problem.bad_target.tensor)
+                       problem.bad_target)
         .bind(problem.params);
     // At least one chunk: with no classes every target is out of range, and
     // its thread raises bad_target.

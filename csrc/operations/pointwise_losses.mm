@@ -5,6 +5,7 @@
 // and shape rules are the CPU's, in its order; each loss's differ (its
 // TensorIterator's configuration), so each stub states its own.
 #include "../runtime/host_name.h"
+#include "../runtime/kernel_flag.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
@@ -19,7 +20,6 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/result_type.h>
-#include <ATen/ops/zeros.h>
 #include <torch/version.h>
 
 #include <algorithm>
@@ -238,7 +238,7 @@ void in_pieces(const KernelHandle* kernel, const at::Tensor& like, pointwise_los
 
 // Reduction none: out = each element's loss, pieces of loss_piece elements.
 void loss_elements(const LossKind& kind, const FlatOperands& flat, bool weighted, pointwise_loss_params p,
-                   const at::Tensor& out, const at::Tensor& flag) {
+                   const at::Tensor& out, const KernelFlag& flag) {
   const at::Tensor &x = flat.tensors[0], &y = flat.tensors[1], &w = weighted ? flat.tensors[2] : x;
   const c10::ScalarType dtype = x.scalar_type();
   const KernelHandle* kernel = kind.elements.get(Variant::dense, dtype, dtype);
@@ -250,7 +250,7 @@ void loss_elements(const LossKind& kind, const FlatOperands& flat, bool weighted
 
 // Mean and sum: each group's chunk, then the chunks in order, into out (0-dim).
 void loss_reduced(const LossKind& kind, const FlatOperands& flat, bool weighted, pointwise_loss_params p,
-                  int64_t reduction, const at::Tensor& out, const at::Tensor& flag) {
+                  int64_t reduction, const at::Tensor& out, const KernelFlag& flag) {
   const at::Tensor &x = flat.tensors[0], &y = flat.tensors[1], &w = weighted ? flat.tensors[2] : x;
   const c10::ScalarType dtype = x.scalar_type();
   const int64_t n = x.numel();
@@ -293,10 +293,9 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
                                 ? flat_operands({as_operand(self, dtype, like), as_operand(target, dtype, like),
                                                  as_operand(*weight, dtype, like)}, shape)
                                 : flat_operands({as_operand(self, dtype, like), as_operand(target, dtype, like)}, shape);
-  // binary_cross_entropy's flags: an input, a target outside [0, 1]. (No
-  // KernelFlag: two of them, read back together.)
-  const at::Tensor flag = kind.raises_on_input ? at::zeros({2}, like.options().dtype(at::kInt))
-                                               : at::empty({2}, like.options().dtype(at::kInt));
+  // binary_cross_entropy's flags: an input, a target outside [0, 1] (the
+  // other losses' kernels bind it and never raise it).
+  const KernelFlag flag(2);
   pointwise_loss_params p = loss_params(flat.tensors[0].numel(), threshold);
   p.weighted = weight != nullptr ? 1 : 0;
   at::Tensor result;
@@ -314,10 +313,9 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
     result = target_out.tensor;
   }
   if (kind.raises_on_input) {
-    // One read back, after the kernels (kernel_flag.h says why).
-    const at::Tensor raised = flag.cpu();
-    TORCH_CHECK(raised[0].item<int>() == 0, "all elements of input should be between 0 and 1");
-    TORCH_CHECK(raised[1].item<int>() == 0, "all elements of target should be between 0 and 1");
+    // One wait, after the kernels (kernel_flag.h says why).
+    TORCH_CHECK(!flag.raised(0), "all elements of input should be between 0 and 1");
+    TORCH_CHECK(!flag.raised(1), "all elements of target should be between 0 and 1");
   }
   if (out != nullptr) {
     if (!out->is_same(result)) {

@@ -224,7 +224,7 @@ void strides_of(const at::Tensor& t, unsigned* strides) {
 // 2**32 - 1 (so a piece's elements and threads number fewer than 2**32).
 // `inputs` follow grad_input (each cut the same way along dim 0 when
 // grad_input is 4-D: grad_output, then the indices), `flag` after it.
-void dispatch_pieces(const char* op, KernelCache& kernels, const at::Tensor& grad_input, const at::Tensor* flag,
+void dispatch_pieces(const char* op, KernelCache& kernels, const at::Tensor& grad_input, const KernelFlag* flag,
                      std::vector<at::Tensor> inputs, pool2d_backward_geometry g, unsigned per_thread) {
   if (grad_input.numel() == 0) {
     return;
@@ -257,16 +257,17 @@ void dispatch_pieces(const char* op, KernelCache& kernels, const at::Tensor& gra
   for (int64_t start = 0; start < batch; start += per_piece) {
     const int64_t length = std::min(per_piece, batch - start);
     const auto cut = [&](const at::Tensor& t) { return grad_input.dim() == 4 ? t.narrow(0, start, length) : t; };
-    std::vector<at::Tensor> bound{cut(grad_input)};
-    if (flag != nullptr) {
-      bound.push_back(*flag);
-    }
-    for (const at::Tensor& t : inputs) {
-      bound.push_back(cut(t));
-    }
     g.batch = static_cast<unsigned>(length);
     KernelFunction function(kernels.get(Variant::dense, grad_input.scalar_type(), grad_input.scalar_type()));
-    function.bind_operand_list(bound).bind(g);
+    function.bind(cut(grad_input));
+    if (flag != nullptr) {
+      function.bind(*flag);
+    }
+    for (const at::Tensor& t : inputs) {
+      function.bind(cut(t));
+    }
+    function.mark_operands();
+    function.bind(g);
     function.dispatch(Dim3{static_cast<uint32_t>(length * threads_per_entry(g, per_thread)), 1, 1});
   }
 }
@@ -294,9 +295,9 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, 
   check_fits_kernel(op, grad_input, w);
   const pool2d_backward_geometry g = geometry_of(grad_input, grad_output, w);
   // Set by the kernel where an index lies outside its cell's window.
-  const KernelFlag invalid(indices);
+  const KernelFlag invalid;
   static KernelCache kernels("max_pool2d_backward");
-  dispatch_pieces(op, kernels, grad_input, &invalid.tensor, {grad_output, indices}, g,
+  dispatch_pieces(op, kernels, grad_input, &invalid, {grad_output, indices}, g,
                   elements_per_thread(grad_input.element_size()));
   TORCH_CHECK(grad_input.numel() == 0 || !invalid.raised(), op,
               ": every index must name an element of its output cell's window (as max_pool2d_with_indices "

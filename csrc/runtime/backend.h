@@ -62,6 +62,20 @@ class Backend {
   // A .metallib image (Apple GPU code). The emulator cannot run one and raises.
   virtual void* load_metallib(const void* data, size_t size) = 0;
 
+  // Memory both kernels and the host see (KernelFlag): `storage` is what an
+  // ArgSlot binds (with offsets into it), `host` the same bytes from the
+  // host, which writes them before a dispatch and reads them after
+  // wait_for_gpu(), with no fill or copy pass on the GPU. Zeroed, 16-byte
+  // aligned, kept for the process.
+  struct HostVisible {
+    const void* storage = nullptr;
+    void* host = nullptr;
+  };
+  virtual HostVisible allocate_host_visible(size_t bytes) = 0;
+  // Returns once the GPU has run everything enqueued so far on the stream
+  // this thread dispatches to.
+  virtual void wait_for_gpu() = 0;
+
   // Runs fn(context) on the calling thread, in both backends: every dispatch
   // enters whatever serialisation it needs by itself (PyTorch's MPS stream
   // queue on Metal), so fn may also call torch ops.

@@ -1,6 +1,7 @@
 #include "kernel_function.h"
 
 #include "backend.h"
+#include "kernel_flag.h"
 #include "profile.h"
 
 #include <c10/util/Exception.h>
@@ -76,6 +77,16 @@ void KernelFunction::bind_span(const BufferSpan& span) {
   const int index = next_slot_;
   set_buffer(index, span.owner, span.data, span.bytes);
   element_sizes_[index] = static_cast<uint8_t>(span.owner.element_size());
+}
+
+void KernelFunction::bind_flag(const KernelFlag& flag) {
+  const int index = next_slot_;
+  ArgSlot& s = slot(index);
+  s.storage = flag.storage();
+  s.offset = flag.offset();
+  s.bytes = static_cast<size_t>(flag.words()) * sizeof(int32_t);
+  element_sizes_[index] = sizeof(int32_t);
+  flag.bound_ = true;
 }
 
 void KernelFunction::set_buffer(int index, const at::TensorBase& owner, const void* data,

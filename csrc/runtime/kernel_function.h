@@ -27,6 +27,8 @@ inline constexpr uint32_t default_group_threads = 256;
 // A buffer that starts at `data` inside `owner`'s storage and spans `bytes`
 // (TensorIterator operands, whose data pointers may be advanced past the
 // view's start, and pieces of a tensor).
+class KernelFlag;
+
 struct BufferSpan {
   const at::TensorBase& owner;
   const void* data;
@@ -44,6 +46,7 @@ class KernelFunction {
   //   a tensor               -> a buffer over its whole view (storage offset
   //                             and the byte span its sizes and strides reach)
   //   BufferSpan             -> a buffer over that span
+  //   KernelFlag             -> a buffer over its words (ints)
   //   c10::ArrayRef<T>       -> inline bytes, the elements (a sizes table)
   //   KernelParams           -> inline bytes, the struct; nothing when empty
   //   any trivially copyable -> inline bytes, the value (setBytes)
@@ -94,6 +97,8 @@ class KernelFunction {
       bind_tensor(arg);
     } else if constexpr (std::is_same_v<T, BufferSpan>) {
       bind_span(arg);
+    } else if constexpr (std::is_same_v<T, KernelFlag>) {
+      bind_flag(arg);
     } else if constexpr (std::is_same_v<T, KernelParams>) {
       if (!arg.empty()) set_bytes(next_slot_, arg.data(), arg.size());
     } else if constexpr (is_array_ref<T>::value) {
@@ -109,6 +114,7 @@ class KernelFunction {
   }
   void bind_tensor(const at::TensorBase& tensor);
   void bind_span(const BufferSpan& span);
+  void bind_flag(const KernelFlag& flag);
   void check_no_slot_bound() const;
   ArgSlot& slot(int index);
 
@@ -125,7 +131,8 @@ class KernelFunction {
   uint8_t element_sizes_[max_kernel_args];
   uint32_t threadgroup_lengths_[max_kernel_args];
   bool has_threadgroup_memory_ = false;
-  // The storages of the tensors bound, held until the KernelFunction dies:
+  // The storages of the tensors bound, held until the KernelFunction dies
+  // (a KernelFlag's memory lives for the process):
   // a slot keeps only an address, so a temporary bound (a .contiguous() copy
   // made in the call) would otherwise be freed before dispatch reads it.
   c10::Storage storages_[max_kernel_args];

@@ -42,6 +42,14 @@ typedef NS_ENUM(NSInteger, MTLMathFloatingPointFunctions){
 } API_AVAILABLE(macos(15.0));
 #endif
 
+// Resource options (newBufferWithLength:options:): the storage mode sits
+// at bit 4 (MTLResourceStorageModeShift); shared storage is mode 0.
+typedef NS_OPTIONS(NSUInteger, MTLResourceOptions){
+    MTLResourceCPUCacheModeDefaultCache API_AVAILABLE(macos(10.11)) = 0,
+    MTLResourceStorageModeShared API_AVAILABLE(macos(10.11)) = 0 << 4,
+    MTLResourceStorageModePrivate API_AVAILABLE(macos(10.11)) = 2 << 4,
+};
+
 @protocol MTLDevice;
 @protocol MTLCommandBuffer;
 
@@ -168,6 +176,7 @@ typedef void (^MTLCommandBufferHandler)(id<MTLCommandBuffer>);
 @property(readonly) MTLSize maxThreadsPerThreadgroup API_AVAILABLE(macos(10.11));
 @property(readonly) NSUInteger maxThreadgroupMemoryLength API_AVAILABLE(macos(10.13));
 - (nullable id<MTLCommandQueue>)newCommandQueue;
+- (nullable id<MTLBuffer>)newBufferWithLength:(NSUInteger)length options:(MTLResourceOptions)options;
 - (nullable id<MTLLibrary>)newLibraryWithData:(dispatch_data_t)data
                                         error:(__autoreleasing NSError**)error;
 - (nullable id<MTLLibrary>)newLibraryWithSource:(NSString*)source

@@ -1,0 +1,101 @@
+#include "kernel_flag.h"
+
+#include "backend.h"
+
+#include <c10/util/Exception.h>
+
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <vector>
+
+namespace mps_ops {
+
+namespace {
+
+// Each flag takes one slot of max_words words from blocks of host-visible
+// memory allocated once (an allocation of pinned or shared memory costs far
+// more than a call), and gives it back when read: after the wait, no kernel
+// still writes it.
+class FlagSlots {
+ public:
+  static constexpr size_t slot_bytes = KernelFlag::max_words * sizeof(int32_t);
+  static constexpr size_t slots_per_block = 256;
+
+  struct Slot {
+    const void* storage;
+    size_t offset;
+    int32_t* host;
+  };
+
+  Slot take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.empty()) {
+      const Backend::HostVisible block = backend().allocate_host_visible(slot_bytes * slots_per_block);
+      TORCH_CHECK(block.storage != nullptr && block.host != nullptr,
+                  "mps_ops: the backend gave no host-visible memory for kernel flags");
+      for (size_t i = slots_per_block; i-- > 0;) {
+        free_.push_back(Slot{block.storage, i * slot_bytes,
+                             reinterpret_cast<int32_t*>(static_cast<char*>(block.host) + i * slot_bytes)});
+      }
+    }
+    const Slot slot = free_.back();
+    free_.pop_back();
+    return slot;
+  }
+
+  void give_back(const Slot& slot) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(slot);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<Slot> free_;
+};
+
+FlagSlots& flag_slots() {
+  static FlagSlots* slots = new FlagSlots();  // never destroyed: blocks live for the process
+  return *slots;
+}
+
+}  // namespace
+
+KernelFlag::KernelFlag(int words) : words_(words), exceptions_at_start_(std::uncaught_exceptions()) {
+  TORCH_INTERNAL_ASSERT(words >= 1 && words <= max_words, "mps_ops: a KernelFlag of ", words, " words");
+  const FlagSlots::Slot slot = flag_slots().take();
+  storage_ = slot.storage;
+  offset_ = slot.offset;
+  host_ = slot.host;
+  // Before any dispatch that binds it: the previous holder's wait ordered
+  // every kernel that wrote these words before this store.
+  std::memset(host_, 0, FlagSlots::slot_bytes);
+}
+
+KernelFlag::KernelFlag(KernelFlag&& other) noexcept
+    : storage_(other.storage_), offset_(other.offset_), host_(other.host_), words_(other.words_),
+      exceptions_at_start_(other.exceptions_at_start_), bound_(other.bound_), waited_(other.waited_) {
+  other.host_ = nullptr;
+}
+
+KernelFlag::~KernelFlag() {
+  // A flag bound, then left by an exception before its check, may still be
+  // written by a kernel in flight: it is retired, not reused. One left
+  // unread otherwise is one its kernels never write.
+  const bool unwinding = std::uncaught_exceptions() > exceptions_at_start_;
+  if (host_ != nullptr && (waited_ || !bound_ || !unwinding)) {
+    flag_slots().give_back(FlagSlots::Slot{storage_, offset_, host_});
+  }
+}
+
+bool KernelFlag::raised(int word) const {
+  TORCH_INTERNAL_ASSERT(word >= 0 && word < words_ && host_ != nullptr);
+  if (!waited_) {
+    backend().wait_for_gpu();
+    waited_ = true;
+  }
+  // volatile: written by the GPU, not by anything the compiler sees.
+  return static_cast<const volatile int32_t*>(host_)[word] != 0;
+}
+
+}  // namespace mps_ops
