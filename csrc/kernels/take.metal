@@ -1,8 +1,10 @@
 // torch.take: out[i] = self.flatten()[index[i]], and Tensor.put_:
 // self.flatten()[index[i]] = source[i] (or +=), negative indices counting
 // from the end. self may be strided: its logical (row-major) position is
-// decomposed over its sizes and mapped through its byte strides. The host has
-// checked every index is in range and made out, index and source contiguous.
+// decomposed over its sizes and mapped through its byte strides. take checks
+// each index as it reads it (out_of_range, a KernelFlag: no pass over the
+// indices before the kernel); put_'s host has checked them (it sorts them
+// first). The host made out, index and source contiguous.
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
 #include <mps_ops/types.h>
@@ -38,16 +40,22 @@ inline long flat_offset(long flat, constant long* sizes, constant long* strides,
 
 template <typename T>
 kernel void take(device T* out [[buffer(0)]],
-                 constant long* index [[buffer(1)]],
-                 constant char* self [[buffer(2)]],
-                 constant long* sizes [[buffer(3)]],
-                 constant long* strides [[buffer(4)]],
-                 constant uint& ndim [[buffer(5)]],
-                 constant long& numel [[buffer(6)]],
+                 device int* out_of_range [[buffer(1)]],
+                 constant long* index [[buffer(2)]],
+                 constant char* self [[buffer(3)]],
+                 constant long* sizes [[buffer(4)]],
+                 constant long* strides [[buffer(5)]],
+                 constant uint& ndim [[buffer(6)]],
+                 constant long& numel [[buffer(7)]],
                  uint i [[thread_position_in_grid]]) {
   long flat = index[i];
   if (flat < 0) {
     flat += numel;
+  }
+  // One unsigned compare for both ends of [-numel, numel).
+  if (ulong(flat) >= ulong(numel)) {
+    *out_of_range = 1;
+    return;
   }
   const bool narrow = numel <= long(0xFFFFFFFFu);
   out[i] = *reinterpret_cast<constant T*>(self + flat_offset(flat, sizes, strides, int(ndim), narrow));

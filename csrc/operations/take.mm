@@ -3,6 +3,7 @@
 // messages are the CPU's.
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
+#include "../runtime/kernel_flag.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
@@ -61,7 +62,9 @@ struct FlatLayout {
   }
 };
 
-// Every index must lie in [-numel, numel).
+// Every index must lie in [-numel, numel). take's kernel checks its indices
+// itself (a KernelFlag) and calls this only when one was out of range, for
+// the CPU's message.
 void check_flat_indices(const at::Tensor& index, int64_t numel) {
   const auto [lo, hi] = value_range(index);
   TORCH_CHECK_INDEX(lo >= -numel && hi < numel, "out of range: tried to access index ",
@@ -90,7 +93,6 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   }
   TORCH_CHECK_INDEX(self.numel() > 0, "take(): tried to take from an empty tensor");
   const int64_t numel = self.numel();
-  check_flat_indices(index, numel);
   FlatLayout layout(self);
   const at::Tensor source = layout.fits ? self : self.contiguous();
   if (!layout.fits) {
@@ -101,6 +103,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   const ContiguousOutput result(out);
   const at::Tensor& target = result.tensor;
   const KernelHandle* handle = kernels.get(Variant::dense, self.scalar_type(), self.scalar_type());
+  const KernelFlag out_of_range;
   // One dispatch per 2**31 - 1 elements keeps the thread index in 32 bits.
   for (int64_t start = 0; start < target.numel(); start += INT32_MAX) {
     const size_t count = static_cast<size_t>(std::min<int64_t>(INT32_MAX, target.numel() - start));
@@ -108,13 +111,19 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
     kernel
         .bind_operands(BufferSpan{target, static_cast<const char*>(target.const_data_ptr()) + start * target.element_size(),
                                   count * target.element_size()},
-                       BufferSpan{index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t)},
+                       out_of_range, BufferSpan{index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t)},
                        source)
         .bind(c10::ArrayRef<int64_t>(layout.sizes, layout.ndim), c10::ArrayRef<int64_t>(layout.strides, layout.ndim),
               static_cast<uint32_t>(layout.ndim), numel);
     kernel.dispatch(Dim3{static_cast<uint32_t>(count), 1, 1});
   }
+  // Enqueued before the wait, so the GPU runs it inside the same round trip
+  // (an out= that raises holds garbage, as the CPU's).
   result.copy_back();
+  if (out_of_range.raised()) {
+    check_flat_indices(index, numel);
+    TORCH_CHECK_INDEX(false, "out of range: take() read an index outside [", -numel, ", ", numel, ")");
+  }
   return out;
 }
 
