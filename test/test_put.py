@@ -1,4 +1,4 @@
-"""Tensor.put_ against the CPU where OpInfo's 3-element samples say little:
+"""Tensor.put_ (and take's errors) against the CPU where OpInfo's 3-element samples say little:
 repeated targets (the last write wins; accumulation adds in index order,
 rounding in self's dtype at each step, as the CPU's serial loop does; both
 in index's logical order), an
@@ -140,3 +140,15 @@ def test_put_property(shape, transposed, picks, accumulate, dtype):
     n = self.numel()
     index = torch.tensor([p % (2 * n) - n for p in picks])  # spans [-n, n)
     _check(self, index, _values((len(picks),), dtype), accumulate)
+
+
+@pytest.mark.parametrize("index", [[0, 12], [-13, 0], [3, 2**40], [-(2**40), 1]], ids=str)
+def test_take_out_of_range_is_the_cpus_error(index):
+    """take checks its indices in its kernel (a flag) and, only when one is
+    out of range, finds it for the CPU's message."""
+    self, index = torch.arange(12.0).reshape(3, 4), torch.tensor(index)
+    with pytest.raises(IndexError) as cpu_error:
+        torch.take(self, index)
+    with pytest.raises(IndexError) as our_error:
+        run_on_kernels(torch.take, self, index)
+    assert str(our_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]
