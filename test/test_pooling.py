@@ -203,6 +203,19 @@ def test_fractional_max_pool2d_ties_nan_and_errors():
             run_on_kernels(call, t, torch.rand(1, 2, 2))
 
 
+@pytest.mark.parametrize("kernel", [(3, 3), (2, 3), (3, 5), (1, 3), (4, 1)], ids=str)
+def test_fractional_max_pool2d_many_ties_and_nans_keep_the_cpus_indices(kernel):
+    """Values from {0, 1, 2} (a window's maximum mostly tied) and NaNs, two
+    to a row in places: the first maximum's index, or the last NaN's, as the
+    CPU scans each window."""
+    torch.manual_seed(1)
+    x = torch.randint(0, 3, (2, 3, 13, 14)).float()
+    x[0, 0, 2, 3] = x[0, 0, 2, 4] = x[1, 2, 7, 7] = x[1, 2, 7, 9] = x[0, 1, 5, 0] = float("nan")
+    samples = torch.rand(2, 3, 2)
+    fn = lambda t, s: torch.ops.aten.fractional_max_pool2d(t, list(kernel), [5, 6], s)  # noqa: E731
+    assert_matches(run_on_kernels(fn, x, samples)[0], fn(x, samples))
+
+
 @pytest.mark.parametrize("kernel, output", [((2, 2, 2), (3, 4, 5)), ((1, 3, 2), (4, 2, 5)), ((2, 1, 1), (1, 1, 1))],
                          ids=str)
 @pytest.mark.parametrize("layout", ["5d", "4d", "strided"])
