@@ -108,3 +108,38 @@ def test_offsets_past_2_to_the_31_take_64_bit_arithmetic():
         expected = torch.ops.aten.glu_jvp(F.glu(small, 1), small, small, 1).cpu()
     assert any(d.op == "glu_jvp" for d in prof.dispatches)
     assert_matches(actual, expected, "glu_jvp's last columns")
+
+
+# (layout, dim, shape): whether glu_jvp reads the operands two halves per word.
+PAIR_CASES = [
+    ("contiguous", -1, (3, 4, 12), True),    # rows of 6: words
+    ("contiguous", 0, (8, 3, 6), True),      # halves along dim 0, rows of 6
+    ("contiguous", -1, (3, 4, 6), False),    # rows of 3: odd
+    ("contiguous", 1, (2, 4, 5), False),     # rows of 5, halves along dim 1: odd
+    ("strided", -1, (3, 4, 12), False),      # every second element
+    ("transposed", -1, (3, 4, 12), False),   # rows across the storage
+    ("offset", -1, (3, 4, 12), False),       # rows starting at odd elements
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("layout, dim, shape, paired", PAIR_CASES, ids=str)
+def test_glu_jvp_reads_contiguous_halves_in_pairs(layout, dim, shape, paired, dtype):
+    """Half and bfloat16 operands contiguous along their rows, of an even
+    length from an even element, take glu_jvp_pairs; the rest the strided
+    kernel. Both give the CPU's float result of the rounded inputs, rounded
+    once."""
+    torch.manual_seed(0)
+    # Cast first: .to() of a view that is not dense makes it contiguous.
+    make = {"contiguous": lambda s: torch.randn(s).to(dtype),
+            "transposed": lambda s: torch.randn(s[::-1]).to(dtype).permute(2, 1, 0),
+            "strided": lambda s: torch.randn(*s[:-1], 2 * s[-1]).to(dtype)[..., ::2],
+            "offset": lambda s: torch.randn(s[0] * s[1] * s[2] + 1).to(dtype)[1:].view(s)}[layout]
+    x, dx = make(shape), make(shape)
+    # Non-finite values keep their results: sigmoid's ends, NaN through.
+    x[0, 0, 0], dx[1, 0, 1] = float("inf"), float("nan")
+    glu = F.glu(x.float(), dim).to(dtype)
+    expected = torch.ops.aten.glu_jvp(glu.float(), x.float(), dx.float(), dim).to(dtype)
+    actual, dispatches = run_on_kernels(lambda *t: torch.ops.aten.glu_jvp(*t, dim), glu, x, dx)
+    assert_matches(actual, expected)
+    assert [d.kernel.startswith("glu_jvp_pairs") for d in dispatches] == [paired]

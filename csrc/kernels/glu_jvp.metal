@@ -9,6 +9,7 @@
 //   d grad_a    = dgrad_glu * s + grad_a * n
 //   d grad_b    = d grad_a * (a - a * s) + grad_a * (da - da * s - a * s * n)
 #include <metal_stdlib>
+#include <mps_ops/element_pairs.h>
 #include <mps_ops/instantiate.h>
 #include "glu_jvp_params.h"
 using namespace metal;
@@ -59,33 +60,44 @@ inline float sigmoid(float v) {
 
 }  // namespace
 
-// Each thread takes up to K elements of a row (glu_elements_per_thread), all
+// Each thread takes up to K words of a row (glu_elements_per_thread), all
 // loaded before any is computed, the row's threads stepping by their count
-// (the strided element-wise kernels' grid, elementwise.h).
+// (the strided element-wise kernels' grid, elementwise.h). A word is one
+// element (E = single_elements<T>), or two halves or bfloat16 of a row whose
+// operands are all contiguous along it (E = element_pairs<T>; the host
+// counts the geometry in words): half the load and store instructions, and
+// one packed conversion per stored pair.
 // Operands: out, glu, b, da, db.
-template <typename I, typename T>
-inline void glu_jvp_row(device T* out, constant T* glu, constant T* b, constant T* da, constant T* db,
-                        constant mps_ops::glu_geometry& g, uint2 pos, uint2 grid) {
+template <typename I, typename E>
+inline void glu_jvp_row(device typename E::stored* out, constant typename E::stored* glu,
+                        constant typename E::stored* b, constant typename E::stored* da,
+                        constant typename E::stored* db, constant mps_ops::glu_geometry& g, uint2 pos,
+                        uint2 grid) {
   constexpr uint K = mps_ops::glu_elements_per_thread;
   const row_operands<5, I> o = row_offsets<5, I>(pos.y, g);
   const uint inner = uint(g.sizes[g.ndim - 1]);
-  float gluv[K], bv[K], dav[K], dbv[K];
+  typename E::word gluv[K], bv[K], dav[K], dbv[K];
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < K; ++k) {
     const uint x = pos.x + k * grid.x;
     if (x < inner) {
-      gluv[k] = float(glu[o.at(1, x)]);
-      bv[k] = float(b[o.at(2, x)]);
-      dav[k] = float(da[o.at(3, x)]);
-      dbv[k] = float(db[o.at(4, x)]);
+      gluv[k] = E::load(glu[o.at(1, x)]);
+      bv[k] = E::load(b[o.at(2, x)]);
+      dav[k] = E::load(da[o.at(3, x)]);
+      dbv[k] = E::load(db[o.at(4, x)]);
     }
   }
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < K; ++k) {
     const uint x = pos.x + k * grid.x;
     if (x < inner) {
-      const float s = sigmoid(bv[k]);
-      out[o.at(0, x)] = static_cast<T>(dav[k] * s + gluv[k] * (dbv[k] - s * dbv[k]));
+      float result[E::width()];
+      _Pragma("clang loop unroll(full)")
+      for (uint j = 0; j < E::width(); ++j) {
+        const float s = sigmoid(E::element(bv[k], j)), dbj = E::element(dbv[k], j);
+        result[j] = E::element(dav[k], j) * s + E::element(gluv[k], j) * (dbj - s * dbj);
+      }
+      out[o.at(0, x)] = E::store(result);
     }
   }
 }
@@ -135,10 +147,31 @@ kernel void glu_jvp(
     constant mps_ops::glu_geometry& g [[buffer(5)]],
     uint2 pos [[thread_position_in_grid]],
     uint2 grid [[threads_per_grid]]) {
+  using E = mps_ops::single_elements<T>;
   if (g.narrow != 0) {
-    glu_jvp_row<uint>(out, glu, b, da, db, g, pos, grid);
+    glu_jvp_row<uint, E>(out, glu, b, da, db, g, pos, grid);
   } else {
-    glu_jvp_row<long>(out, glu, b, da, db, g, pos, grid);
+    glu_jvp_row<long, E>(out, glu, b, da, db, g, pos, grid);
+  }
+}
+
+// glu_jvp over rows whose operands are all contiguous along the row, of an
+// even length, starting at even elements: the geometry in 32-bit words.
+template <typename T>
+kernel void glu_jvp_pairs(
+    device uint* out [[buffer(0)]],
+    constant uint* glu [[buffer(1)]],
+    constant uint* b [[buffer(2)]],
+    constant uint* da [[buffer(3)]],
+    constant uint* db [[buffer(4)]],
+    constant mps_ops::glu_geometry& g [[buffer(5)]],
+    uint2 pos [[thread_position_in_grid]],
+    uint2 grid [[threads_per_grid]]) {
+  using E = mps_ops::element_pairs<T>;
+  if (g.narrow != 0) {
+    glu_jvp_row<uint, E>(out, glu, b, da, db, g, pos, grid);
+  } else {
+    glu_jvp_row<long, E>(out, glu, b, da, db, g, pos, grid);
   }
 }
 
@@ -163,4 +196,6 @@ kernel void glu_backward_jvp(
 }
 
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, glu_jvp, strided)
+MPS_OPS_INSTANTIATE_FOR_TYPE(glu_jvp_pairs, dense, half)
+MPS_OPS_INSTANTIATE_FOR_TYPE(glu_jvp_pairs, dense, bfloat)
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, glu_backward_jvp, strided)

@@ -14,6 +14,7 @@
 #include <ATen/ops/empty.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace mps_ops {
 
@@ -47,12 +48,12 @@ std::vector<int64_t> broadcast_shape(std::initializer_list<const at::Tensor*> op
 // it), each operand through its own strides. Size-1 dims are dropped; a
 // shape that still needs more than glu_max_dims dims runs on contiguous
 // copies (one dim), the outputs copied back.
-void dispatch_glu(KernelCache& kernels, int outputs, std::vector<at::Tensor> operands) {
+void dispatch_glu(const KernelHandle* kernel, const char* op, int outputs, std::vector<at::Tensor> operands) {
   const at::Tensor& shape_of = operands[0];
   if (shape_of.numel() == 0) {
     return;
   }
-  TORCH_CHECK(shape_of.numel() <= UINT32_MAX, "mps_ops: ", kernels.op(), " over more than 2**32 - 1 elements");
+  TORCH_CHECK(shape_of.numel() <= UINT32_MAX, "mps_ops: ", op, " over more than 2**32 - 1 elements");
   std::vector<int64_t> kept;
   for (int64_t d = 0; d < shape_of.dim(); ++d) {
     if (shape_of.size(d) != 1) {
@@ -75,7 +76,7 @@ void dispatch_glu(KernelCache& kernels, int outputs, std::vector<at::Tensor> ope
   for (int d = 0; d < g.ndim; ++d) {
     g.sizes[d] = kept.empty() ? 1 : operands[0].size(kept[d]);
   }
-  KernelFunction function(kernels.get(Variant::strided, shape_of.scalar_type(), shape_of.scalar_type()));
+  KernelFunction function(kernel);
   for (size_t i = 0; i < operands.size(); ++i) {
     for (int d = 0; d < g.ndim; ++d) {
       g.strides[i][d] = kept.empty() ? 0 : operands[i].stride(kept[d]);
@@ -105,10 +106,34 @@ void dispatch_glu(KernelCache& kernels, int outputs, std::vector<at::Tensor> ope
   }
 }
 
+// The operands as 32-bit words of two half or bfloat16 elements, where every
+// one is contiguous along its last dim, of an even length, from an even
+// element (so its other strides, in elements, are even too): what
+// glu_jvp_pairs reads. Empty where they are not.
+std::vector<at::Tensor> as_element_pairs(const std::vector<at::Tensor>& operands) {
+  for (const at::Tensor& t : operands) {
+    if (t.element_size() != 2 || t.dim() == 0 || t.size(-1) % 2 != 0 || t.stride(-1) != 1 ||
+        t.storage_offset() % 2 != 0 || reinterpret_cast<uintptr_t>(t.storage().data()) % 4 != 0) {
+      return {};
+    }
+    for (int64_t d = 0; d + 1 < t.dim(); ++d) {
+      if (t.stride(d) % 2 != 0) {
+        return {};
+      }
+    }
+  }
+  std::vector<at::Tensor> words;
+  for (const at::Tensor& t : operands) {
+    words.push_back(t.view(at::kInt));
+  }
+  return words;
+}
+
 }  // namespace
 
 at::Tensor glu_jvp(const at::Tensor& glu, const at::Tensor& x, const at::Tensor& dx, int64_t dim) {
   static KernelCache kernels("glu_jvp");
+  static KernelCache pairs_kernels("glu_jvp_pairs");
   // The CPU's order: the views first (their IndexError / RuntimeError),
   // then the iterator's shape and dtype checks.
   dim = at::maybe_wrap_dim(dim, x.dim());
@@ -118,7 +143,19 @@ at::Tensor glu_jvp(const at::Tensor& glu, const at::Tensor& x, const at::Tensor&
   const auto shape = broadcast_shape({&glu, &b, &da, &db});
   check_glu_dtypes("glu_jvp", {&glu, &b, &da, &db});
   at::Tensor out = at::empty(shape, glu.options());
-  dispatch_glu(kernels, 1, {out, glu.expand(shape), b.expand(shape), da.expand(shape), db.expand(shape)});
+  const std::vector<at::Tensor> operands{out, glu.expand(shape), b.expand(shape), da.expand(shape),
+                                         db.expand(shape)};
+  const c10::ScalarType dtype = glu.scalar_type();
+  // Half and bfloat16 rows contiguous in every operand: two elements per
+  // load and store (element_pairs.h says why).
+  std::vector<at::Tensor> words = out.numel() > 0 && (dtype == at::kHalf || dtype == at::kBFloat16)
+                                      ? as_element_pairs(operands)
+                                      : std::vector<at::Tensor>{};
+  if (!words.empty()) {
+    dispatch_glu(pairs_kernels.get(Variant::dense, dtype, dtype), "glu_jvp", 1, std::move(words));
+  } else {
+    dispatch_glu(kernels.get(Variant::strided, dtype, dtype), "glu_jvp", 1, operands);
+  }
   return out;
 }
 
@@ -155,7 +192,7 @@ at::Tensor glu_backward_jvp(const at::Tensor& grad_x, const at::Tensor& grad_glu
   std::vector<int64_t> out_shape = shape;
   out_shape[dim] *= 2;
   at::Tensor out = at::empty(out_shape, x.options().dtype(common));
-  dispatch_glu(kernels, 2,
+  dispatch_glu(kernels.get(Variant::strided, common, common), op, 2,
                {out.narrow(dim, 0, shape[dim]), out.narrow(dim, shape[dim], shape[dim]), as_common(grad_x_a),
                 as_common(a), as_common(b), as_common(dgrad_glu), as_common(da), as_common(db)});
   return out;
