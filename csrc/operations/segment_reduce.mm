@@ -11,10 +11,12 @@
 #include "../kernels/segment_reduce_params.h"
 
 #include <ATen/WrapDimUtils.h>
+#include <ATen/ops/aminmax.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/cumsum.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/stack.h>
+#include <ATen/ops/max.h>
+#include <ATen/ops/min.h>
 #include <ATen/ops/sub.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/zeros.h>
@@ -43,18 +45,21 @@ struct SegmentPlan {
 // Segments must lie inside the data, in order: every segment's length is
 // >= 0 (the CPU's own check, RuntimeError) and each row's offsets stay
 // within [0, length] (the CPU reads outside the data there; we refuse, also
-// when unsafe). One reduction read back, so on a Mac this waits for the GPU.
+// when unsafe). Three reductions read back in one copy, so on a Mac this
+// waits for the GPU once. (With steps >= 0, each row's first offset is its
+// smallest and its last its largest.)
 void check_segments(const char* op, const at::Tensor& offset_table, int64_t length) {
   if (offset_table.size(-1) < 2 || offset_table.numel() == 0) {
     return;  // no segments
   }
   const int64_t segments = offset_table.size(-1) - 1;
   const at::Tensor steps = at::sub(offset_table.narrow(-1, 1, segments), offset_table.narrow(-1, 0, segments));
-  TORCH_CHECK(value_range(steps).first >= 0, "Expected segment_length >= 0 to be true, but got false. (", op,
+  const std::vector<int64_t> v =
+      read_back({at::min(steps), at::min(offset_table.select(-1, 0)), at::max(offset_table.select(-1, segments))});
+  TORCH_CHECK(v[0] >= 0, "Expected segment_length >= 0 to be true, but got false. (", op,
               ": lengths must be non-negative and offsets non-decreasing)");
-  const auto [first, last] = value_range(at::stack({offset_table.select(-1, 0), offset_table.select(-1, segments)}));
-  TORCH_CHECK(first >= 0 && last <= length, op, ": segments must lie within the ", length,
-              " elements of data along axis, but offsets span [", first, ", ", last, "]");
+  TORCH_CHECK(v[1] >= 0 && v[2] <= length, op, ": segments must lie within the ", length,
+              " elements of data along axis, but offsets span [", v[1], ", ", v[2], "]");
 }
 
 SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_view reduce,
@@ -76,12 +81,16 @@ SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_vi
   TORCH_CHECK(axis == given.dim() - 1, "segment_reduce(): Expected axis to be the last dimension of ", given_name,
               " but got ", axis, ".");
   const int64_t length = data.size(axis);
-  if (has_lengths && !unsafe) {
-    // The CPU's safe-mode checks, on lengths of any dtype.
+  // The CPU's safe-mode checks, on lengths of any dtype: their values read
+  // back in one copy. They imply check_segments' (lengths >= 0, rows from 0
+  // to length), which then needs no second wait.
+  const bool lengths_checked = has_lengths && !unsafe;
+  if (lengths_checked) {
     TORCH_CHECK(lengths->numel() > 0, "min(): Expected reduction dim to be specified for input.numel() == 0.");
-    TORCH_CHECK(value_range(*lengths).first >= 0, "lengths contains negative value!");
-    const auto [lo, hi] = value_range(at::sum(*lengths, -1));
-    TORCH_CHECK(lo == length && hi == length,
+    const auto [lo, hi] = at::aminmax(at::sum(*lengths, -1));
+    const std::vector<int64_t> v = read_back({at::min(*lengths), lo, hi});
+    TORCH_CHECK(v[0] >= 0, "lengths contains negative value!");
+    TORCH_CHECK(v[1] == length && v[2] == length,
                 "segment_reduce(): Expected all rows of lengths along axis to sum to "
                 "data.size(lengths.dim()-1) when !unsafe.");
   }
@@ -102,7 +111,9 @@ SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_vi
   } else {
     offset_table = offsets->to(at::kLong);
   }
-  check_segments(op, offset_table, length);
+  if (!lengths_checked) {
+    check_segments(op, offset_table, length);
+  }
   SegmentPlan plan;
   plan.data = data.contiguous();
   const int64_t segments = offset_table.size(-1) - 1;

@@ -144,10 +144,16 @@ at::Tensor empty_output_like(const at::Tensor& like, c10::ScalarType dtype) {
 }
 
 std::pair<int64_t, int64_t> value_range(const at::Tensor& values) {
-  // One copy to the host, not one per bound: each waits for the GPU.
   const auto [lowest, highest] = at::aminmax(values);
-  const at::Tensor bounds = at::stack({lowest, highest}).to(at::kCPU, at::kLong);
-  return {bounds[0].item<int64_t>(), bounds[1].item<int64_t>()};
+  const std::vector<int64_t> bounds = read_back({lowest, highest});
+  return {bounds[0], bounds[1]};
+}
+
+std::vector<int64_t> read_back(std::initializer_list<at::Tensor> values) {
+  // (stack promotes mixed dtypes; the copy converts to int64 as before.)
+  const at::Tensor on_host = at::stack(std::vector<at::Tensor>(values)).to(at::kCPU, at::kLong);
+  const int64_t* data = on_host.const_data_ptr<int64_t>();
+  return std::vector<int64_t>(data, data + on_host.numel());
 }
 
 }  // namespace mps_ops

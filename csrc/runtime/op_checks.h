@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace mps_ops {
 
@@ -91,6 +92,11 @@ void check_contiguous_output(const at::Tensor& out, const char* name);
 // read back, so host checks of index ranges wait for the GPU on a Mac, and
 // the kernels after them never index out of bounds.
 std::pair<int64_t, int64_t> value_range(const at::Tensor& values);
+
+// Several 0-dim values (reductions still on the device) as int64, in one
+// copy to the host: each read waits for the GPU, so a stub with several
+// checks reads their values together.
+std::vector<int64_t> read_back(std::initializer_list<at::Tensor> values);
 
 // A fresh output for `like`'s shape and layout (dense permutations kept, so a
 // transposed input still runs the dense kernel).
