@@ -3,6 +3,7 @@
 // x, dx and grad_x are views, broadcast against each other as the CPU's
 // TensorIterator and tensor ops broadcast them: no copies, except where the
 // views need more dims than a kernel's stride table holds.
+#include "../runtime/element_pairs.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
@@ -14,7 +15,6 @@
 #include <ATen/ops/empty.h>
 
 #include <algorithm>
-#include <cstdint>
 
 namespace mps_ops {
 
@@ -106,29 +106,6 @@ void dispatch_glu(const KernelHandle* kernel, const char* op, int outputs, std::
   }
 }
 
-// The operands as 32-bit words of two half or bfloat16 elements, where every
-// one is contiguous along its last dim, of an even length, from an even
-// element (so its other strides, in elements, are even too): what
-// glu_jvp_pairs reads. Empty where they are not.
-std::vector<at::Tensor> as_element_pairs(const std::vector<at::Tensor>& operands) {
-  for (const at::Tensor& t : operands) {
-    if (t.element_size() != 2 || t.dim() == 0 || t.size(-1) % 2 != 0 || t.stride(-1) != 1 ||
-        t.storage_offset() % 2 != 0 || reinterpret_cast<uintptr_t>(t.storage().data()) % 4 != 0) {
-      return {};
-    }
-    for (int64_t d = 0; d + 1 < t.dim(); ++d) {
-      if (t.stride(d) % 2 != 0) {
-        return {};
-      }
-    }
-  }
-  std::vector<at::Tensor> words;
-  for (const at::Tensor& t : operands) {
-    words.push_back(t.view(at::kInt));
-  }
-  return words;
-}
-
 }  // namespace
 
 at::Tensor glu_jvp(const at::Tensor& glu, const at::Tensor& x, const at::Tensor& dx, int64_t dim) {
@@ -149,7 +126,7 @@ at::Tensor glu_jvp(const at::Tensor& glu, const at::Tensor& x, const at::Tensor&
   // Half and bfloat16 rows contiguous in every operand: two elements per
   // load and store (element_pairs.h says why).
   std::vector<at::Tensor> words = out.numel() > 0 && (dtype == at::kHalf || dtype == at::kBFloat16)
-                                      ? as_element_pairs(operands)
+                                      ? operands_in_words(operands)
                                       : std::vector<at::Tensor>{};
   if (!words.empty()) {
     dispatch_glu(pairs_kernels.get(Variant::dense, dtype, dtype), "glu_jvp", 1, std::move(words));

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <vector>
 
 namespace mps_ops {
 
@@ -25,6 +26,29 @@ inline bool in_element_pairs(int64_t row_length, std::initializer_list<const at:
     }
   }
   return true;
+}
+
+// Element-wise operands (glu_jvp's) as 32-bit words of two elements, where
+// every one is contiguous along its last dim and in_element_pairs there (its
+// other strides then even too, so every row starts on a word): views of
+// dtype int32, each dim's size and stride counted in words along the last
+// dim. Empty where some operand does not allow it.
+inline std::vector<at::Tensor> operands_in_words(const std::vector<at::Tensor>& operands) {
+  for (const at::Tensor& t : operands) {
+    if (t.dim() == 0 || t.stride(-1) != 1 || !in_element_pairs(t.size(-1), {&t})) {
+      return {};
+    }
+    for (int64_t d = 0; d + 1 < t.dim(); ++d) {
+      if (t.stride(d) % 2 != 0) {
+        return {};
+      }
+    }
+  }
+  std::vector<at::Tensor> words;
+  for (const at::Tensor& t : operands) {
+    words.push_back(t.view(at::kInt));
+  }
+  return words;
 }
 
 // The same for a row-wise kernel's plan: its rows contiguous in every tensor.
