@@ -220,6 +220,22 @@ def test_segment_reduce_lengths_past_the_end_raise_even_when_unsafe():
                        torch.randn(6))
 
 
+def test_segment_reduce_lengths_that_wrap_their_sum_raise():
+    """Lengths that pass the CPU's safe-mode checks (each >= 0, the row's
+    sum equal to the data's length) but whose int64 running sum wraps: their
+    offsets fall outside the data, though every step between them, wrapped
+    too, is positive. Ours refuses; the CPU's own call is not run (it reads
+    there). The same offsets given as offsets likewise."""
+    big = 2**62
+    with pytest.raises(RuntimeError, match="segments must lie within"):
+        run_on_kernels(lambda d: torch.segment_reduce(d, "sum", lengths=torch.tensor([big, big, big, big + 6])),
+                       torch.randn(6))
+    offsets = torch.tensor([0, big, -2 * big, -big, 6])
+    for unsafe in (False, True):
+        with pytest.raises(RuntimeError, match="segments must lie within"):
+            run_on_kernels(lambda d: torch.segment_reduce(d, "sum", offsets=offsets, unsafe=unsafe), torch.randn(6))
+
+
 def test_fractional_max_pool_backward_indices_out_of_range_raise_like_the_cpu():
     x = torch.randn(1, 2, 6, 6)
     out, indices = torch.ops.aten.fractional_max_pool2d(x, [2, 2], [3, 3], torch.rand(1, 2, 2))

@@ -42,24 +42,45 @@ struct SegmentPlan {
   std::vector<int64_t> output_shape;
 };
 
-// Segments must lie inside the data, in order: every segment's length is
-// >= 0 (the CPU's own check, RuntimeError) and each row's offsets stay
-// within [0, length] (the CPU reads outside the data there; we refuse, also
-// when unsafe). Three reductions read back in one copy, so on a Mac this
-// waits for the GPU once. (With steps >= 0, each row's first offset is its
-// smallest and its last its largest.)
-void check_segments(const char* op, const at::Tensor& offset_table, int64_t length) {
+// Each row's segment ends from its lengths, after a 0.
+at::Tensor offsets_from_lengths(const at::Tensor& lengths) {
+  const at::Tensor ends = at::cumsum(lengths, -1, at::kLong);
+  std::vector<int64_t> zero_shape(lengths.sizes().begin(), lengths.sizes().end());
+  zero_shape.back() = 1;
+  return at::cat({at::zeros(zero_shape, ends.options()), ends}, -1);
+}
+
+// What check_segments tests, still on the device (none without segments):
+// the smallest step between neighbouring offsets, and the smallest and
+// largest offset. Every offset, not each row's first and last: a step
+// between offsets near the int64 limits wraps, so steps >= 0 alone do not
+// order them (lengths whose running sum wraps pass it). Read back with
+// read_back, together with whatever else the call checks: on a Mac each
+// read waits for the GPU.
+std::vector<at::Tensor> segment_bounds(const at::Tensor& offset_table) {
   if (offset_table.size(-1) < 2 || offset_table.numel() == 0) {
-    return;  // no segments
+    return {};
   }
   const int64_t segments = offset_table.size(-1) - 1;
   const at::Tensor steps = at::sub(offset_table.narrow(-1, 1, segments), offset_table.narrow(-1, 0, segments));
-  const std::vector<int64_t> v =
-      read_back({at::min(steps), at::min(offset_table.select(-1, 0)), at::max(offset_table.select(-1, segments))});
-  TORCH_CHECK(v[0] >= 0, "Expected segment_length >= 0 to be true, but got false. (", op,
+  const auto [lowest, highest] = at::aminmax(offset_table);
+  return {at::min(steps), lowest, highest};
+}
+
+// Segments must lie inside the data, in order: every segment's length is
+// >= 0 (the CPU's own check, RuntimeError) and each row's offsets stay
+// within [0, length] (the CPU reads outside the data there; we refuse, also
+// when unsafe). `bounds`: segment_bounds' values, empty without segments.
+// (The lengths' own checks do not stand for these: lengths that pass them
+// can still wrap their int64 running sum.)
+void check_segments(const char* op, c10::ArrayRef<int64_t> bounds, int64_t length) {
+  if (bounds.empty()) {
+    return;
+  }
+  TORCH_CHECK(bounds[0] >= 0, "Expected segment_length >= 0 to be true, but got false. (", op,
               ": lengths must be non-negative and offsets non-decreasing)");
-  TORCH_CHECK(v[1] >= 0 && v[2] <= length, op, ": segments must lie within the ", length,
-              " elements of data along axis, but offsets span [", v[1], ", ", v[2], "]");
+  TORCH_CHECK(bounds[1] >= 0 && bounds[2] <= length, op, ": segments must lie within the ", length,
+              " elements of data along axis, but offsets span [", bounds[1], ", ", bounds[2], "]");
 }
 
 SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_view reduce,
@@ -81,18 +102,26 @@ SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_vi
   TORCH_CHECK(axis == given.dim() - 1, "segment_reduce(): Expected axis to be the last dimension of ", given_name,
               " but got ", axis, ".");
   const int64_t length = data.size(axis);
-  // The CPU's safe-mode checks, on lengths of any dtype: their values read
-  // back in one copy. They imply check_segments' (lengths >= 0, rows from 0
-  // to length), which then needs no second wait.
+  // The CPU's safe-mode checks, on lengths of any dtype, read back in one
+  // copy with check_segments' values (raised after the dtype checks below,
+  // in the CPU's order): one wait for the GPU where there were four.
+  at::Tensor offset_table;
+  std::vector<int64_t> bounds;
   const bool lengths_checked = has_lengths && !unsafe;
   if (lengths_checked) {
     TORCH_CHECK(lengths->numel() > 0, "min(): Expected reduction dim to be specified for input.numel() == 0.");
     const auto [lo, hi] = at::aminmax(at::sum(*lengths, -1));
-    const std::vector<int64_t> v = read_back({at::min(*lengths), lo, hi});
+    std::vector<at::Tensor> values{at::min(*lengths), lo, hi};
+    offset_table = offsets_from_lengths(*lengths);
+    for (const at::Tensor& bound : segment_bounds(offset_table)) {
+      values.push_back(bound);
+    }
+    const std::vector<int64_t> v = read_back(values);
     TORCH_CHECK(v[0] >= 0, "lengths contains negative value!");
     TORCH_CHECK(v[1] == length && v[2] == length,
                 "segment_reduce(): Expected all rows of lengths along axis to sum to "
                 "data.size(lengths.dim()-1) when !unsafe.");
+    bounds.assign(v.begin() + 3, v.end());
   }
   const int code = reduction_code(reduce);
   TORCH_CHECK_NOT_IMPLEMENTED(given.scalar_type() == at::kLong || given.scalar_type() == at::kInt, "\"", op,
@@ -102,18 +131,14 @@ SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_vi
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(data.scalar_type()), "\"", op, "\" not implemented for '",
                               c10::toString(data.scalar_type()), "' on ", data.device());
   TORCH_CHECK(given.size(-1) >= (has_lengths ? 0 : 1), op, ": offsets need at least one element per row");
-  at::Tensor offset_table;
-  if (has_lengths) {
-    const at::Tensor ends = at::cumsum(*lengths, -1, at::kLong);
-    std::vector<int64_t> zero_shape(lengths->sizes().begin(), lengths->sizes().end());
-    zero_shape.back() = 1;
-    offset_table = at::cat({at::zeros(zero_shape, ends.options()), ends}, -1);
-  } else {
-    offset_table = offsets->to(at::kLong);
-  }
   if (!lengths_checked) {
-    check_segments(op, offset_table, length);
+    offset_table = has_lengths ? offsets_from_lengths(*lengths) : offsets->to(at::kLong);
+    const std::vector<at::Tensor> values = segment_bounds(offset_table);
+    if (!values.empty()) {
+      bounds = read_back(values);
+    }
   }
+  check_segments(op, bounds, length);
   SegmentPlan plan;
   plan.data = data.contiguous();
   const int64_t segments = offset_table.size(-1) - 1;

@@ -149,9 +149,9 @@ std::pair<int64_t, int64_t> value_range(const at::Tensor& values) {
   return {bounds[0], bounds[1]};
 }
 
-std::vector<int64_t> read_back(std::initializer_list<at::Tensor> values) {
+std::vector<int64_t> read_back(c10::ArrayRef<at::Tensor> values) {
   // (stack promotes mixed dtypes; the copy converts to int64 as before.)
-  const at::Tensor on_host = at::stack(std::vector<at::Tensor>(values)).to(at::kCPU, at::kLong);
+  const at::Tensor on_host = at::stack(values).to(at::kCPU, at::kLong);
   const int64_t* data = on_host.const_data_ptr<int64_t>();
   return std::vector<int64_t>(data, data + on_host.numel());
 }

@@ -96,7 +96,7 @@ std::pair<int64_t, int64_t> value_range(const at::Tensor& values);
 // Several 0-dim values (reductions still on the device) as int64, in one
 // copy to the host: each read waits for the GPU, so a stub with several
 // checks reads their values together.
-std::vector<int64_t> read_back(std::initializer_list<at::Tensor> values);
+std::vector<int64_t> read_back(c10::ArrayRef<at::Tensor> values);
 
 // A fresh output for `like`'s shape and layout (dense permutations kept, so a
 // transposed input still runs the dense kernel).
