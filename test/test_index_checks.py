@@ -257,6 +257,52 @@ def test_adaptive_max_pool_backward_index_outside_its_window_raises():
         run_on_kernels(torch.ops.aten.adaptive_max_pool3d_backward, torch.ones_like(out), x, moved)
 
 
+def _window_positions(in_sizes, out_sizes):
+    """Each cell's window as plane positions, cells in row-major order."""
+    def bounds(o, i, n):
+        return o * i // n, -(-(o + 1) * i // n)
+    (D, H, W), (OD, OH, OW) = in_sizes, out_sizes
+    windows = []
+    for od in range(OD):
+        for oh in range(OH):
+            for ow in range(OW):
+                (d0, d1), (h0, h1), (w0, w1) = bounds(od, D, OD), bounds(oh, H, OH), bounds(ow, W, OW)
+                windows.append({(d * H + h) * W + w for d in range(d0, d1) for h in range(h0, h1)
+                                for w in range(w0, w1)})
+    return windows
+
+
+@pytest.mark.parametrize("in_sizes, out_sizes", [((5, 7, 6), (7, 9, 8)), ((8, 8, 9), (3, 3, 4)),
+                                                 ((4, 6, 17), (2, 3, 5))], ids=str)
+def test_adaptive_max_pool_backward_checks_every_cells_window(in_sizes, out_sizes):
+    """Each cell's index is checked against its own window wherever the cell
+    falls among the ones a thread walks (cells overlapping, more of them
+    than a thread loads at once where the output is larger): any index
+    moved outside its window raises, and indices moved elsewhere inside
+    their windows give the CPU's gradient."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 1, *in_sizes)
+    out, indices = torch.ops.aten.adaptive_max_pool3d(x, list(out_sizes))
+    grad = torch.randn(out.shape)
+    windows = _window_positions(in_sizes, out_sizes)
+    plane = in_sizes[0] * in_sizes[1] * in_sizes[2]
+    moved_inside = indices.clone()
+    for batch in range(2):
+        for cell, window in enumerate(windows):
+            moved_inside.view(2, -1)[batch, cell] = max(window)
+    expected = torch.ops.aten.adaptive_max_pool3d_backward(grad, x, moved_inside)
+    actual, dispatches = run_on_kernels(torch.ops.aten.adaptive_max_pool3d_backward, grad, x, moved_inside)
+    assert_matches(actual, expected)
+    assert dispatches
+    cells = sorted({0, len(windows) - 1, *torch.randint(len(windows), (6,)).tolist()})
+    for cell in cells:
+        outside = next(p for p in range(plane) if p not in windows[cell])
+        moved = indices.clone()
+        moved.view(2, -1)[1, cell] = outside
+        with pytest.raises(RuntimeError, match="window"):
+            run_on_kernels(torch.ops.aten.adaptive_max_pool3d_backward, grad, x, moved)
+
+
 def test_random_samples_of_a_larger_batch_are_accepted_like_the_cpu():
     x = torch.randn(2, 3, 7, 6)
     samples_ = torch.rand(5, 3, 2)

@@ -105,6 +105,27 @@ def test_var_mean_over_infinities_is_torch_mean(length):
     assert dispatches
 
 
+@pytest.mark.parametrize("length", [3, 9, 17, 40, 257, 3000])
+def test_var_mean_non_finite_values_anywhere_in_a_slice(length):
+    """Infinities and NaN at random places, one to three a slice: met in a
+    thread's run of 8, in its last elements past its runs, or in another
+    thread's share, each followed by finite values, the mean is always
+    torch.mean's (no inf turned NaN by a later finite value or infinity of
+    the same sign), the variance NaN."""
+    torch.manual_seed(length)
+    rows = 48
+    x = torch.randn(rows, length)
+    specials = torch.tensor([float("inf"), -float("inf"), float("nan")])
+    for row in range(rows):
+        count = 1 + row % 3
+        places = torch.randint(length, (count,))
+        x[row, places] = specials[torch.randint(3 if row % 4 == 0 else 2, (count,))] if row % 2 else float("inf")
+    (var, mean), dispatches = run_on_kernels(lambda t: torch.var_mean(t, 1), x)
+    torch.testing.assert_close(mean, x.double().mean(1).float(), equal_nan=True)
+    assert torch.isnan(var).all()
+    assert dispatches
+
+
 @pytest.mark.parametrize("position", [0, 7, 5000, 99_999])
 def test_nan_wins_wherever_a_thread_meets_it(position):
     """Long slices: each thread folds many elements, so a NaN that is not a

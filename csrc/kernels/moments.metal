@@ -99,57 +99,59 @@ struct var_reducer {
 };
 
 // var_mean and std_mean: var's state, finished into the variance (or
-// standard deviation) and the mean, plus the sum of the slice's non-finite
-// values: the mean is torch.mean's where there are any (inf, -inf, or NaN
-// where both signs or a NaN meet), which Welford's running mean is not
-// (inf - inf on the next value makes it NaN: the CPU's sequential Welford
-// gives inf only where the infinity comes last). A slice of no elements
-// has mean NaN, as on the CPU (Welford's identity has mean 0).
+// standard deviation) and the mean. The mean is torch.mean's where the slice
+// holds an infinity or NaN (inf, -inf, or NaN where both signs or a NaN
+// meet), which Welford's running mean is not (inf - inf on the next value
+// makes it NaN: the CPU's sequential Welford gives inf only where the
+// infinity comes last). A state that has met a non-finite value holds, as
+// its mean, one with the class of the sum of the non-finite values met
+// (inf, -inf or NaN), and m2 NaN (the variance is NaN, as on the CPU).
+// Welford's mean over finite values stays finite, so a non-finite mean
+// tells such a state apart, with no field of its own (the sum in a fifth
+// field cost a test, a select and an add per element, and registers).
+// A slice of no elements has mean NaN, as on the CPU (Welford's identity
+// has mean 0).
 template <typename In>
 struct var_mean_reducer {
   using base = var_reducer<In>;
   using params = mps_ops::moments_params;
-  // Flat fields, as var's.
-  struct state {
-    float count;
-    float mean;
-    float m2;
-    bool scaled;
-    float non_finite;  // the sum of the values that are not finite
-  };
-  static typename base::state core(state s) { return typename base::state{s.count, s.mean, s.m2, s.scaled}; }
-  static state with(typename base::state b, float non_finite) {
-    return state{b.count, b.mean, b.m2, b.scaled, non_finite};
-  }
-  static float non_finite_part(float v) { return isfinite(v) ? 0.0f : v; }
+  using state = typename base::state;
+  static bool welford(state s) { return isfinite(s.mean); }
 
-  static state identity() { return with(base::identity(), 0.0f); }
-  static state fold(state s, float v) { return with(base::fold(core(s), v), s.non_finite + non_finite_part(v)); }
+  static state identity() { return base::identity(); }
+  // Welford's fold takes a Welford state to a non-finite one as wanted
+  // (its mean: v, or NaN; its m2: NaN), but not a non-finite state on: the
+  // next value would turn an infinite mean into NaN.
+  static state fold(state s, float v) {
+    if (welford(s)) {
+      return base::fold(s, v);
+    }
+    return state{s.count + 1.0f, isfinite(v) ? s.mean : s.mean + v, numeric_limits<float>::quiet_NaN(), false};
+  }
   using runs = mps_ops::runs_merged;
+  // A run's mean (its values times 1 / run, summed: no finite run
+  // overflows) is finite exactly where every value is, and otherwise has
+  // the sign of the sum of its non-finite values (NaN where both signs or a
+  // NaN meet), its m2 NaN: a non-finite state already.
   template <uint run>
   static state of_run(thread const float* values) {
-    float non_finite = 0.0f;
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < run; ++k) {
-      non_finite += non_finite_part(values[k]);
-    }
-    return with(base::template of_run<run>(values), non_finite);
+    return base::template of_run<run>(values);
   }
-  static state merge(state a, state b) {
-    return with(base::merge(core(a), core(b)), a.non_finite + b.non_finite);
-  }
-  static state shuffle_xor(state s, ushort mask) {
-    return with(base::shuffle_xor(core(s), mask), mps_ops::shuffle_xor(s.non_finite, mask));
-  }
+  // Welford's merge takes non-finite states as wanted too: where either mean
+  // is not finite, their difference is not either, and the merged mean is
+  // the count-weighted sum of the two (both weights > 0), which is inf,
+  // -inf or NaN as the sum of their non-finite values is; the merged m2
+  // NaN. (This is the merge of every run of 8: no test of its own here.)
+  static state merge(state a, state b) { return base::merge(a, b); }
+  static state shuffle_xor(state s, ushort mask) { return base::shuffle_xor(s, mask); }
   template <typename Out>
   static void finish(state s, constant params& p, device Out& spread, device Out& mean) {
-    spread = static_cast<Out>(base::finish(core(s), p));
+    spread = static_cast<Out>(base::finish(s, p));
+    // A non-finite mean is never scaled (scaling keeps it as it is anyway).
     const float centre = s.scaled ? s.mean * scale_up : s.mean;
-    // non_finite != 0 holds for NaN too.
-    const float value = s.non_finite != 0.0f ? s.non_finite : centre;
-    mean = static_cast<Out>(s.count == 0.0f ? numeric_limits<float>::quiet_NaN() : value);
+    mean = static_cast<Out>(s.count == 0.0f ? numeric_limits<float>::quiet_NaN() : centre);
   }
 };
 
 MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_ONE_OP_WITHIN_256_SAME_TYPE, var)
-MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_TWO_OP_SAME_TYPE, var_mean)
+MPS_OPS_FOR_FLOATING(REGISTER_REDUCE_TWO_OP_WITHIN_256_SAME_TYPE, var_mean)

@@ -7,6 +7,7 @@
 // first). The host made out, index and source contiguous.
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
+#include <mps_ops/per_element.h>
 #include <mps_ops/types.h>
 
 #include "take_params.h"
@@ -47,18 +48,42 @@ kernel void take(device T* out [[buffer(0)]],
                  constant long* strides [[buffer(5)]],
                  constant uint& ndim [[buffer(6)]],
                  constant long& numel [[buffer(7)]],
-                 uint i [[thread_position_in_grid]]) {
-  long flat = index[i];
-  if (flat < 0) {
-    flat += numel;
+                 constant uint& count [[buffer(8)]],
+                 uint thread_index [[thread_position_in_grid]]) {
+  constexpr uint K = mps_ops::take_per_thread;
+  constexpr uint tile = mps_ops::elementwise_tile;
+  const uint first = mps_ops::per_element_first<K>(thread_index);
+  // Every index is read before any element: the gathers then issue together.
+  // Past count, index 0 (self has an element: the host checked).
+  long flat[K];
+  bool outside = false;
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint i = first + k * tile;
+    flat[k] = i < count ? index[i] : 0;
+    if (flat[k] < 0) {
+      flat[k] += numel;
+    }
+    // One unsigned compare for both ends of [-numel, numel).
+    outside = outside || ulong(flat[k]) >= ulong(numel);
   }
-  // One unsigned compare for both ends of [-numel, numel).
-  if (ulong(flat) >= ulong(numel)) {
+  if (outside) {
     *out_of_range = 1;
     return;
   }
   const bool narrow = numel <= long(0xFFFFFFFFu);
-  out[i] = *reinterpret_cast<constant T*>(self + flat_offset(flat, sizes, strides, int(ndim), narrow));
+  T values[K];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    values[k] = *reinterpret_cast<constant T*>(self + flat_offset(flat[k], sizes, strides, int(ndim), narrow));
+  }
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint i = first + k * tile;
+    if (i < count) {
+      out[i] = values[k];
+    }
+  }
 }
 
 // targets: the normalised indices sorted by value, each run of equal targets

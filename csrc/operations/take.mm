@@ -6,6 +6,7 @@
 #include "../runtime/kernel_flag.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
+#include "../runtime/per_element.h"
 
 #include "../kernels/take_params.h"
 
@@ -114,8 +115,8 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
                        out_of_range, BufferSpan{index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t)},
                        source)
         .bind(c10::ArrayRef<int64_t>(layout.sizes, layout.ndim), c10::ArrayRef<int64_t>(layout.strides, layout.ndim),
-              static_cast<uint32_t>(layout.ndim), numel);
-    kernel.dispatch(Dim3{static_cast<uint32_t>(count), 1, 1});
+              static_cast<uint32_t>(layout.ndim), numel, static_cast<uint32_t>(count));
+    kernel.dispatch(Dim3{tiled_threads(count, take_per_thread), 1, 1});
   }
   // Enqueued before the wait, so the GPU runs it inside the same round trip
   // (an out= that raises holds garbage, as the CPU's).

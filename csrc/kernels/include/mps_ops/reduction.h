@@ -685,25 +685,21 @@ kernel void reduce_one_merge(
   }
 }
 
-// Reductions with two outputs per slice (aminmax, batch_norm_stats):
-// R::finish(state, params, out0[slice], out1[slice]).
+// Reductions with two outputs per slice (aminmax, batch_norm_stats,
+// var_mean): R::finish(state, params, out0[slice], out1[slice]).
 // Split slices as reduce_one's.
+#define MPS_OPS_REDUCE_TWO_PARAMS                                                              \
+  device Out *out0 [[buffer(0)]], device Out *out1 [[buffer(1)]],                               \
+      device uchar *chunk_states [[buffer(2)]], constant In *in [[buffer(3)]],                  \
+      constant reduction_layout &layout [[buffer(4)]], constant typename R::params &params [[buffer(5)]], \
+      uint3 group [[threadgroup_position_in_grid]], uint index [[thread_index_in_threadgroup]], \
+      uint3 group_size [[threads_per_threadgroup]], uint lane [[thread_index_in_simdgroup]],    \
+      uint simd_group [[simdgroup_index_in_threadgroup]], uint simd_size [[threads_per_simdgroup]]
+
 template <typename R, typename Out, typename In>
-kernel void reduce_two(
-    device Out* out0 [[buffer(0)]],
-    device Out* out1 [[buffer(1)]],
-    device uchar* chunk_states [[buffer(2)]],
-    constant In* in [[buffer(3)]],
-    constant reduction_layout& layout [[buffer(4)]],
-    constant typename R::params& params [[buffer(5)]],
-    uint3 group [[threadgroup_position_in_grid]],
-    uint index [[thread_index_in_threadgroup]],
-    uint3 group_size [[threads_per_threadgroup]],
-    uint lane [[thread_index_in_simdgroup]],
-    uint simd_group [[simdgroup_index_in_threadgroup]],
-    uint simd_size [[threads_per_simdgroup]]) {
-  threadgroup typename R::state partials[partial_states];
-  group_position at{index, group_size.x, lane, simd_group, simd_size};
+inline void reduce_two_slices(device Out* out0, device Out* out1, device uchar* chunk_states, constant In* in,
+                              constant reduction_layout& layout, constant typename R::params& params,
+                              threadgroup typename R::state* partials, uint3 group, thread const group_position& at) {
   const slice_thread t = place_thread(layout, group.y, at);
   const typename R::state state = reduce_slice<R>(in, layout, t, partials, at, group.z);
   if (finishes_slice(t)) {
@@ -714,6 +710,23 @@ kernel void reduce_two(
     }
   }
 }
+
+template <typename R, typename Out, typename In>
+kernel void reduce_two(MPS_OPS_REDUCE_TWO_PARAMS) {
+  threadgroup typename R::state partials[partial_states];
+  reduce_two_slices<R>(out0, out1, chunk_states, in, layout, params, partials, group,
+                       group_position{index, group_size.x, lane, simd_group, simd_size});
+}
+
+// reduce_one_within_256's bound for reduce_two (var_mean: 64 registers
+// without it, 48 with it on an H200, as var's).
+template <typename R, typename Out, typename In>
+[[max_total_threads_per_threadgroup(256)]] kernel void reduce_two_within_256(MPS_OPS_REDUCE_TWO_PARAMS) {
+  threadgroup typename R::state partials[partial_states];
+  reduce_two_slices<R>(out0, out1, chunk_states, in, layout, params, partials, group,
+                       group_position{index, group_size.x, lane, simd_group, simd_size});
+}
+#undef MPS_OPS_REDUCE_TWO_PARAMS
 
 // The second pass of a split reduce_two.
 template <typename R, typename Out, typename In>
@@ -755,9 +768,12 @@ kernel void reduce_two_merge(
 #define REGISTER_REDUCE_ONE_OP_WITHIN_256(OP, OUT, IN) \
   REGISTER_REDUCE_ONE_OP_WITH(mps_ops::reduce_one_within_256, OP, OUT, IN)
 #define REGISTER_REDUCE_ONE_OP_WITHIN_256_SAME_TYPE(OP, T) REGISTER_REDUCE_ONE_OP_WITHIN_256(OP, T, T)
-#define REGISTER_REDUCE_TWO_OP(OP, OUT, IN)                                                    \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, reduce, OUT, IN), mps_ops::reduce_two,             \
-                      OP##_reducer<IN>, OUT, IN)                                               \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, merge, OUT, IN), mps_ops::reduce_two_merge,        \
+#define REGISTER_REDUCE_TWO_OP_WITH(KERNEL, OP, OUT, IN)                                       \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, reduce, OUT, IN), KERNEL, OP##_reducer<IN>, OUT, IN) \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, merge, OUT, IN), mps_ops::reduce_two_merge,          \
                       OP##_reducer<IN>, OUT, IN)
+#define REGISTER_REDUCE_TWO_OP(OP, OUT, IN) REGISTER_REDUCE_TWO_OP_WITH(mps_ops::reduce_two, OP, OUT, IN)
 #define REGISTER_REDUCE_TWO_OP_SAME_TYPE(OP, T) REGISTER_REDUCE_TWO_OP(OP, T, T)
+// The same with reduce_two_within_256's reduce kernel.
+#define REGISTER_REDUCE_TWO_OP_WITHIN_256_SAME_TYPE(OP, T) \
+  REGISTER_REDUCE_TWO_OP_WITH(mps_ops::reduce_two_within_256, OP, T, T)
