@@ -233,7 +233,8 @@ def test_segment_reduce_lengths_that_wrap_their_sum_raise():
     offsets = torch.tensor([0, big, -2 * big, -big, 6])
     for unsafe in (False, True):
         with pytest.raises(RuntimeError, match="segments must lie within"):
-            run_on_kernels(lambda d: torch.segment_reduce(d, "sum", offsets=offsets, unsafe=unsafe), torch.randn(6))
+            run_on_kernels(lambda d, o: torch.segment_reduce(d, "sum", offsets=o, unsafe=unsafe), torch.randn(6),
+                           offsets)
 
 
 def test_fractional_max_pool_backward_indices_out_of_range_raise_like_the_cpu():
