@@ -91,6 +91,29 @@ def test_max_ties_take_the_first_and_nan_wins():
     assert_matches(run_on_kernels(fn, x)[0], fn(x))
 
 
+@pytest.mark.parametrize("width, out_width", [(70_000, 69_999), (70_000, 40_000), (40_000, 39_999)])
+def test_max_backward_whose_cell_bounds_pass_32_bits(width, out_width):
+    """adaptive_max_pool3d_backward divides cell bounds by the host's fast
+    divisors only where every numerator, up to about in * out along an axis,
+    fits 32 bits (the last case); past that its wide kernel divides them in
+    64 bits. Both give the CPU's gradient, with the window checks."""
+    torch.manual_seed(0)
+    x = torch.randn(1, 2, 1, 2, width)
+    fn = lambda t: F.adaptive_max_pool3d(t, (1, 1, out_width), return_indices=True)  # noqa: E731
+    out, indices = fn(x)
+    grad = torch.randn(out.shape)
+    expected = torch.ops.aten.adaptive_max_pool3d_backward(grad, x, indices)
+    with mps_ops.profile() as prof:
+        actual, _ = run_on_kernels(torch.ops.aten.adaptive_max_pool3d_backward, grad, x, indices)
+    assert_matches(actual, expected)
+    wide = (width + 1) * (out_width + 1) > 2**32 - 1
+    assert [d.kernel.startswith("adaptive_max_pool3d_backward_wide") for d in prof.dispatches] == [wide]
+    moved = indices.clone()
+    moved.view(-1)[-1] = 0  # the last cell's window starts far past 0
+    with pytest.raises(RuntimeError, match="window"):
+        run_on_kernels(torch.ops.aten.adaptive_max_pool3d_backward, grad, x, moved)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_reduced_precision(dtype):
     x = torch.randn(2, 3, 6, 5, 7).to(dtype)

@@ -38,25 +38,44 @@ inline long offset5(thread const long* coords, constant long* strides) {
   return offset;
 }
 
-// 32-bit versions of the cell bounds for the backward passes: every input
-// coordinate and size fits 32 bits (the host allows no more than 2**32 - 1
-// input elements and 2**32 - 1 cells along an axis), and only a product of
-// two of them can overflow, so the product is 64-bit and the division
-// 32-bit where the product allows (a GPU divides 64-bit integers in software,
-// tens of instructions).
+// The cell bounds of the backward passes, 32-bit: every input coordinate
+// and size fits 32 bits (the host allows no more than 2**32 - 1 input
+// elements and 2**32 - 1 cells along an axis), and only a product of two of
+// them can overflow, so the product is 64-bit and the division 32-bit where
+// the product allows (a GPU divides 64-bit integers in software, tens of
+// instructions). Narrow, where the host found every numerator below 2**32,
+// divides by its fast_divisors instead (a multiply-high, an add and a shift
+// where a 32-bit division is some twenty instructions, on an Apple GPU as on
+// NVIDIA's), with no 64-bit division left in the kernel (its call kept
+// registers spilled): adaptive_max_pool3d_backward, whose threads do little
+// else, takes it.
 inline uint div32(ulong num, uint den) {
   return num <= 0xffffffffUL ? uint(num) / den : uint(num / ulong(den));
 }
-inline uint cell_start32(uint o, uint in_size, uint out_size) {
-  return div32(ulong(o) * in_size, out_size);
+template <bool Narrow>
+inline uint divide(ulong num, uint den, mps_ops::fast_divisor by) {
+  return Narrow ? mps_ops::quotient(uint(num), by) : div32(num, den);
 }
-inline uint cell_end32(uint o, uint in_size, uint out_size) {
-  return div32(ulong(o + 1) * in_size + out_size - 1, out_size);
+template <bool Narrow>
+inline uint cell_start(uint o, uint in_size, uint out_size, mps_ops::fast_divisor by_out) {
+  return divide<Narrow>(ulong(o) * in_size, out_size, by_out);
 }
-// The output cells [first, last) along one axis that cover input [i0, i1).
-inline void covering32(uint i0, uint i1, uint in_size, uint out_size, thread uint& first, thread uint& last) {
-  first = div32(ulong(i0) * out_size, in_size);
-  last = min(div32(ulong(i1) * out_size + in_size - 1, in_size), out_size);
+template <bool Narrow>
+inline uint cell_end(uint o, uint in_size, uint out_size, mps_ops::fast_divisor by_out) {
+  return divide<Narrow>(ulong(o + 1) * in_size + out_size - 1, out_size, by_out);
+}
+template <bool Narrow>
+inline void covering(uint i0, uint i1, uint in_size, uint out_size, mps_ops::fast_divisor by_in, thread uint& first,
+                     thread uint& last) {
+  first = divide<Narrow>(ulong(i0) * out_size, in_size, by_in);
+  last = min(divide<Narrow>(ulong(i1) * out_size + in_size - 1, in_size, by_in), out_size);
+}
+// The first output cell along an axis whose window starts at or after
+// input i: cell o starts at floor(o * in / out) >= i exactly where
+// o >= ceil(i * out / in).
+template <bool Narrow>
+inline uint first_cell_from(uint i, uint in_size, uint out_size, mps_ops::fast_divisor by_in) {
+  return divide<Narrow>(ulong(i) * out_size + in_size - 1, in_size, by_in);
 }
 
 }  // namespace
@@ -103,19 +122,19 @@ kernel void adaptive_avg_pool3d_backward(
   rest /= D;
   const uint c = rest % C, n = rest / C;
   uint od0, od1, oh0, oh1, ow0, ow1;
-  covering32(d, d + 1, D, OD, od0, od1);
-  covering32(h, h + 1, H, OH, oh0, oh1);
-  covering32(w, w + 1, W, OW, ow0, ow1);
+  covering<false>(d, d + 1, D, OD, g.by_in[0], od0, od1);
+  covering<false>(h, h + 1, H, OH, g.by_in[1], oh0, oh1);
+  covering<false>(w, w + 1, W, OW, g.by_in[2], ow0, ow1);
   const long base = long(n) * g.out_strides[0] + long(c) * g.out_strides[1];
   mps_ops::opmath_t<T> sum = 0;
   for (uint od = od0; od < od1; ++od) {
-    const uint d0 = cell_start32(od, D, OD), d1 = cell_end32(od, D, OD);
+    const uint d0 = cell_start<false>(od, D, OD, g.by_out[0]), d1 = cell_end<false>(od, D, OD, g.by_out[0]);
     if (d < d0 || d >= d1) continue;
     for (uint oh = oh0; oh < oh1; ++oh) {
-      const uint h0 = cell_start32(oh, H, OH), h1 = cell_end32(oh, H, OH);
+      const uint h0 = cell_start<false>(oh, H, OH, g.by_out[1]), h1 = cell_end<false>(oh, H, OH, g.by_out[1]);
       if (h < h0 || h >= h1) continue;
       for (uint ow = ow0; ow < ow1; ++ow) {
-        const uint w0 = cell_start32(ow, W, OW), w1 = cell_end32(ow, W, OW);
+        const uint w0 = cell_start<false>(ow, W, OW, g.by_out[2]), w1 = cell_end<false>(ow, W, OW, g.by_out[2]);
         if (w < w0 || w >= w1) continue;
         const mps_ops::opmath_t<T> cell = mps_ops::opmath_t<T>(long(d1 - d0) * long(h1 - h0) * long(w1 - w0));
         sum += mps_ops::opmath_t<T>(grad_out[base + long(od) * g.out_strides[2] + long(oh) * g.out_strides[3] +
@@ -159,13 +178,6 @@ kernel void adaptive_max_pool3d(
   indices[offset5(o, g.index_strides)] = best_index;
 }
 
-// The first output cell along an axis whose window starts at or after
-// input i: cell o starts at floor(o * in / out) >= i exactly where
-// o >= ceil(i * out / in).
-inline uint first_cell_from32(uint i, uint in_size, uint out_size) {
-  return div32(ulong(i) * out_size + in_size - 1, in_size);
-}
-
 // Max-pool backward: each thread takes a run of up to K neighbouring input
 // elements along W (K = elements_per_thread), so it reads each covering
 // cell's index once for the whole run instead of once per element, compares
@@ -175,14 +187,16 @@ inline uint first_cell_from32(uint i, uint in_size, uint out_size) {
 // their indices load together, then the gradients of those landing in the
 // run, so a thread waits on two loads per batch where the cell-by-cell loop
 // waited on two per cell (each load's address hangs on the one before: the
-// float kernel ran at 0.55x torch's CUDA scatter on an H200, its time the
-// loads' round trips; an Apple GPU hides latency with threads in flight just
-// the same). Coordinates are 32-bit (one division per coordinate of the
-// run's row, a few per axis for the covering cells).
+// float kernel ran at 0.55x torch's CUDA scatter on an H200; an Apple GPU
+// hides latency with threads in flight just the same). Coordinates are
+// 32-bit, divided by the host's fast_divisors (Narrow: the cell bounds too;
+// the thread index and an index's place in the plane are below 2**32 in
+// either kernel): ncu counted some 1000 instructions per thread with 32-bit
+// divisions, for 4 elements.
 // The thread holding a cell's window corner (its first d, h and w) also
 // checks the cell's index lies in the window and, if not, sets *invalid for
 // the host to raise (an index elsewhere gathers nowhere).
-template <typename T>
+template <typename T, bool Narrow>
 kernel void adaptive_max_pool3d_backward(
     device T* grad_in [[buffer(0)]],
     device int* invalid [[buffer(1)]],
@@ -194,24 +208,25 @@ kernel void adaptive_max_pool3d_backward(
   constexpr uint B = 2;
   const uint C = uint(g.in_sizes[1]), D = uint(g.in_sizes[2]), H = uint(g.in_sizes[3]), W = uint(g.in_sizes[4]);
   const uint OD = uint(g.out_sizes[2]), OH = uint(g.out_sizes[3]), OW = uint(g.out_sizes[4]);
-  const uint runs = (W + K - 1) / K;
-  uint row = index / runs;
-  const uint w0 = (index - row * runs) * K;
+  // The thread's run along W and its row (n, c, d, h), by fast division.
+  uint row = mps_ops::quotient(index, g.by_runs);
+  const uint w0 = (index - row * g.by_runs.divisor) * K;
   const uint count = min(K, W - w0);
-  const uint h = row % H;
-  row /= H;
-  const uint d = row % D;
-  row /= D;
-  const uint c = row % C;
-  const uint n = row / C;
+  uint rest = mps_ops::quotient(row, g.by_in[1]);
+  const uint h = row - rest * H;
+  row = mps_ops::quotient(rest, g.by_in[0]);
+  const uint d = rest - row * D;
+  const uint n = mps_ops::quotient(row, g.by_channels);
+  const uint c = row - n * C;
   uint od0, od1, oh0, oh1, ow0, ow1;
-  covering32(d, d + 1, D, OD, od0, od1);
-  covering32(h, h + 1, H, OH, oh0, oh1);
-  covering32(w0, w0 + count, W, OW, ow0, ow1);
+  covering<Narrow>(d, d + 1, D, OD, g.by_in[0], od0, od1);
+  covering<Narrow>(h, h + 1, H, OH, g.by_in[1], oh0, oh1);
+  covering<Narrow>(w0, w0 + count, W, OW, g.by_in[2], ow0, ow1);
   // Covering cells at or past these start their windows in this run: the
   // cells whose corner this thread holds.
-  const uint corner_od = first_cell_from32(d, D, OD), corner_oh = first_cell_from32(h, H, OH),
-             corner_ow = first_cell_from32(w0, W, OW);
+  const uint corner_od = first_cell_from<Narrow>(d, D, OD, g.by_in[0]),
+             corner_oh = first_cell_from<Narrow>(h, H, OH, g.by_in[1]),
+             corner_ow = first_cell_from<Narrow>(w0, W, OW, g.by_in[2]);
   const long run_start = long((d * H + h) * W + w0);
   const long out_base = long(n) * g.out_strides[0] + long(c) * g.out_strides[1];
   const long index_base = long(n) * g.index_strides[0] + long(c) * g.index_strides[1];
@@ -264,9 +279,12 @@ kernel void adaptive_max_pool3d_backward(
         bool inside = cell_index[j] >= 0 && cell_index[j] < long(D) * H * W;
         if (inside) {
           const uint plane = uint(cell_index[j]);
-          const uint iw = plane % W, ih = (plane / W) % H, id = plane / W / H;
-          inside = id >= d && id < cell_end32(cell_d[j], D, OD) && ih >= h && ih < cell_end32(cell_h[j], H, OH) &&
-                   iw >= cell_start32(cell_w[j], W, OW) && iw < cell_end32(cell_w[j], W, OW);
+          const uint in_row = mps_ops::quotient(plane, g.by_in[2]), id = mps_ops::quotient(in_row, g.by_in[1]);
+          const uint iw = plane - in_row * W, ih = in_row - id * H;
+          inside = id >= d && id < cell_end<Narrow>(cell_d[j], D, OD, g.by_out[0]) && ih >= h &&
+                   ih < cell_end<Narrow>(cell_h[j], H, OH, g.by_out[1]) &&
+                   iw >= cell_start<Narrow>(cell_w[j], W, OW, g.by_out[2]) &&
+                   iw < cell_end<Narrow>(cell_w[j], W, OW, g.by_out[2]);
         }
         if (!inside) {
           *invalid = 1;
@@ -288,4 +306,8 @@ kernel void adaptive_max_pool3d_backward(
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, adaptive_avg_pool3d, dense)
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, adaptive_avg_pool3d_backward, dense)
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, adaptive_max_pool3d, dense)
-MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, adaptive_max_pool3d_backward, dense)
+// The backward's Narrow kernel under the op's name, the other as `_wide`.
+#define INSTANTIATE_MAX_POOL3D_BACKWARD(OP, NARROW, T) \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(OP, dense, T, T), adaptive_max_pool3d_backward, T, NARROW)
+MPS_OPS_FOR_FLOATING(INSTANTIATE_MAX_POOL3D_BACKWARD, adaptive_max_pool3d_backward, true)
+MPS_OPS_FOR_FLOATING(INSTANTIATE_MAX_POOL3D_BACKWARD, adaptive_max_pool3d_backward_wide, false)

@@ -4,6 +4,8 @@
 // is 64-bit on both sides).
 #pragma once
 
+#include "include/mps_ops/fast_divisor.h"
+
 namespace mps_ops {
 
 // Adaptive 3-D pooling: the (N, C, D, H, W) input and (N, C, OD, OH, OW)
@@ -15,6 +17,13 @@ struct pool3d_geometry {
   long out_sizes[5];
   long out_strides[5];
   long index_strides[5];
+  // adaptive_max_pool3d_backward's divisions, made on the host
+  // (fast_divisor.h): by the input's D, H, W and the output's OD, OH, OW
+  // (cell bounds: the narrow kernel only, whose numerators the host found
+  // below 2**32), by C and by the runs along W (thread coordinates).
+  fast_divisor by_in[3];
+  fast_divisor by_out[3];
+  fast_divisor by_channels, by_runs;
 };
 
 }  // namespace mps_ops

@@ -349,13 +349,28 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
   // One thread per run of up to K elements along W (the kernel says why).
   const int64_t per_thread = elements_per_thread(grad_output.element_size());
   const int64_t width = g.in_sizes[4];
-  const int64_t threads = numel / width * ((width + per_thread - 1) / per_thread);
+  const int64_t runs = (width + per_thread - 1) / per_thread;
+  const int64_t threads = numel / width * runs;
+  // The kernel's divisions, and whether every cell-bound numerator (at
+  // most in * out + in + out - 1 along an axis) fits 32 bits: the narrow
+  // kernel divides those by these too.
+  bool narrow = true;
+  for (int axis = 0; axis < 3; ++axis) {
+    const int64_t in = g.in_sizes[2 + axis], out = g.out_sizes[2 + axis];
+    g.by_in[axis] = make_fast_divisor(static_cast<unsigned>(in));
+    g.by_out[axis] = make_fast_divisor(static_cast<unsigned>(std::max<int64_t>(out, 1)));  // 0 cells: never divided
+    narrow = narrow && (in + 1) * (out + 1) <= int64_t{UINT32_MAX};
+  }
+  g.by_channels = make_fast_divisor(static_cast<unsigned>(g.in_sizes[1]));
+  g.by_runs = make_fast_divisor(static_cast<unsigned>(runs));
   // Set by the kernel where an index lies outside its cell's window: the
   // backward gathers each element's gradient from the cells whose windows
   // cover it, so such an index would be dropped where the CPU scatters it
   // anywhere (even outside the tensor).
   const KernelFlag invalid;
-  static KernelCache kernels("adaptive_max_pool3d_backward");
+  static KernelCache narrow_kernels("adaptive_max_pool3d_backward");
+  static KernelCache wide_kernels("adaptive_max_pool3d_backward_wide");
+  KernelCache& kernels = narrow ? narrow_kernels : wide_kernels;
   KernelFunction function(kernels.get(Variant::dense, grad_output.scalar_type(), grad_output.scalar_type()));
   function.bind_operands(target.tensor, invalid, grad_output, indices).bind(g);
   function.dispatch(Dim3{static_cast<uint32_t>(threads), 1, 1});
