@@ -279,3 +279,39 @@ def test_strided_out(name, reduction):
         assert_matches(actual, expected, f"{name} {reduction} strided out")
         return
     _check(into_strided, (x, y), f"{name} {reduction} strided out", name)
+
+
+@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_backward_in_pairs_is_the_single_kernels_bit_for_bit(name, reduction, dtype):
+    """Half and bfloat16 operands of an even count, 4-byte aligned, take the
+    paired backward (two elements per 32-bit word); the same operands one
+    element off a word take the single-element kernel: the same bits, and
+    the CPU's gradient within _compare's rule. An odd count takes the
+    single kernel too. bce with a weight per element as well."""
+    backward = LOSSES[name][1]
+    r = REDUCTIONS[reduction]
+    weights = [None, torch.rand(3, 1031).to(dtype)] if name == "binary_cross_entropy" else [None]
+    for weight in weights:
+        for shape, paired in (((3, 1030), True), ((3, 1031), False)):
+            x, y = _inputs(name, shape, dtype)
+            w = None if weight is None else weight[:, :shape[1]]
+            grad = torch.randn(shape if reduction == "none" else ()).to(dtype)
+            call = (lambda g, a, b, c: aten.binary_cross_entropy_backward(g, a, b, c, r)) if weight is not None \
+                else (lambda g, a, b, c: backward(g, a, b, r))
+            args = (grad, x, y, w)
+            where = f"{name} {reduction} {dtype} {shape} weight {weight is not None}"
+            expected = call(*args)
+            actual, dispatches = run_on_kernels(call, *args)
+            _compare(actual, expected, call, args, where)
+            assert [d.op.endswith("_pairs") for d in dispatches] == [paired], (where, [d.op for d in dispatches])
+            if paired:
+                # Each operand one element into a larger tensor: off a word.
+                def off_a_word(t):
+                    if t is None or t.dim() == 0:
+                        return t
+                    return torch.cat([t.new_zeros(1), t.reshape(-1)])[1:].view(t.shape)
+                single, dispatches = run_on_kernels(call, *[off_a_word(a) for a in args])
+                assert [d.op.endswith("_pairs") for d in dispatches] == [False], where
+                assert torch.equal(single.view(torch.int16), actual.view(torch.int16)), where

@@ -23,6 +23,7 @@
 // bad_input (the host's flags) as the CPU raises; the other losses never
 // touch the flags, nor does any loss the weight slot unless p.weighted.
 #include <metal_stdlib>
+#include <mps_ops/element_pairs.h>
 #include <mps_ops/elementwise.h>
 #include <mps_ops/reduction.h>
 
@@ -274,6 +275,51 @@ kernel void pointwise_loss_backward(
   }
 }
 
+// The same for half and bfloat operands read and written two elements per
+// 32-bit word (element_pairs.h; the host's operands_paired says where):
+// half the load and store instructions, and one conversion per stored pair.
+// p.n counts elements (even); a thread takes per_thread<uint>() words, as
+// many bytes as pointwise_loss_backward's elements. The same gradient,
+// bit for bit.
+template <typename Rule, typename T>
+kernel void pointwise_loss_backward_pairs(
+    device uint* grad_in [[buffer(0)]],
+    constant uint* x [[buffer(1)]],
+    constant uint* y [[buffer(2)]],
+    constant uint* w [[buffer(3)]],
+    constant T* grad [[buffer(4)]],
+    constant params& p [[buffer(5)]],
+    uint thread_index [[thread_position_in_grid]]) {
+  using pairs = mps_ops::element_pairs<T>;
+  const uint first = mps_ops::first_element<uint>(thread_index);
+  const uint count = uint(p.n) / 2;
+  const bool weighted = p.weighted != 0, per_element = p.grad_per_element != 0;
+  const float norm = p.norm;
+  uint a[mps_ops::per_thread<uint>()], b[mps_ops::per_thread<uint>()];
+  mps_ops::load_dense(a, x, first, count);
+  mps_ops::load_dense(b, y, first, count);
+  // One incoming gradient (a reduced loss's) is one element: never read as a word.
+  const float single = per_element ? 0.0f : float(grad[0]);
+  constant uint* grad_words = reinterpret_cast<constant uint*>(grad);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < mps_ops::per_thread<uint>(); ++k) {
+    const uint i = first + k * mps_ops::elementwise_tile;
+    if (i < count) {
+      const uint g = per_element ? grad_words[i] : 0u, weight = weighted ? w[i] : 0u;
+      float gradient[2];
+      _Pragma("clang loop unroll(full)")
+      for (uint j = 0; j < 2; ++j) {
+        gradient[j] = Rule::gradient(pairs::element(a[k], j), pairs::element(b[k], j),
+                                     per_element ? pairs::element(g, j) : single, p);
+        if (Rule::weight_then_norm()) {  // the CPU's order, as pointwise_loss_backward's
+          gradient[j] = (weighted ? gradient[j] * pairs::element(weight, j) : gradient[j]) * norm;
+        }
+      }
+      grad_in[i] = pairs::store(gradient);
+    }
+  }
+}
+
 // Host names `<loss>_<kernel>_<variant>_T_T`: mse_loss_backward_dense_half_half.
 #define POINTWISE_LOSS_INSTANTIATE(LOSS, T)                                                                \
   MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(LOSS, dense, T, T), pointwise_loss, LOSS##_rule, T)              \
@@ -287,3 +333,14 @@ MPS_OPS_FOR_FLOATING(POINTWISE_LOSS_INSTANTIATE, smooth_l1_loss)
 MPS_OPS_FOR_FLOATING(POINTWISE_LOSS_INSTANTIATE, huber_loss)
 MPS_OPS_FOR_FLOATING(POINTWISE_LOSS_INSTANTIATE, binary_cross_entropy)
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, pointwise_loss_merge, reduce)
+
+// `<loss>_backward_pairs_dense_T_T`, half and bfloat only.
+#define POINTWISE_LOSS_PAIRS_INSTANTIATE(LOSS, T)                                                         \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(LOSS##_backward_pairs, dense, T, T), pointwise_loss_backward_pairs, \
+                      LOSS##_rule, T)
+#define POINTWISE_LOSS_PAIRS_FOR_NARROW(LOSS) \
+  POINTWISE_LOSS_PAIRS_INSTANTIATE(LOSS, half) POINTWISE_LOSS_PAIRS_INSTANTIATE(LOSS, bfloat)
+POINTWISE_LOSS_PAIRS_FOR_NARROW(mse_loss)
+POINTWISE_LOSS_PAIRS_FOR_NARROW(smooth_l1_loss)
+POINTWISE_LOSS_PAIRS_FOR_NARROW(huber_loss)
+POINTWISE_LOSS_PAIRS_FOR_NARROW(binary_cross_entropy)

@@ -4,6 +4,7 @@
 // Kernels in csrc/kernels/pointwise_losses.metal. Checks, messages, dtype
 // and shape rules are the CPU's, in its order; each loss's differ (its
 // TensorIterator's configuration), so each stub states its own.
+#include "../runtime/element_pairs.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_flag.h"
 #include "../runtime/kernel_function.h"
@@ -50,6 +51,7 @@ struct LossKind {
   KernelCache& elements;  // reduction none
   KernelCache& partials;  // mean and sum, first pass
   KernelCache& backward;
+  KernelCache& backward_pairs;  // half and bfloat16 operands two per 32-bit word
 };
 
 KernelCache mse_elements("mse_loss"), mse_partials("mse_loss_partials"), mse_backward_kernels("mse_loss_backward");
@@ -59,14 +61,21 @@ KernelCache huber_elements("huber_loss"), huber_partials("huber_loss_partials"),
     huber_backward_kernels("huber_loss_backward");
 KernelCache bce_elements("binary_cross_entropy"), bce_partials("binary_cross_entropy_partials"),
     bce_backward_kernels("binary_cross_entropy_backward");
+// Half and bfloat16 only (one declaration each: the registry's check reads them).
+KernelCache mse_backward_pairs("mse_loss_backward_pairs");
+KernelCache smooth_l1_backward_pairs("smooth_l1_loss_backward_pairs");
+KernelCache huber_backward_pairs("huber_loss_backward_pairs");
+KernelCache bce_backward_pairs("binary_cross_entropy_backward_pairs");
 KernelCache loss_merge("pointwise_loss_merge");  // every loss's second pass
 
-const LossKind mse_kind{"mse_loss", "mse_cpu", false, mse_elements, mse_partials, mse_backward_kernels};
+const LossKind mse_kind{"mse_loss", "mse_cpu", false, mse_elements, mse_partials, mse_backward_kernels,
+                        mse_backward_pairs};
 const LossKind smooth_l1_kind{"smooth_l1_loss", "smooth_l1_cpu", false, smooth_l1_elements, smooth_l1_partials,
-                              smooth_l1_backward_kernels};
-const LossKind huber_kind{"huber_loss", "huber_cpu", false, huber_elements, huber_partials, huber_backward_kernels};
+                              smooth_l1_backward_kernels, smooth_l1_backward_pairs};
+const LossKind huber_kind{"huber_loss", "huber_cpu", false, huber_elements, huber_partials, huber_backward_kernels,
+                          huber_backward_pairs};
 const LossKind bce_kind{"binary_cross_entropy", "binary_cross_entropy", true, bce_elements, bce_partials,
-                        bce_backward_kernels};
+                        bce_backward_kernels, bce_backward_pairs};
 
 // Operands the kernels read flat, in one order: where every one (expanded to
 // the op's shape) is dense with the same strides, their own memory in
@@ -414,7 +423,11 @@ at::Tensor backward_into(const LossKind& kind, const at::Tensor& grad, const at:
   p.weighted = weight != nullptr ? 1 : 0;
   p.grad_per_element = grad_per_element ? 1 : 0;
   const FlatOutput out = flat_output(grad_input, shape, flat, dtype, like);
-  const KernelHandle* kernel = kind.backward.get(Variant::dense, dtype, dtype);
+  // Two elements per 32-bit word where every operand allows it (an even
+  // count, so every piece's start is a word too): element_pairs.h says why.
+  const bool paired =
+      in_element_pairs(x.numel(), {&out.tensor, &x, &y, weight != nullptr ? &w : &x, grad_per_element ? &g : &x});
+  const KernelHandle* kernel = (paired ? kind.backward_pairs : kind.backward).get(Variant::dense, dtype, dtype);
   in_pieces(kernel, x, p, [&](KernelFunction& function, int64_t start, int64_t count) {
     function.bind_operands(piece_of(out.tensor, start, count), piece_of(x, start, count), piece_of(y, start, count),
                            piece_of(w, weight != nullptr ? start : 0, weight != nullptr ? count : 1),
