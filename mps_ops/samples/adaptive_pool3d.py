@@ -27,6 +27,17 @@ def _large_backward(dt, with_indices=False):
     return args
 
 
+# A large call past the narrow kernel's bounds: along W, (in + 1)(out + 1)
+# exceeds 2**32 - 1, so adaptive_max_pool3d_backward takes its _wide kernel.
+_WIDE_IN, _WIDE_OUT = (1, 2, 1, 2, 70000), [1, 1, 69999]
+
+
+def _wide_backward(dt):
+    args = dict(grad_output=torch.randn(*_WIDE_IN[:2], *_WIDE_OUT).to(dt), self=torch.randn(_WIDE_IN).to(dt))
+    _, args["indices"] = torch.ops.aten.adaptive_max_pool3d(args["self"].float(), _WIDE_OUT)
+    return dict(args, grad_input=empty(dt))
+
+
 def _adaptive_max_indices():
     # adaptive_max_pool3d's indices of a (2, 3, 5, 4, 6) input pooled to (2, 2, 3).
     _, indices = torch.ops.aten.adaptive_max_pool3d(torch.randn(2, 3, 5, 4, 6), [2, 2, 3])
@@ -70,5 +81,6 @@ OVERLOAD_SAMPLES = [
            large=lambda dt: _large_backward(dt, with_indices=True)),
     Sample("adaptive_max_pool3d_backward.grad_input",
            lambda dt: dict(grad_output=torch.randn(2, 3, 2, 2, 3).to(dt), self=_pool3d(dt),
-                           indices=_adaptive_max_indices(), grad_input=empty(dt)), {"indices": INDEX}),
+                           indices=_adaptive_max_indices(), grad_input=empty(dt)), {"indices": INDEX},
+           large=_wide_backward),
 ]

@@ -10,6 +10,9 @@ SHAPE = (3, 5)
 # Sample.large: 64 * 320 elements, five groups of the reduced forward's first
 # pass (4096 elements each) and twenty of the one-pass kernels' (1024).
 LARGE = (64, 320)
+# The backward's large calls add an odd count (no pairs: the single-element
+# kernels of half and bfloat16), several full groups.
+LARGE_ODD = (63, 321)
 
 
 def _pair(dt, shape=SHAPE, reduction=1):
@@ -32,12 +35,15 @@ def _backward(forward_args, reduction=0):
 
 
 def _large(make, extra=None, backward=False):
-    """Every kernel the overload reaches: mean, sum and none."""
+    """Every kernel the overload reaches: mean, sum and none (and the
+    backward's odd count)."""
     def calls(dt):
         out = []
         for reduction in (1, 2, 0):
             args = dict(make(dt, LARGE, reduction), **(extra or {}))
             out.append(_backward(args, reduction) if backward else args)
+        if backward:
+            out.append(_backward(dict(make(dt, LARGE_ODD, 0), **(extra or {})), 0))
         return out
     return calls
 
