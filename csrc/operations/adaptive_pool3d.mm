@@ -359,7 +359,7 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
     const int64_t in = g.in_sizes[2 + axis], out = g.out_sizes[2 + axis];
     g.by_in[axis] = make_fast_divisor(static_cast<unsigned>(in));
     g.by_out[axis] = make_fast_divisor(static_cast<unsigned>(std::max<int64_t>(out, 1)));  // 0 cells: never divided
-    narrow = narrow && (in + 1) * (out + 1) <= int64_t{UINT32_MAX};
+    narrow = narrow && in + 1 <= int64_t{UINT32_MAX} / (out + 1);  // (in + 1)(out + 1) <= 2**32 - 1
   }
   g.by_channels = make_fast_divisor(static_cast<unsigned>(g.in_sizes[1]));
   g.by_runs = make_fast_divisor(static_cast<unsigned>(runs));
