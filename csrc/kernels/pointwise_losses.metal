@@ -243,6 +243,47 @@ kernel void pointwise_loss_merge(
 
 // Backward: grad_in[i] = the loss's gradient times w[i] (where weighted)
 // times g (g[i], or g[0] for a reduced loss), as pointwise_loss's tiles.
+// A word is one element (E = single_elements<T>), or, for half and bfloat
+// operands of an even count, each 4-byte aligned (the host's
+// in_element_pairs), two (E = element_pairs<T>): half the load and store
+// instructions, and one conversion per stored pair, the same gradient bit
+// for bit. p.n counts elements; a thread takes per_thread of the stored
+// type's words, as many bytes either way.
+template <typename Rule, typename T, typename E>
+inline void loss_backward_words(device typename E::stored* grad_in, constant typename E::stored* x,
+                                constant typename E::stored* y, constant typename E::stored* w, constant T* grad,
+                                constant params& p, uint thread_index) {
+  using stored = typename E::stored;
+  constexpr uint K = mps_ops::per_thread<stored>();
+  const uint first = mps_ops::first_element<stored>(thread_index);
+  const uint count = uint(p.n) / E::width();
+  // Read once (weighted_term says why).
+  const bool weighted = p.weighted != 0, per_element = p.grad_per_element != 0;
+  const float norm = p.norm;
+  stored a[K], b[K];
+  mps_ops::load_dense(a, x, first, count);
+  mps_ops::load_dense(b, y, first, count);
+  // One incoming gradient (a reduced loss's) is one element: never read as a word.
+  const float single = per_element ? 0.0f : float(grad[0]);
+  constant stored* grad_words = reinterpret_cast<constant stored*>(grad);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint i = first + k * mps_ops::elementwise_tile;
+    if (i < count) {
+      float gradient[E::width()];
+      _Pragma("clang loop unroll(full)")
+      for (uint j = 0; j < E::width(); ++j) {
+        const float g = per_element ? E::element(E::load(grad_words[i]), j) : single;
+        gradient[j] = Rule::gradient(E::element(E::load(a[k]), j), E::element(E::load(b[k]), j), g, p);
+        if (Rule::weight_then_norm()) {  // the CPU's order: the weight, then the mean's 1 / n
+          gradient[j] = (weighted ? gradient[j] * E::element(E::load(w[i]), j) : gradient[j]) * norm;
+        }
+      }
+      grad_in[i] = E::store(gradient);
+    }
+  }
+}
+
 template <typename Rule, typename T>
 kernel void pointwise_loss_backward(
     device T* grad_in [[buffer(0)]],
@@ -252,35 +293,9 @@ kernel void pointwise_loss_backward(
     constant T* grad [[buffer(4)]],
     constant params& p [[buffer(5)]],
     uint thread_index [[thread_position_in_grid]]) {
-  const uint first = mps_ops::first_element<T>(thread_index);
-  const uint count = uint(p.n);
-  // Read once (weighted_term says why).
-  const bool weighted = p.weighted != 0, per_element = p.grad_per_element != 0;
-  const float norm = p.norm;
-  T a[mps_ops::per_thread<T>()], b[mps_ops::per_thread<T>()];
-  mps_ops::load_dense(a, x, first, count);
-  mps_ops::load_dense(b, y, first, count);
-  const float single = per_element ? 0.0f : float(grad[0]);
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < mps_ops::per_thread<T>(); ++k) {
-    const uint i = first + k * mps_ops::elementwise_tile;
-    if (i < count) {
-      const float g = per_element ? float(grad[i]) : single;
-      float gradient = Rule::gradient(float(a[k]), float(b[k]), g, p);
-      if (Rule::weight_then_norm()) {  // the CPU's order: the weight, then the mean's 1 / n
-        gradient = (weighted ? gradient * float(w[i]) : gradient) * norm;
-      }
-      grad_in[i] = static_cast<T>(gradient);
-    }
-  }
+  loss_backward_words<Rule, T, mps_ops::single_elements<T>>(grad_in, x, y, w, grad, p, thread_index);
 }
 
-// The same for half and bfloat operands read and written two elements per
-// 32-bit word (element_pairs.h; the host's operands_paired says where):
-// half the load and store instructions, and one conversion per stored pair.
-// p.n counts elements (even); a thread takes per_thread<uint>() words, as
-// many bytes as pointwise_loss_backward's elements. The same gradient,
-// bit for bit.
 template <typename Rule, typename T>
 kernel void pointwise_loss_backward_pairs(
     device uint* grad_in [[buffer(0)]],
@@ -290,34 +305,7 @@ kernel void pointwise_loss_backward_pairs(
     constant T* grad [[buffer(4)]],
     constant params& p [[buffer(5)]],
     uint thread_index [[thread_position_in_grid]]) {
-  using pairs = mps_ops::element_pairs<T>;
-  const uint first = mps_ops::first_element<uint>(thread_index);
-  const uint count = uint(p.n) / 2;
-  const bool weighted = p.weighted != 0, per_element = p.grad_per_element != 0;
-  const float norm = p.norm;
-  uint a[mps_ops::per_thread<uint>()], b[mps_ops::per_thread<uint>()];
-  mps_ops::load_dense(a, x, first, count);
-  mps_ops::load_dense(b, y, first, count);
-  // One incoming gradient (a reduced loss's) is one element: never read as a word.
-  const float single = per_element ? 0.0f : float(grad[0]);
-  constant uint* grad_words = reinterpret_cast<constant uint*>(grad);
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < mps_ops::per_thread<uint>(); ++k) {
-    const uint i = first + k * mps_ops::elementwise_tile;
-    if (i < count) {
-      const uint g = per_element ? grad_words[i] : 0u, weight = weighted ? w[i] : 0u;
-      float gradient[2];
-      _Pragma("clang loop unroll(full)")
-      for (uint j = 0; j < 2; ++j) {
-        gradient[j] = Rule::gradient(pairs::element(a[k], j), pairs::element(b[k], j),
-                                     per_element ? pairs::element(g, j) : single, p);
-        if (Rule::weight_then_norm()) {  // the CPU's order, as pointwise_loss_backward's
-          gradient[j] = (weighted ? gradient[j] * pairs::element(weight, j) : gradient[j]) * norm;
-        }
-      }
-      grad_in[i] = pairs::store(gradient);
-    }
-  }
+  loss_backward_words<Rule, T, mps_ops::element_pairs<T>>(grad_in, x, y, w, grad, p, thread_index);
 }
 
 // Host names `<loss>_<kernel>_<variant>_T_T`: mse_loss_backward_dense_half_half.

@@ -425,8 +425,8 @@ at::Tensor backward_into(const LossKind& kind, const at::Tensor& grad, const at:
   const FlatOutput out = flat_output(grad_input, shape, flat, dtype, like);
   // Two elements per 32-bit word where every operand allows it (an even
   // count, so every piece's start is a word too): element_pairs.h says why.
-  const bool paired =
-      in_element_pairs(x.numel(), {&out.tensor, &x, &y, weight != nullptr ? &w : &x, grad_per_element ? &g : &x});
+  // (w is x without a weight; g one value, read as an element, for a reduced loss.)
+  const bool paired = in_element_pairs(x.numel(), {&out.tensor, &x, &y, &w, grad_per_element ? &g : &x});
   const KernelHandle* kernel = (paired ? kind.backward_pairs : kind.backward).get(Variant::dense, dtype, dtype);
   in_pieces(kernel, x, p, [&](KernelFunction& function, int64_t start, int64_t count) {
     function.bind_operands(piece_of(out.tensor, start, count), piece_of(x, start, count), piece_of(y, start, count),
