@@ -54,17 +54,22 @@ at::Tensor offsets_from_lengths(const at::Tensor& lengths) {
 // the smallest step between neighbouring offsets, and the smallest and
 // largest offset. Every offset, not each row's first and last: a step
 // between offsets near the int64 limits wraps, so steps >= 0 alone do not
-// order them (lengths whose running sum wraps pass it). Read back with
-// read_back, together with whatever else the call checks: on a Mac each
-// read waits for the GPU.
-std::vector<at::Tensor> segment_bounds(const at::Tensor& offset_table) {
+// order them (lengths whose running sum wraps pass it). Offsets made from
+// `lengths` step by the lengths themselves (wrapped alike), so their
+// smallest step is the lengths' minimum: no pass over the steps. Read back
+// with read_back, together with whatever else the call checks: on a Mac
+// each read waits for the GPU.
+std::vector<at::Tensor> segment_bounds(const at::Tensor& offset_table, const at::Tensor* lengths) {
   if (offset_table.size(-1) < 2 || offset_table.numel() == 0) {
     return {};
   }
   const int64_t segments = offset_table.size(-1) - 1;
-  const at::Tensor steps = at::sub(offset_table.narrow(-1, 1, segments), offset_table.narrow(-1, 0, segments));
+  const at::Tensor smallest_step =
+      lengths != nullptr
+          ? at::min(*lengths)
+          : at::min(at::sub(offset_table.narrow(-1, 1, segments), offset_table.narrow(-1, 0, segments)));
   const auto [lowest, highest] = at::aminmax(offset_table);
-  return {at::min(steps), lowest, highest};
+  return {smallest_step, lowest, highest};
 }
 
 // Segments must lie inside the data, in order: every segment's length is
@@ -110,18 +115,20 @@ SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_vi
   const bool lengths_checked = has_lengths && !unsafe;
   if (lengths_checked) {
     TORCH_CHECK(lengths->numel() > 0, "min(): Expected reduction dim to be specified for input.numel() == 0.");
-    const auto [lo, hi] = at::aminmax(at::sum(*lengths, -1));
-    std::vector<at::Tensor> values{at::min(*lengths), lo, hi};
     offset_table = offsets_from_lengths(*lengths);
-    for (const at::Tensor& bound : segment_bounds(offset_table)) {
-      values.push_back(bound);
-    }
+    // Lengths of some elements: the table has a segment, so its bounds
+    // start with the lengths' minimum, the CPU's first check too.
+    std::vector<at::Tensor> values = segment_bounds(offset_table, &*lengths);
+    TORCH_INTERNAL_ASSERT(values.size() == 3);
+    const auto [lo, hi] = at::aminmax(at::sum(*lengths, -1));
+    values.push_back(lo);
+    values.push_back(hi);
     const std::vector<int64_t> v = read_back(values);
     TORCH_CHECK(v[0] >= 0, "lengths contains negative value!");
-    TORCH_CHECK(v[1] == length && v[2] == length,
+    TORCH_CHECK(v[3] == length && v[4] == length,
                 "segment_reduce(): Expected all rows of lengths along axis to sum to "
                 "data.size(lengths.dim()-1) when !unsafe.");
-    bounds.assign(v.begin() + 3, v.end());
+    bounds.assign(v.begin(), v.begin() + 3);
   }
   const int code = reduction_code(reduce);
   TORCH_CHECK_NOT_IMPLEMENTED(given.scalar_type() == at::kLong || given.scalar_type() == at::kInt, "\"", op,
@@ -133,7 +140,7 @@ SegmentPlan plan_segments(const char* op, const at::Tensor& data, c10::string_vi
   TORCH_CHECK(given.size(-1) >= (has_lengths ? 0 : 1), op, ": offsets need at least one element per row");
   if (!lengths_checked) {
     offset_table = has_lengths ? offsets_from_lengths(*lengths) : offsets->to(at::kLong);
-    const std::vector<at::Tensor> values = segment_bounds(offset_table);
+    const std::vector<at::Tensor> values = segment_bounds(offset_table, has_lengths ? &*lengths : nullptr);
     if (!values.empty()) {
       bounds = read_back(values);
     }
