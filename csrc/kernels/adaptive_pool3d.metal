@@ -52,21 +52,22 @@ inline long offset5(thread const long* coords, constant long* strides) {
 inline uint div32(ulong num, uint den) {
   return num <= 0xffffffffUL ? uint(num) / den : uint(num / ulong(den));
 }
+// (`by` unused where !Narrow: the average pool's backward passes none.)
 template <bool Narrow>
 inline uint divide(ulong num, uint den, mps_ops::fast_divisor by) {
   return Narrow ? mps_ops::quotient(uint(num), by) : div32(num, den);
 }
 template <bool Narrow>
-inline uint cell_start(uint o, uint in_size, uint out_size, mps_ops::fast_divisor by_out) {
+inline uint cell_start(uint o, uint in_size, uint out_size, mps_ops::fast_divisor by_out = {}) {
   return divide<Narrow>(ulong(o) * in_size, out_size, by_out);
 }
 template <bool Narrow>
-inline uint cell_end(uint o, uint in_size, uint out_size, mps_ops::fast_divisor by_out) {
+inline uint cell_end(uint o, uint in_size, uint out_size, mps_ops::fast_divisor by_out = {}) {
   return divide<Narrow>(ulong(o + 1) * in_size + out_size - 1, out_size, by_out);
 }
 template <bool Narrow>
-inline void covering(uint i0, uint i1, uint in_size, uint out_size, mps_ops::fast_divisor by_in, thread uint& first,
-                     thread uint& last) {
+inline void covering(uint i0, uint i1, uint in_size, uint out_size, thread uint& first, thread uint& last,
+                     mps_ops::fast_divisor by_in = {}) {
   first = divide<Narrow>(ulong(i0) * out_size, in_size, by_in);
   last = min(divide<Narrow>(ulong(i1) * out_size + in_size - 1, in_size, by_in), out_size);
 }
@@ -122,19 +123,19 @@ kernel void adaptive_avg_pool3d_backward(
   rest /= D;
   const uint c = rest % C, n = rest / C;
   uint od0, od1, oh0, oh1, ow0, ow1;
-  covering<false>(d, d + 1, D, OD, g.by_in[0], od0, od1);
-  covering<false>(h, h + 1, H, OH, g.by_in[1], oh0, oh1);
-  covering<false>(w, w + 1, W, OW, g.by_in[2], ow0, ow1);
+  covering<false>(d, d + 1, D, OD, od0, od1);
+  covering<false>(h, h + 1, H, OH, oh0, oh1);
+  covering<false>(w, w + 1, W, OW, ow0, ow1);
   const long base = long(n) * g.out_strides[0] + long(c) * g.out_strides[1];
   mps_ops::opmath_t<T> sum = 0;
   for (uint od = od0; od < od1; ++od) {
-    const uint d0 = cell_start<false>(od, D, OD, g.by_out[0]), d1 = cell_end<false>(od, D, OD, g.by_out[0]);
+    const uint d0 = cell_start<false>(od, D, OD), d1 = cell_end<false>(od, D, OD);
     if (d < d0 || d >= d1) continue;
     for (uint oh = oh0; oh < oh1; ++oh) {
-      const uint h0 = cell_start<false>(oh, H, OH, g.by_out[1]), h1 = cell_end<false>(oh, H, OH, g.by_out[1]);
+      const uint h0 = cell_start<false>(oh, H, OH), h1 = cell_end<false>(oh, H, OH);
       if (h < h0 || h >= h1) continue;
       for (uint ow = ow0; ow < ow1; ++ow) {
-        const uint w0 = cell_start<false>(ow, W, OW, g.by_out[2]), w1 = cell_end<false>(ow, W, OW, g.by_out[2]);
+        const uint w0 = cell_start<false>(ow, W, OW), w1 = cell_end<false>(ow, W, OW);
         if (w < w0 || w >= w1) continue;
         const mps_ops::opmath_t<T> cell = mps_ops::opmath_t<T>(long(d1 - d0) * long(h1 - h0) * long(w1 - w0));
         sum += mps_ops::opmath_t<T>(grad_out[base + long(od) * g.out_strides[2] + long(oh) * g.out_strides[3] +
@@ -219,9 +220,9 @@ kernel void adaptive_max_pool3d_backward(
   const uint n = mps_ops::quotient(row, g.by_channels);
   const uint c = row - n * C;
   uint od0, od1, oh0, oh1, ow0, ow1;
-  covering<Narrow>(d, d + 1, D, OD, g.by_in[0], od0, od1);
-  covering<Narrow>(h, h + 1, H, OH, g.by_in[1], oh0, oh1);
-  covering<Narrow>(w0, w0 + count, W, OW, g.by_in[2], ow0, ow1);
+  covering<Narrow>(d, d + 1, D, OD, od0, od1, g.by_in[0]);
+  covering<Narrow>(h, h + 1, H, OH, oh0, oh1, g.by_in[1]);
+  covering<Narrow>(w0, w0 + count, W, OW, ow0, ow1, g.by_in[2]);
   // Covering cells at or past these start their windows in this run: the
   // cells whose corner this thread holds.
   const uint corner_od = first_cell_from<Narrow>(d, D, OD, g.by_in[0]),

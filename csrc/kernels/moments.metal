@@ -147,7 +147,7 @@ struct var_mean_reducer {
   template <typename Out>
   static void finish(state s, constant params& p, device Out& spread, device Out& mean) {
     spread = static_cast<Out>(base::finish(s, p));
-    // A non-finite mean is never scaled (scaling keeps it as it is anyway).
+    // (A non-finite mean, scaled or not, stays as it is.)
     const float centre = s.scaled ? s.mean * scale_up : s.mean;
     mean = static_cast<Out>(s.count == 0.0f ? numeric_limits<float>::quiet_NaN() : centre);
   }
