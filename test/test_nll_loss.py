@@ -133,6 +133,22 @@ def test_many_targets(shape, reduction):
     _check(shape, reduction)
 
 
+@pytest.mark.parametrize("weighted", [True, False])
+@pytest.mark.parametrize("shape", [(1_100_003, 3), (2, 3, 601, 1000)], ids=str)
+def test_positions_in_runs(shape, weighted):
+    """Over 2**20 positions the reduced forward's threads take runs of 4
+    positions (nll_loss.metal's add_runs), then single ones: every third
+    target ignored, and a bad target in a run and one in the tail raise."""
+    _check(shape, "sum", weighted=weighted)
+    x, target = _inputs(shape)
+    forward = lambda x, t: _forward_op(x)(x, t, None, 1, -100)  # noqa: E731
+    for bad_position in (5, target.numel() - 1):
+        bad = target.clone()
+        bad.view(-1)[bad_position] = 3
+        with pytest.raises(IndexError):
+            run_on_kernels(forward, x, bad)
+
+
 @pytest.mark.parametrize("classes", [1, 32, 33, 70], ids=lambda c: f"classes{c}")
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_spatial_backward_writes_every_element(classes, reduction):

@@ -32,30 +32,48 @@ struct loss_term {
   float weight;
 };
 
-// A position's class: its target, or -1 where it is ignore_index or (then
-// raising bad_target) outside [0, classes).
-template <typename Target>
-inline long counted_class(constant Target* target, constant mps_ops::nll_loss_params& p, long position,
-                          device int* bad_target) {
-  const long t = long(target[position]);
-  if (t == p.ignore_index) {
-    return -1;
-  }
-  if (t < 0 || t >= p.classes) {
-    *bad_target = 1;
-    return -1;
-  }
-  return t;
-}
+// The params every position reads, loaded once per thread: read through p
+// after a store to bad_target (which may alias p, for all the compiler
+// knows), each position loaded them again, one round trip before its
+// input's (H200 SASS). Kernels raise bad_target once, after their positions.
+struct nll_fields {
+  long classes;
+  long spatial;
+  long ignore_index;
+  // p.by_spatial's fields (a struct member copied from constant memory is
+  // a copy between address spaces).
+  uint spatial_divisor, spatial_multiplier, spatial_shift;
+  bool weighted;
 
-// The offset of class c at a position in the (samples, classes, spatial)
-// input or grad_in. positions < 2**32 (the host's check): the sample in 32
-// bits, where a 64-bit division costs more than the rest of the position's
-// work.
-inline long element_offset(constant mps_ops::nll_loss_params& p, long position, long c) {
-  const uint n = uint(position) / uint(p.spatial), s = uint(position) - n * uint(p.spatial);
-  return (long(n) * p.classes + c) * p.spatial + s;
-}
+  static nll_fields of(constant mps_ops::nll_loss_params& p) {
+    return nll_fields{p.classes,
+                      p.spatial,
+                      p.ignore_index,
+                      p.by_spatial.divisor,
+                      p.by_spatial.multiplier,
+                      p.by_spatial.shift,
+                      p.weighted != 0};
+  }
+
+  // A position's class: its target t, or -1 where t is ignore_index or
+  // (then setting bad) outside [0, classes).
+  long counted_class(long t, thread bool& bad) const {
+    const bool ignored = t == ignore_index, in_range = t >= 0 && t < classes;
+    bad = bad || (!ignored && !in_range);
+    return ignored || !in_range ? -1 : t;
+  }
+
+  // The offset of class c at a position in the (samples, classes, spatial)
+  // input or grad_in: the sample by the host's divisor (positions < 2**32:
+  // the host's check), where a 32-bit division cost more than the rest of
+  // the position's work.
+  long element_offset(uint position, long c) const {
+    const mps_ops::fast_divisor by_spatial{spatial_divisor, spatial_multiplier, spatial_shift};
+    const uint n = mps_ops::quotient(position, by_spatial);
+    const uint s = mps_ops::remainder_of(position, n, by_spatial);
+    return (long(n) * classes + c) * spatial + s;
+  }
+};
 
 // The gradient at a counted position's class c, in the CPU's order: the
 // mean's division first, then the weight.
@@ -67,15 +85,16 @@ inline float position_gradient(constant T* grad, constant T* weight, constant T*
   return -scaled * (p.weighted ? float(weight[c]) : 1.0f);
 }
 
-template <typename T, typename Target>
-inline loss_term position_term(constant T* x, constant Target* target, constant T* weight,
-                               constant mps_ops::nll_loss_params& p, long position, device int* bad_target) {
-  const long t = counted_class(target, p, position, bad_target);
-  if (t < 0) {
+// The term of a position whose target is t.
+template <typename T>
+inline loss_term position_term(constant T* x, constant T* weight, thread const nll_fields& f, uint position,
+                               long t, thread bool& bad) {
+  const long c = f.counted_class(t, bad);
+  if (c < 0) {
     return loss_term{0.0f, 0.0f};
   }
-  const float w = p.weighted ? float(weight[t]) : 1.0f;
-  return loss_term{-w * float(x[element_offset(p, position, t)]), w};
+  const float w = f.weighted ? float(weight[c]) : 1.0f;
+  return loss_term{-w * float(x[f.element_offset(position, c)]), w};
 }
 
 struct term_sum {
@@ -86,6 +105,47 @@ struct term_sum {
     return state{mps_ops::shuffle_xor(s.term, mask), mps_ops::shuffle_xor(s.weight, mask)};
   }
 };
+
+// sum plus the terms of a thread's whole runs of 4 positions of a chunk
+// (first position begin, `length` of them, threads group_size apart), from
+// base on, which it leaves at the first position the runs did not take. Every
+// load of a run is issued before any is used: one at a time, a position's
+// two dependent loads (its target, then its input) were round trips in a
+// row, and nll_loss2d ran at 0.58x torch's CUDA kernel (H200). Hence the
+// loads are unconditional (an uncounted position reads class 0 and adds 0:
+// the caller has classes > 0), and Weighted a template argument: a branch
+// around any of them held the next position's loads behind it. Terms are
+// added in position order, as one at a time.
+template <bool Weighted, typename T, typename Target>
+inline loss_term add_runs(loss_term sum, constant T* x, constant Target* target, constant T* weight,
+                          thread const nll_fields& f, uint begin, uint length, uint group_size, thread uint& base,
+                          thread bool& bad) {
+  constexpr uint run = 4;
+  for (; base + (run - 1) * group_size < length; base += run * group_size) {
+    long c[run];
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      c[k] = f.counted_class(long(target[begin + base + k * group_size]), bad);
+    }
+    float value[run], w[run];
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      const long read = max(c[k], 0l);
+      value[k] = float(x[f.element_offset(begin + base + k * group_size, read)]);
+      w[k] = Weighted ? float(weight[read]) : 1.0f;
+    }
+    // An uncounted position's term and weight masked to +0: a select
+    // between them and 0 let the compiler sink their loads into a branch
+    // (LLVM turns a select of a single-use load into one).
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      const uint keep = c[k] >= 0 ? 0xffffffffu : 0u;
+      sum = term_sum::merge(sum, loss_term{as_type<float>(as_type<uint>(-w[k] * value[k]) & keep),
+                                           as_type<float>(as_type<uint>(w[k]) & keep)});
+    }
+  }
+  return sum;
+}
 
 }  // namespace
 
@@ -99,8 +159,14 @@ kernel void nll_loss(
     device int* bad_target [[buffer(4)]],
     constant mps_ops::nll_loss_params& p [[buffer(5)]],
     uint position [[thread_position_in_grid]]) {
-  if (long(position) < p.positions) {
-    out[position] = static_cast<T>(position_term(x, target, weight, p, long(position), bad_target).term);
+  if (long(position) >= p.positions) {
+    return;
+  }
+  const nll_fields f = nll_fields::of(p);
+  bool bad = false;
+  out[position] = static_cast<T>(position_term(x, weight, f, position, long(target[position]), bad).term);
+  if (bad) {
+    *bad_target = 1;
   }
 }
 
@@ -122,10 +188,23 @@ kernel void nll_loss_partials(
     uint simd_size [[threads_per_simdgroup]]) {
   threadgroup loss_term merged[32];
   const mps_ops::group_position at{index, group_size, lane, simd_group, simd_size};
-  const long begin = long(group) * p.chunk, end = min(begin + p.chunk, p.positions);
+  const nll_fields f = nll_fields::of(p);
+  // Positions and offsets within the chunk in 32 bits (positions < 2**32:
+  // the host's check; a chunk is at most 2**22 + 1 of them there).
+  const uint begin = group * uint(p.chunk);
+  const uint length = uint(min(p.chunk, p.positions - long(begin)));
+  bool bad = false;
   loss_term sum = term_sum::identity();
-  for (long position = begin + index; position < end; position += group_size) {
-    sum = term_sum::merge(sum, position_term(x, target, weight, p, position, bad_target));
+  uint base = index;
+  if (f.classes > 0) {
+    sum = f.weighted ? add_runs<true>(sum, x, target, weight, f, begin, length, group_size, base, bad)
+                     : add_runs<false>(sum, x, target, weight, f, begin, length, group_size, base, bad);
+  }
+  for (; base < length; base += group_size) {
+    sum = term_sum::merge(sum, position_term(x, weight, f, begin + base, long(target[begin + base]), bad));
+  }
+  if (bad) {
+    *bad_target = 1;
   }
   sum = mps_ops::merge_threadgroup<term_sum>(sum, merged, at);
   if (index == 0) {
@@ -177,10 +256,15 @@ kernel void nll_loss_backward(
   if (long(position) >= p.positions) {
     return;
   }
-  const long t = counted_class(target, p, long(position), bad_target);
+  const nll_fields f = nll_fields::of(p);
+  bool bad = false;
+  const long t = f.counted_class(long(target[position]), bad);
   if (t >= 0) {
-    grad_in[element_offset(p, long(position), t)] =
+    grad_in[f.element_offset(position, t)] =
         static_cast<T>(position_gradient(grad, weight, total_weight, p, long(position), t));
+  }
+  if (bad) {
+    *bad_target = 1;
   }
 }
 
@@ -208,14 +292,19 @@ kernel void nll_loss_backward_planes(
   if (long(position) >= p.positions) {
     return;
   }
+  const nll_fields f = nll_fields::of(p);
   const long first = long(thread_at.y) * mps_ops::nll_classes_per_thread;
-  const long last = min(first + mps_ops::nll_classes_per_thread, p.classes);
-  const long t = counted_class(target, p, long(position), bad_target);  // -1: all 0
+  const long last = min(first + mps_ops::nll_classes_per_thread, f.classes);
+  bool bad = false;
+  const long t = f.counted_class(long(target[position]), bad);  // -1: all 0
   const float value =
       t >= first && t < last ? position_gradient(grad, weight, total_weight, p, long(position), t) : 0.0f;
-  device T* out = grad_in + element_offset(p, long(position), first);
-  for (long c = first; c < last; ++c, out += p.spatial) {
+  device T* out = grad_in + f.element_offset(position, first);
+  for (long c = first; c < last; ++c, out += f.spatial) {
     *out = static_cast<T>(c == t ? value : 0.0f);
+  }
+  if (bad) {
+    *bad_target = 1;
   }
 }
 

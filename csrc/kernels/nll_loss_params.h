@@ -4,6 +4,8 @@
 // is 64-bit on both sides).
 #pragma once
 
+#include "include/mps_ops/fast_divisor.h"
+
 namespace mps_ops {
 
 // nll_loss and nll_loss2d over `positions` targets (samples times spatial
@@ -28,6 +30,9 @@ struct nll_loss_params {
   int weighted;
   int grad_per_position;
   int mean;
+  // spatial, as the host's divisor (fast_divisor.h): a position's sample
+  // without a divide instruction (positions < 2**32: the host's check).
+  fast_divisor by_spatial;
 };
 
 }  // namespace mps_ops

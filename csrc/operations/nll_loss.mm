@@ -122,7 +122,11 @@ NllProblem nll_problem(const at::Tensor& self, const at::Tensor& target, const s
   const bool weighted = weight && weight->defined();
   at::Tensor x = self.reshape({samples, classes, spatial}).contiguous();
   at::Tensor weights = weighted ? weight->reshape({classes}).contiguous() : x;
-  nll_loss_params params{classes, spatial, samples * spatial, ignore_index, 1, weighted ? 1 : 0, 0, 0};
+  // Clamped: with no samples, spatial may pass 32 bits, and no kernel
+  // divides by it.
+  const fast_divisor by_spatial =
+      make_fast_divisor(static_cast<unsigned>(std::clamp<int64_t>(spatial, 1, UINT32_MAX)));
+  nll_loss_params params{classes, spatial, samples * spatial, ignore_index, 1, weighted ? 1 : 0, 0, 0, by_spatial};
   return NllProblem{std::move(x), target.reshape({samples * spatial}).contiguous(), std::move(weights), params,
                     KernelFlag()};
 }
