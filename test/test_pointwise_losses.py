@@ -74,6 +74,16 @@ def _check_both(name, x, y, reduction, where):
 
 
 @pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("shape", [(2049, 4100), (4100, 4100)], ids=str)
+def test_most_groups(name, shape):
+    """Past 1024 first-pass groups (2049 x 4100: 2052 groups, 4096
+    elements each) and at the bound (4100 x 4100: 4096 groups, longer
+    chunks): a merge group of 1024 threads, each over several partials."""
+    x, y = _inputs(name, shape, torch.float32)
+    _check_both(name, x, y, "mean", f"mean {shape} most groups")
+
+
+@pytest.mark.parametrize("name", LOSSES)
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])

@@ -33,13 +33,20 @@ namespace mps_ops {
 namespace {
 
 // Threads per group of the reduced forward's first pass, and its least
-// loads per thread; its groups at most split_groups (chunked_passes,
-// reduction.h): enough to fill a GPU, few enough that the second pass, one
-// group, reads 4 partials per thread. (At 16 loads per thread and no bound, 2**26 elements left
-// 16384 partials, 64 dependent loads per thread of the second pass: 29 us
-// on an H200 otherwise idle, beside the first pass's 360.)
+// loads per thread. Its groups are at most 4 x split_groups (reduction.h),
+// several times what fills a GPU: binary_cross_entropy's first pass is
+// compute-bound (two logarithms an element), and with split_groups groups
+// every group started at once and their uneven ends left a long tail (H200
+// ncu: 62% achieved occupancy, 78% of the issue rate; torch's CUDA kernel,
+// of as many instructions, many groups deep: 90%). The merge, one group of
+// up to 1024 threads, reads 4 partials per thread. (At 16 loads per thread
+// and no bound, 2**26 elements left 16384 partials, 64 dependent loads per
+// thread of a 256-thread merge: 29 us on an H200 otherwise idle, beside the
+// first pass's 360.)
 constexpr int64_t loss_group_threads = 256;
 constexpr int64_t loss_elements_per_thread = 16;
+constexpr int64_t loss_most_groups = 4 * split_groups;
+constexpr int64_t loss_merge_threads = 1024;
 // Elements per dispatch of the one-pass kernels, whose grid and indices are
 // 32-bit (a piece's last element below 2**31).
 constexpr int64_t loss_piece = int64_t{1} << 30;
@@ -263,7 +270,7 @@ void loss_reduced(const LossKind& kind, const FlatOperands& flat, bool weighted,
   const at::Tensor &x = flat.tensors[0], &y = flat.tensors[1], &w = weighted ? flat.tensors[2] : x;
   const c10::ScalarType dtype = x.scalar_type();
   const int64_t n = x.numel();
-  const ChunkedPasses passes = chunked_passes(n, loss_group_threads * loss_elements_per_thread);
+  const ChunkedPasses passes = chunked_passes(n, loss_group_threads * loss_elements_per_thread, loss_most_groups);
   const int64_t groups = passes.groups;
   p.chunk = passes.chunk;
   // The kernel's offsets inside a chunk are 32-bit (2**41 elements and more:
@@ -279,7 +286,7 @@ void loss_reduced(const LossKind& kind, const FlatOperands& flat, bool weighted,
   first.dispatch(Dim3{threads * static_cast<uint32_t>(groups), 1, 1}, Dim3{threads, 1, 1});
   const c10::ScalarType out_dtype = out.scalar_type();
   const KernelHandle* merge_kernel = loss_merge.get(Variant::reduce, out_dtype, out_dtype);
-  const uint32_t merge_threads = merge_group_threads(groups, loss_group_threads, merge_kernel);
+  const uint32_t merge_threads = merge_group_threads(groups, loss_merge_threads, merge_kernel);
   KernelFunction second(merge_kernel);
   second.bind_operands(out, partials).bind(static_cast<uint32_t>(groups), p);
   second.dispatch(Dim3{merge_threads, 1, 1}, Dim3{merge_threads, 1, 1});

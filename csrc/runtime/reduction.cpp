@@ -373,8 +373,8 @@ void dispatch_reduction(const ReducerKernels& kernels, std::initializer_list<con
   dispatch_passes(kernels.reduce, kernels.merge, outputs, inputs, plan, params, SliceMapping::any);
 }
 
-ChunkedPasses chunked_passes(int64_t n, int64_t least_per_group) {
-  const int64_t groups = std::clamp<int64_t>((n + least_per_group - 1) / least_per_group, 1, split_groups);
+ChunkedPasses chunked_passes(int64_t n, int64_t least_per_group, int64_t most_groups) {
+  const int64_t groups = std::clamp<int64_t>((n + least_per_group - 1) / least_per_group, 1, most_groups);
   return ChunkedPasses{groups, std::max<int64_t>(1, (n + groups - 1) / groups)};
 }
 

@@ -52,13 +52,13 @@ constexpr int64_t split_groups = 1024;
 // A two-pass reduction with kernels of its own (nll_loss's, the point-wise
 // losses'): each group sums `chunk` consecutive items of n into a partial,
 // then one group merges the partials in order. ceil(n / least_per_group)
-// groups, at least one and at most split_groups, so that the merge reads
-// few partials per thread.
+// groups, at least one and at most most_groups (split_groups unless the
+// caller says), so that the merge reads few partials per thread.
 struct ChunkedPasses {
   int64_t groups;
   int64_t chunk;
 };
-ChunkedPasses chunked_passes(int64_t n, int64_t least_per_group);
+ChunkedPasses chunked_passes(int64_t n, int64_t least_per_group, int64_t most_groups = split_groups);
 
 // Threads of the one group that merges `groups` partials: whole SIMD
 // groups, at most `cap` and the pipeline's limit.
