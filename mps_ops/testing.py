@@ -110,6 +110,29 @@ def emulate():
     return contextlib.nullcontext()
 
 
+# The dispatch key of each backend's device, where native_route registers.
+_DEVICE_KEYS = {"emulator": "CPU", "cuda": "CUDA"}
+
+
+@contextlib.contextmanager
+def native_route():
+    """Within it, registry ops on the test device reach our host stubs by C++
+    dispatch alone (our stubs registered for the device's own dispatch key,
+    torch's kernels for it back on exit): what a Mac does for MPS tensors,
+    with no Python dispatch mode. Only the active aten overloads route (no
+    composites, no mps_ops_compat ops): callers check that it dispatches what
+    emulate() does. A no-op on Metal."""
+    key = _DEVICE_KEYS.get(backend)
+    if key is None:
+        yield
+        return
+    route = _C.NativeRoute(sorted(_registry.active_overloads()), key)
+    try:
+        yield
+    finally:
+        route.close()
+
+
 def device() -> str:
     """Where tensors under test live: "cpu" for the emulator, "cuda" for the
     CUDA backend, "mps" on Metal."""

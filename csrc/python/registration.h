@@ -112,7 +112,34 @@ inline std::vector<std::string> register_compat() {
   return registered;
 }
 
+// The named overloads registered for one more dispatch key, the device's
+// own (CPU for the emulator, CUDA for the CUDA backend), for as long as the
+// object lives: tensors on that device then reach our stubs through C++
+// dispatch alone, as MPS tensors do on a Mac, and torch's own kernels for
+// that key serve again once it is closed (the dispatcher keeps the kernel
+// each registration displaced). bench_gpu.py times ours through it: under
+// Python's dispatch mode, an op that waits for the GPU inside the call
+// (a KernelFlag read back) had the mode's own return path timed after its
+// wait, a cost no Mac pays.
+class NativeRoute {
+ public:
+  NativeRoute(const std::vector<std::string>& names, const std::string& key)
+      : library_(std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::parseDispatchKey(key),
+                                                  __FILE__, __LINE__)) {
+    for (const auto& name : names) {
+      overload_record(name).impl(*library_);
+    }
+  }
+  void close() { library_.reset(); }
+
+ private:
+  std::unique_ptr<torch::Library> library_;
+};
+
 inline void bind_registration(py::module& m) {
+  py::class_<NativeRoute>(m, "NativeRoute")
+      .def(py::init<const std::vector<std::string>&, const std::string&>(), py::arg("overloads"), py::arg("key"))
+      .def("close", &NativeRoute::close);
   m.def("op_records", &op_records);
   m.def("activate", &activate, py::arg("overloads"));
   m.def("deactivate", &deactivate, py::arg("overloads"));

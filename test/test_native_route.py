@@ -1,0 +1,63 @@
+"""mps_ops.testing.native_route(): our stubs registered for the test
+device's own dispatch key, reached by C++ dispatch alone, as a Mac reaches
+them for MPS tensors (bench_gpu.py times ours through it). Every registry
+sample reaches the kernels it reaches under emulate(), with the same
+result: no stub calls back into an op of ours on its own device and takes
+another path there, as one would on a Mac, where every op of ours on an MPS
+tensor is ours. Errors read back after the kernels raise as under the mode,
+and closing the route gives the device its own kernels back."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.utils._pytree import tree_flatten
+
+import mps_ops
+from mps_ops import samples as sample_table
+from mps_ops.testing import emulate, native_route
+
+from helpers import assert_matches, to_cpu, to_device
+
+pytestmark = pytest.mark.skipif(mps_ops.backend == "metal", reason="a Mac dispatches natively already")
+
+SAMPLES = sample_table.samples()
+
+
+def _kernels_and_result(route, sample, dtype):
+    kwargs = to_device(sample.call(dtype))
+    torch.manual_seed(0)  # random ops draw the same numbers either way
+    with mps_ops.profile() as prof, route():
+        result = sample.op(**kwargs)
+    return [d.kernel for d in prof.dispatches], to_cpu(result)
+
+
+@pytest.mark.parametrize("sample,record", SAMPLES, ids=[s.overload for s, _ in SAMPLES])
+def test_every_sample_reaches_the_modes_kernels(sample, record):
+    dtype = sample_table.sample_dtypes(sample, record)[0]
+    mode_kernels, mode_result = _kernels_and_result(emulate, sample, dtype)
+    route_kernels, route_result = _kernels_and_result(native_route, sample, dtype)
+    assert mode_kernels, "the sample reaches a kernel of ours"
+    assert route_kernels == mode_kernels
+    if sample.unpinned:
+        return
+    route_leaves, mode_leaves = tree_flatten(route_result)[0], tree_flatten(mode_result)[0]
+    assert len(route_leaves) == len(mode_leaves)
+    for ours, theirs in zip(route_leaves, mode_leaves):
+        if isinstance(theirs, torch.Tensor):
+            assert_matches(ours, theirs, sample.overload)
+        else:
+            assert ours == theirs, sample.overload
+
+
+def test_a_flag_read_back_raises_and_the_route_closes():
+    x = torch.randn(6, 5).log_softmax(1)
+    bad = torch.tensor([0, 1, 7, 2, 3, 4])
+    forward = lambda x, t: torch.ops.aten.nll_loss_forward(x, t, None, 1, -100)  # noqa: E731
+    x_dev, bad_dev = to_device((x, bad))
+    with native_route(), pytest.raises(IndexError):
+        forward(x_dev, bad_dev)
+    good = to_device(torch.tensor([0, 1, 4, 2, 3, 4]))
+    with mps_ops.profile() as prof:
+        forward(x_dev, good)
+    assert prof.dispatches == [], "torch's own kernel again after the route"
