@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 import mps_ops
 from helpers import assert_matches, run_on_kernels, to_cpu, to_device
-from mps_ops.testing import emulate
+from mps_ops.testing import device, emulate
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -237,6 +237,25 @@ def test_fractional_max_pool2d_many_ties_and_nans_keep_the_cpus_indices(kernel):
     samples = torch.rand(2, 3, 2)
     fn = lambda t, s: torch.ops.aten.fractional_max_pool2d(t, list(kernel), [5, 6], s)  # noqa: E731
     assert_matches(run_on_kernels(fn, x, samples)[0], fn(x, samples))
+
+
+@pytest.mark.skipif(mps_ops.backend == "emulator",
+                    reason="a plane spread over 2**31 half elements (4 GiB): a GPU's memory, not CI's")
+def test_fractional_max_pool2d_plane_spread_past_32_bits():
+    """A (3, 2) plane whose rows lie 2**30 + 1 elements apart: its last
+    element 2**31 + 3 past its first, beyond the kernel's 32-bit offsets
+    inside a plane, so the host reads it from a contiguous copy."""
+    torch.manual_seed(0)
+    storage = torch.empty(2**31 + 8, dtype=torch.float16, device=device())
+    x = storage.as_strided((1, 1, 3, 2), (0, 0, 2**30 + 1, 1))
+    x.copy_(torch.randn(1, 1, 3, 2, dtype=torch.float16))
+    samples = torch.rand(1, 1, 2, dtype=torch.float16)
+    fn = lambda t, s: torch.ops.aten.fractional_max_pool2d(t, [2, 1], [2, 2], s)  # noqa: E731
+    expected = fn(x.cpu(), samples)
+    with mps_ops.profile() as prof, emulate():
+        actual = fn(x, samples.to(device()))
+    assert any(d.op == "fractional_max_pool" for d in prof.dispatches)
+    assert_matches(to_cpu(actual), expected, "fractional_max_pool2d over a plane spread past 2**31")
 
 
 @pytest.mark.parametrize("kernel, output", [((2, 2, 2), (3, 4, 5)), ((1, 3, 2), (4, 2, 5)), ((2, 1, 1), (1, 1, 1))],

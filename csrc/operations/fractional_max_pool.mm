@@ -34,6 +34,21 @@ float alpha_in(int64_t span, int64_t steps) {
                                            static_cast<T>(static_cast<float>(steps))));
 }
 
+// The input's strides in elements: (batch, channel, t, h, w).
+void set_strides(fractional_pool_params& p, const at::Tensor& self, int64_t dims) {
+  const bool batched = self.dim() == dims + 2;
+  p.in_strides[0] = batched ? self.stride(0) : 0;
+  p.in_strides[1] = self.stride(batched ? 1 : 0);
+  p.in_strides[2] = dims == 3 ? self.stride(-3) : 0;
+  p.in_strides[3] = self.stride(-2);
+  p.in_strides[4] = self.stride(-1);
+}
+
+// Elements between a plane's first and last element.
+int64_t plane_span(const fractional_pool_params& p) {
+  return (p.depth - 1) * p.in_strides[2] + (p.height - 1) * p.in_strides[3] + (p.width - 1) * p.in_strides[4];
+}
+
 fractional_pool_params pool_geometry(const char* op, int64_t dims, const at::Tensor& self,
                                      at::IntArrayRef kernel_size, at::IntArrayRef output_size) {
   check_device(op, self);
@@ -74,11 +89,7 @@ fractional_pool_params pool_geometry(const char* op, int64_t dims, const at::Ten
   // The forward kernel's window coordinates and plane indices are 32-bit.
   TORCH_CHECK(p.depth * p.height * p.width <= INT32_MAX, "mps_ops: ", op,
               " over planes of more than 2**31 - 1 elements");
-  p.in_strides[0] = batched ? self.stride(0) : 0;
-  p.in_strides[1] = self.stride(c_dim);
-  p.in_strides[2] = dims == 3 ? self.stride(-3) : 0;
-  p.in_strides[3] = self.stride(-2);
-  p.in_strides[4] = self.stride(-1);
+  set_strides(p, self, dims);
   for (int a = 0; a < 3; ++a) {
     p.alpha[a] = self.scalar_type() == at::kHalf       ? alpha_in<at::Half>(in[a] - pool[a], out[a] - 1)
                  : self.scalar_type() == at::kBFloat16 ? alpha_in<at::BFloat16>(in[a] - pool[a], out[a] - 1)
@@ -99,7 +110,7 @@ std::tuple<at::Tensor&, at::Tensor&> pool_out(const char* op, int64_t dims, cons
                                               const at::Tensor& random_samples, at::Tensor& output,
                                               at::Tensor& indices) {
   static KernelCache kernels("fractional_max_pool");
-  const fractional_pool_params p = pool_geometry(op, dims, self, kernel_size, output_size);
+  fractional_pool_params p = pool_geometry(op, dims, self, kernel_size, output_size);
   check_device(op, random_samples);
   // The CPU's checks and order. A larger batch of samples is fine: planes
   // take theirs from the start, as on the CPU.
@@ -117,7 +128,14 @@ std::tuple<at::Tensor&, at::Tensor&> pool_out(const char* op, int64_t dims, cons
   check_output(op, indices, at::kLong, shape, {&self, &random_samples, &output});
   const ContiguousOutput out(output), idx(indices);
   const at::Tensor samples = random_samples.contiguous();
-  dispatch_per_element(kernels, out.tensor, {&out.tensor, &idx.tensor, &self, &samples}, p);
+  // The kernel's offsets inside a plane are 32-bit: a plane spread over more
+  // (a strided view of a large plane) is read from a contiguous copy.
+  at::Tensor input = self;
+  if (plane_span(p) > INT32_MAX) {
+    input = self.contiguous();
+    set_strides(p, input, dims);
+  }
+  dispatch_per_element(kernels, out.tensor, {&out.tensor, &idx.tensor, &input, &samples}, p);
   out.copy_back();
   idx.copy_back();
   return {output, indices};
