@@ -49,14 +49,15 @@ kernel void fractional_max_pool(
   const bool three_d = p.sample_count > 2;
   const int depth = int(p.depth), height = int(p.height), width = int(p.width);
   const int pool_t = int(p.pool_t), pool_h = int(p.pool_h), pool_w = int(p.pool_w);
-  uint rest = index;
-  const uint ow = rest % out_w;
-  rest /= out_w;
-  const uint oh = rest % out_h;
-  rest /= out_h;
-  const uint ot = rest % out_t;
-  const uint plane = rest / out_t;
-  const uint n = plane / channels, c = plane - n * channels;
+  // The output's (plane, ot, oh, ow) by the host's divisors: four 32-bit
+  // divisions, some sixty instructions, were a fifth of the kernel's.
+  const uint row = mps_ops::quotient(index, p.by_out_w);
+  const uint ow = index - row * out_w;
+  const uint rows = mps_ops::quotient(row, p.by_out_h);
+  const uint oh = row - rows * out_h;
+  const uint plane = mps_ops::quotient(rows, p.by_out_t);
+  const uint ot = rows - plane * out_t;
+  const uint n = mps_ops::quotient(plane, p.by_channels), c = plane - n * channels;
   // The CPU's sample order: (width, height) for 2-D, (time, height, width) for 3-D.
   constant T* u = samples + long(plane) * p.sample_count;
   const int w0 = window_start(u[three_d ? 2 : 0], int(ow), width, int(out_w), pool_w, p.alpha[2]);

@@ -4,6 +4,8 @@
 // is 64-bit on both sides).
 #pragma once
 
+#include "include/mps_ops/fast_divisor.h"
+
 namespace mps_ops {
 
 // fractional_max_pool2d/3d (+ backward): planes of (depth, height, width)
@@ -28,6 +30,10 @@ struct fractional_pool_params {
   // the input's type as the CPU does (float holds every half and bfloat16).
   float alpha[3];
   int sample_count;
+  // The forward's thread index taken apart by the output's sizes and the
+  // channels without a divide instruction (fast_divisor.h; the host allows
+  // no more than 2**32 - 1 outputs).
+  fast_divisor by_out_w, by_out_h, by_out_t, by_channels;
 };
 
 }  // namespace mps_ops

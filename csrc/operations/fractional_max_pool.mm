@@ -15,6 +15,9 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace mps_ops {
 
 namespace {
@@ -96,6 +99,15 @@ fractional_pool_params pool_geometry(const char* op, int64_t dims, const at::Ten
                                                        : alpha_in<float>(in[a] - pool[a], out[a] - 1);
   }
   p.sample_count = static_cast<int>(dims);
+  // Sizes of at least 1 where anything is dispatched; 32-bit there (the
+  // output count's bound).
+  const auto divisor = [](int64_t size) {
+    return make_fast_divisor(static_cast<unsigned>(std::clamp<int64_t>(size, 1, UINT32_MAX)));
+  };
+  p.by_out_w = divisor(p.out_w);
+  p.by_out_h = divisor(p.out_h);
+  p.by_out_t = divisor(p.out_t);
+  p.by_channels = divisor(p.channels);
   return p;
 }
 
