@@ -81,6 +81,10 @@ def test_most_groups(name, shape):
     chunks): a merge group of 1024 threads, each over several partials."""
     x, y = _inputs(name, shape, torch.float32)
     _check_both(name, x, y, "mean", f"mean {shape} most groups")
+    _, dispatches = run_on_kernels(LOSSES[name][0], x, y, REDUCTIONS["mean"])
+    first, merge = dispatches
+    assert first.thread_count // (first.group_size[0] * first.group_size[1] * first.group_size[2]) > 1024
+    assert merge.group_size[0] == 1024
 
 
 @pytest.mark.parametrize("name", LOSSES)
