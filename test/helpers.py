@@ -112,8 +112,15 @@ def run_on_kernels(fn, *args, **kwargs):
     """fn on our kernels; returns (result on the CPU, dispatches seen).
     Tensors fn makes itself (an out=, lengths) are made on the test device,
     as a user's code on a Mac makes them on "mps"."""
+    return run_routed(emulate, fn, *args, **kwargs)
+
+
+def run_routed(route, fn, *args, **kwargs):
+    """run_on_kernels with registry ops reaching our stubs through `route`
+    (a context manager: emulate, mps_ops.testing.native_route, or one that
+    routes nothing)."""
     args, kwargs = to_device((args, kwargs))
-    with torch.device(device()), mps_ops.profile() as prof, emulate():
+    with torch.device(device()), mps_ops.profile() as prof, route():
         result = fn(*args, **kwargs)
     return to_cpu(result), prof.dispatches
 
