@@ -99,19 +99,18 @@ class _Emulate(TorchDispatchMode):
 
 # Where each backend's kernels take their tensors.
 _DEVICES = {"emulator": "cpu", "cuda": "cuda", "metal": "mps"}
+# Backends whose device is not MPS: there torch dispatches to its own
+# kernels unless ours are routed in.
+_ROUTED = ("emulator", "cuda")
 
 
 def emulate():
     """Route registry ops to our host stubs: on CPU tensors to the emulated
     kernels, on CUDA tensors to the CUDA backend's (no-op on Metal, where
     torch dispatches MPS tensors to them by itself)."""
-    if backend in ("emulator", "cuda"):
+    if backend in _ROUTED:
         return _Emulate()
     return contextlib.nullcontext()
-
-
-# The dispatch key of each backend's device, where native_route registers.
-_DEVICE_KEYS = {"emulator": "CPU", "cuda": "CUDA"}
 
 
 @contextlib.contextmanager
@@ -122,11 +121,11 @@ def native_route():
     with no Python dispatch mode. Only the active aten overloads route (no
     composites, no mps_ops_compat ops): callers check that it dispatches what
     emulate() does. A no-op on Metal."""
-    key = _DEVICE_KEYS.get(backend)
-    if key is None:
+    if backend not in _ROUTED:
         yield
         return
-    route = _C.NativeRoute(sorted(_registry.active_overloads()), key)
+    # The device's own dispatch key: CPU or CUDA.
+    route = _C.NativeRoute(sorted(_registry.active_overloads()), _DEVICES[backend].upper())
     try:
         yield
     finally:
