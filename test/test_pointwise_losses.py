@@ -56,21 +56,24 @@ def _compare(actual, expected, fn, args, where):
 
 
 def _check(fn, args, where, kernel_prefix):
+    """The CPU's result, and our kernels' dispatches."""
     expected = fn(*args)
     actual, dispatches = run_on_kernels(fn, *args)
     _compare(actual, expected, fn, args, where)
     assert dispatches or expected.numel() == 0, where
     assert all(d.op.startswith(kernel_prefix) or d.op == "pointwise_loss_merge" for d in dispatches), \
         [d.kernel for d in dispatches]
-    return expected
+    return expected, dispatches
 
 
 def _check_both(name, x, y, reduction, where):
+    """Forward and backward; the forward's dispatches."""
     forward, backward = LOSSES[name]
-    expected = _check(forward, (x, y, REDUCTIONS[reduction]), f"{name} {where}", name)
+    expected, dispatches = _check(forward, (x, y, REDUCTIONS[reduction]), f"{name} {where}", name)
     torch.manual_seed(1)
     grad = torch.randn(expected.shape).to(x.dtype)
     _check(backward, (grad, x, y, REDUCTIONS[reduction]), f"{name} backward {where}", f"{name}_backward")
+    return dispatches
 
 
 @pytest.mark.parametrize("name", LOSSES)
@@ -80,9 +83,7 @@ def test_most_groups(name, shape):
     elements each) and at the bound (4100 x 4100: 4096 groups, longer
     chunks): a merge group of 1024 threads, each over several partials."""
     x, y = _inputs(name, shape, torch.float32)
-    _check_both(name, x, y, "mean", f"mean {shape} most groups")
-    _, dispatches = run_on_kernels(LOSSES[name][0], x, y, REDUCTIONS["mean"])
-    first, merge = dispatches
+    first, merge = _check_both(name, x, y, "mean", f"mean {shape} most groups")
     assert first.thread_count // (first.group_size[0] * first.group_size[1] * first.group_size[2]) > 1024
     assert merge.group_size[0] == 1024
 
@@ -149,7 +150,8 @@ def test_smooth_l1_beta_zero_is_l1(reduction):
     x, y = _inputs("smooth_l1_loss", (5, 6), torch.float32)
     y[0] = x[0]  # differences of 0
     r = REDUCTIONS[reduction]
-    forward = _check(lambda x, y: aten.smooth_l1_loss(x, y, r, 0.0), (x, y), f"beta 0 {reduction}", "smooth_l1_loss")
+    forward, _ = _check(lambda x, y: aten.smooth_l1_loss(x, y, r, 0.0), (x, y), f"beta 0 {reduction}",
+                        "smooth_l1_loss")
     grad = torch.randn(forward.shape)
     _check(lambda g, x, y: aten.smooth_l1_loss_backward(g, x, y, r, 0.0), (grad, x, y), f"beta 0 backward {reduction}",
            "smooth_l1_loss_backward")
@@ -179,8 +181,8 @@ def test_bce_clamped_logs_and_weights(reduction, dtype):
     r = REDUCTIONS[reduction]
     for weight in (None, torch.rand(5).to(dtype), torch.rand(2, 5).to(dtype)):
         where = f"{reduction} {dtype} weight {None if weight is None else tuple(weight.shape)}"
-        out = _check(lambda x, y, w: aten.binary_cross_entropy(x, y, w, r), (x, y, weight), where,
-                     "binary_cross_entropy")
+        out, _ = _check(lambda x, y, w: aten.binary_cross_entropy(x, y, w, r), (x, y, weight), where,
+                        "binary_cross_entropy")
         grad = torch.randn(out.shape).to(dtype)
         _check(lambda g, x, y, w: aten.binary_cross_entropy_backward(g, x, y, w, r), (grad, x, y, weight),
                f"backward {where}", "binary_cross_entropy_backward")
