@@ -147,76 +147,161 @@ struct widen_value {
   static bool rare(float value) { return float_is_special(as_type<uint>(value)); }
 };
 
-// A half's bits (the low 16 bits of h), widened from the bits alone (a
-// GPU's conversion may replace a NaN's payload, and an Apple GPU's may
-// flush subnormals): normal halves take the shifted magnitude plus the
-// exponent's rebias (1008 << 20) and zeros their sign, without a branch;
-// subnormals, infinities and NaN are rare, as float_bits_widened_ordinary
-// says why. A half's double has no bits in its low word.
-struct half_pattern {
+// A 16-bit float format's bit patterns (the low 16 bits of h): sign at bit
+// 15, magnitude below it with the exponent's top bit at bit 14. A normal
+// pattern's double has the high word sign | ((magnitude << shift) + bias),
+// a zero's its sign alone, and no format here sets a bit of the low word
+// (their fractions fit in the high word). A Format gives shift, bias,
+// normal_min (the least normal magnitude) and special_min (the infinity's).
+template <typename Format>
+struct pattern_of {
+  // Subnormals, infinities and NaN: two bounds on the magnitude, joined
+  // with `|` and `&` (predicate logic, no branch).
   static bool rare(uint h) {
     const uint magnitude = h & 0x7fffu;
-    return (magnitude >= 0x7c00u) | ((magnitude != 0u) & (magnitude < 0x400u));
+    return (magnitude >= Format::special_min()) | ((magnitude != 0u) & (magnitude < Format::normal_min()));
   }
+  // Without a branch, right for all but the rare: the shifted magnitude
+  // plus the exponent's rebias, or a zero's sign.
   static ulong common_bits(uint h) {
     const uint sign = (h & 0x8000u) << 16;
-    const uint finite = sign | (((h & 0x7fffu) << 10) + 0x3f000000u);
-    return ulong((h & 0x7fffu) == 0u ? sign : finite) << 32;
+    const uint magnitude = h & 0x7fffu;
+    return ulong(magnitude == 0u ? sign : sign | ((magnitude << Format::shift()) + Format::bias())) << 32;
   }
   static ulong bits(uint h) {
-    const uint exponent = (h >> 10) & 0x1fu, fraction = h & 0x3ffu;
-    if (exponent == 0x1fu) {
-      return ulong(special_high_word((h & 0x8000u) << 16, fraction != 0u, fraction << 10)) << 32;
+    const uint exponent_field = h & Format::special_min(), fraction = h & (Format::normal_min() - 1u);
+    if (exponent_field == Format::special_min()) {
+      return ulong(special_high_word((h & 0x8000u) << 16, fraction != 0u, fraction << Format::shift())) << 32;
     }
-    if (exponent == 0u && fraction != 0u) {
-      return subnormal_double_bits((h >> 15) & 1u, fraction, 10u, 15u);
+    if (exponent_field == 0u && fraction != 0u) {
+      return subnormal_double_bits((h >> 15) & 1u, fraction, Format::fraction_bits(), Format::exponent_bias());
     }
     return common_bits(h);
   }
 };
 
-// A bfloat16's bits (the low 16 bits of h): a float's upper half.
-struct bfloat_pattern {
-  static bool rare(uint h) { return float_is_special(h << 16); }
-  static ulong common_bits(uint h) { return float_bits_widened_ordinary(h << 16); }
-  static ulong bits(uint h) { return float_bits_widened(h << 16); }
+// Half: 5 exponent bits biased by 15 (rebiased by 1008 for a double's 1023),
+// 10 fraction bits.
+struct half_format {
+  static constexpr uint shift() { return 10u; }
+  static constexpr uint fraction_bits() { return 10u; }
+  static constexpr uint exponent_bias() { return 15u; }
+  static constexpr uint bias() { return 1008u << 20; }
+  static constexpr uint normal_min() { return 0x400u; }
+  static constexpr uint special_min() { return 0x7c00u; }
+};
+// Bfloat16: a float's upper half (8 exponent bits biased by 127, 7 fraction
+// bits).
+struct bfloat_format {
+  static constexpr uint shift() { return 13u; }
+  static constexpr uint fraction_bits() { return 7u; }
+  static constexpr uint exponent_bias() { return 127u; }
+  static constexpr uint bias() { return 896u << 20; }
+  static constexpr uint normal_min() { return 0x80u; }
+  static constexpr uint special_min() { return 0x7f80u; }
 };
 
-// An int16 element holding a half's or a bfloat16's bits (Pattern says
-// which).
-template <typename Pattern>
-struct widen_16_bits {
-  static uint pattern(short value) { return uint(ushort(value)); }
-  static bool rare(short value) { return Pattern::rare(pattern(value)); }
-  static ulong common_bits(short value) { return Pattern::common_bits(pattern(value)); }
-  static ulong bits(short value) { return Pattern::bits(pattern(value)); }
-};
+// The xor of 16-bit float patterns' widenings, taken two patterns per
+// 32-bit word (hash_tensor.mm binds contiguous half and bfloat16 slices of
+// an even length as int pairs; other slices as int16, a lone pattern being
+// a pair whose high half is +0, which widens to 0 and changes no xor).
+//
+// A run's common widenings xor to a function of three words, so the run
+// costs a few word operations per pair instead of a widening per pattern
+// (the widenings, one by one, held the H200's integer pipe at 76% with
+// DRAM at 40%; an Apple GPU issues the same integer work). For a nonzero
+// magnitude m with the exponent's top bit t,
+//   (m << shift) + bias == (m << shift) ^ bias ^ (t ? top_carry() : 0),
+// since bias holds no bit of m << shift but the top one, whose carry into
+// bias ends in one bit (1 << 30) that neither holds. So the run's high
+// words xor to
+//   sign parity << 31 ^ (xor of m) << shift
+//     ^ (odd count of nonzero m ? bias : 0) ^ (odd count of t ? top_carry() : 0)
+// where the xor of the run's words, its two halves folded, gives the xor
+// of its patterns (sign parity at bit 15, m's xor below, t's parity at
+// bit 14), and a word m + 0x7fff per half sets bit 15 where m != 0, so the
+// xor of those words counts nonzero magnitudes. Where the run holds a rare
+// pattern, each rare one's common bits are swapped for its bits (xor is its
+// own inverse).
+template <typename In, typename Format>
+struct xor_of_patterns {
+  using state = ulong;
+  using params = mps_ops::no_params;
+  using runs = mps_ops::runs_merged;
+  using pattern = pattern_of<Format>;
+  static constexpr uint top_carry() {
+    return (((1u << (14u + Format::shift())) + Format::bias()) ^ (1u << (14u + Format::shift()))) ^ Format::bias();
+  }
 
-// Two elements per load (hash_tensor.mm binds contiguous half and bfloat16
-// slices of an even length so): an int word of two bit patterns of
-// Pattern. xor takes the two in either order; where one is rare, the
-// other's common bits are its bits, so the run's swap leaves it. (Float
-// slices read in pairs of 64-bit words measured no faster on an H200, 0.60x
-// against 0.62x torch's kernel, and their kernel spilled.)
-template <typename Pattern>
-struct widen_pair {
-  static uint low(int w) { return uint(w) & 0xffffu; }
-  static uint high(int w) { return uint(w) >> 16; }
-  static bool rare(int w) { return Pattern::rare(low(w)) | Pattern::rare(high(w)); }
-  static ulong common_bits(int w) { return Pattern::common_bits(low(w)) ^ Pattern::common_bits(high(w)); }
-  static ulong bits(int w) { return Pattern::bits(low(w)) ^ Pattern::bits(high(w)); }
+  static uint word(mps_ops::opmath_t<In> v) { return sizeof(In) == 2 ? uint(ushort(v)) : uint(v); }
+  static ulong word_bits(uint w) { return pattern::bits(w & 0xffffu) ^ pattern::bits(w >> 16); }
+
+  static state identity() { return 0ul; }
+  static state fold(state s, mps_ops::opmath_t<In> v) { return s ^ word_bits(word(v)); }
+  template <uint run>
+  static state of_run(thread const mps_ops::opmath_t<In>* values) {
+    uint patterns = 0u, nonzero = 0u, rare = 0u;
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      const uint w = word(values[k]);
+      const uint magnitudes = w & 0x7fff7fffu;
+      // Bit 15 of each half: m != 0, m >= normal_min, m >= special_min
+      // (no half carries into the next: m + 0x7fff < 0x10000).
+      const uint is_nonzero = magnitudes + 0x7fff7fffu;
+      const uint is_normal_or_more = magnitudes + (0x8000u - Format::normal_min()) * 0x10001u;
+      const uint is_special = magnitudes + (0x8000u - Format::special_min()) * 0x10001u;
+      patterns ^= w;
+      nonzero ^= is_nonzero;
+      rare |= is_special | (is_nonzero ^ is_normal_or_more);
+    }
+    const uint folded = patterns ^ (patterns >> 16);
+    const bool odd_nonzero = ((nonzero ^ (nonzero >> 16)) & 0x8000u) != 0u;
+    const uint high = ((folded & 0x8000u) << 16) | (((folded & 0x7fffu) << Format::shift()) ^
+                                                     (odd_nonzero ? Format::bias() : 0u) ^
+                                                     ((folded & 0x4000u) != 0u ? top_carry() : 0u));
+    state s = ulong(high) << 32;
+    if ((rare & 0x80008000u) != 0u) {
+      // One copy of the exact widening, in a rolled loop over the run
+      // rotated through registers: indexed by k, the run went to a copy
+      // in local memory, stored on every run; unrolled, each widening took
+      // registers of its own.
+      uint rest[run];
+      _Pragma("clang loop unroll(full)")
+      for (uint k = 0; k < run; ++k) {
+        rest[k] = word(values[k]);
+      }
+      _Pragma("clang loop unroll(disable)")
+      for (uint k = 0; k < 2 * run; ++k) {
+        const uint h = rest[0] & 0xffffu;
+        if (pattern::rare(h)) {
+          s ^= pattern::common_bits(h) ^ pattern::bits(h);
+        }
+        // The word's high pattern next, then the next word's.
+        const uint next = rest[0] >> 16;
+        _Pragma("clang loop unroll(full)")
+        for (uint j = 0; j + 1 < run; ++j) {
+          rest[j] = (k & 1u) != 0u ? rest[j + 1] : rest[j];
+        }
+        rest[0] = (k & 1u) != 0u ? rest[0] : next;
+      }
+    }
+    return s;
+  }
+  static state merge(state a, state b) { return a ^ b; }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+  static state finish(state s, constant params&) { return s; }
 };
 
 template <typename In>
 struct hash_tensor_reducer : xor_of_widened<In, widen_value> {};
 template <typename In>
-struct hash_tensor_half_bits_reducer : xor_of_widened<In, widen_16_bits<half_pattern>> {};
+struct hash_tensor_half_bits_reducer : xor_of_patterns<In, half_format> {};
 template <typename In>
-struct hash_tensor_bfloat_bits_reducer : xor_of_widened<In, widen_16_bits<bfloat_pattern>> {};
+struct hash_tensor_bfloat_bits_reducer : xor_of_patterns<In, bfloat_format> {};
 template <typename In>
-struct hash_tensor_half_pairs_reducer : xor_of_widened<In, widen_pair<half_pattern>> {};
+struct hash_tensor_half_pairs_reducer : xor_of_patterns<In, half_format> {};
 template <typename In>
-struct hash_tensor_bfloat_pairs_reducer : xor_of_widened<In, widen_pair<bfloat_pattern>> {};
+struct hash_tensor_bfloat_pairs_reducer : xor_of_patterns<In, bfloat_format> {};
 
 MPS_OPS_FOR_BOOL(REGISTER_REDUCE_ONE_OP_WITHIN_256, hash_tensor, ulong)
 MPS_OPS_FOR_INTEGRAL(REGISTER_REDUCE_ONE_OP_WITHIN_256, hash_tensor, ulong)
