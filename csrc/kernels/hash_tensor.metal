@@ -4,10 +4,11 @@
 // reduction.h, whose reduce_one merges states in any order: xor is
 // associative and commutative, so every mapping gives the CPU's bits.
 //
-// Half and bfloat16 are read as their 16-bit patterns (the host binds them
-// as int16) and widened from the bits: a GPU's half-to-float conversion may
-// replace a NaN's payload with its canonical NaN (an H100's does), which the
-// CPU's conversion keeps.
+// Floats are widened from their bits, and half and bfloat16 are read as
+// their 16-bit patterns (the host binds them as int16, or as int32 pairs):
+// a GPU's half-to-float conversion may replace a NaN's payload with its
+// canonical NaN (an H100's does), which the CPU's conversion keeps, and an
+// Apple GPU's may flush subnormals.
 #include <metal_stdlib>
 #include <mps_ops/reduction.h>
 using namespace metal;
@@ -27,262 +28,153 @@ inline ulong subnormal_double_bits(uint sign, uint fraction, uint fraction_bits,
   return (ulong(sign) << 63) | (ulong(top + 1u + 1023u - bias - fraction_bits) << 52) | rest;
 }
 
-// The high word of the double of an infinity or NaN: its sign bit in place,
-// its fraction shifted into the double's high word (`fraction_high`). A NaN
-// (`is_nan`: a nonzero fraction, whose high-word part may be 0) keeps its
-// sign and payload and comes out quiet, as a CPU's float-to-double
-// conversion makes it.
-inline uint special_high_word(uint sign, bool is_nan, uint fraction_high) {
-  return sign | 0x7ff00000u | (is_nan ? 0x80000u : 0u) | fraction_high;
-}
+// A binary floating-point format of `Bits` bits (16 or 32): sign at the top,
+// then the exponent (biased by `Bias`), then `FractionBits` of fraction, the
+// exponent's top bit just below the sign. Its values' doubles, from the
+// bits alone:
+//   a normal value: sign | ((magnitude << (52 - FractionBits)) + rebias)
+//   a zero: its sign alone
+// with the sign at bit 63 and rebias the exponent's change of bias, in
+// place. Subnormals (renormalised), infinities and NaN (quieted, the payload
+// kept, as a CPU's conversion makes it) are rare.
+template <uint Bits, uint FractionBits, uint Bias>
+struct binary_format {
+  static constexpr uint bits_per_pattern() { return Bits; }
+  static constexpr uint pattern_mask() { return Bits == 32u ? 0xffffffffu : (1u << Bits) - 1u; }
+  static constexpr uint sign_bit() { return 1u << (Bits - 1u); }
+  static constexpr uint exponent_top_bit() { return 1u << (Bits - 2u); }
+  static constexpr uint normal_min() { return 1u << FractionBits; }
+  static constexpr uint special_min() { return sign_bit() - normal_min(); }  // the exponent all ones
+  static constexpr uint shift() { return 52u - FractionBits; }
+  static constexpr ulong rebias() { return ulong(1023u - Bias) << 52; }
 
-// Whether a float's bits widen other than a normal number's or a zero's: a
-// subnormal (renormalised), an infinity or a NaN (an all-ones exponent).
-// Tested on the magnitude with `&` and `|`, which compile to predicate
-// logic without a branch (the exponent and fraction tested apart cost the
-// H200 five instructions per element).
-inline bool float_is_special(uint bits) {
-  const uint magnitude = bits & 0x7fffffffu;
-  return (magnitude >= 0x7f800000u) | ((magnitude != 0u) & (magnitude < 0x800000u));
-}
-
-// A normal float's or a zero's double from its bits, without a branch: in
-// 32-bit words, the shifted magnitude plus the exponent's rebias (896 << 20,
-// carry-free) and the fraction's last three bits; a zero keeps its sign
-// alone. Branch-free so that a run of loads is all issued before its
-// widenings: a branch per element made the H200's compiler consume each
-// load before issuing the next (one load in flight per thread, 43
-// instructions per element), and an Apple GPU stalls the same way on a load
-// its branch waits for. Infinities and NaN are left to float_bits_widened
-// with the subnormals: they are as rare, and selecting them here cost every
-// element five instructions. (A GPU does 64-bit integer work as pairs of
-// 32-bit instructions.)
-inline ulong float_bits_widened_ordinary(uint bits) {
-  const uint sign = bits & 0x80000000u;
-  const uint magnitude = bits & 0x7fffffffu;
-  const uint hi = magnitude == 0u ? sign : sign | ((magnitude >> 3) + 0x38000000u);
-  return (ulong(hi) << 32) | ulong(bits << 29);
-}
-
-// Any float's double from its bits.
-inline ulong float_bits_widened(uint bits) {
-  const uint exponent = (bits >> 23) & 0xffu;
-  const uint fraction = bits & 0x7fffffu;
-  if (exponent == 0xffu) {
-    return (ulong(special_high_word(bits & 0x80000000u, fraction != 0u, fraction >> 3)) << 32) | ulong(bits << 29);
-  }
-  if (exponent == 0u && fraction != 0u) {
-    return subnormal_double_bits(bits >> 31, fraction, 23u, 127u);
-  }
-  return float_bits_widened_ordinary(bits);
-}
-
-// Integers and bool: the 64-bit integer of the same value (two's complement),
-// as the CPU's static_cast<int64_t> then bit cast.
-template <typename T>
-ulong widened_bits(T value) {
-  return ulong(long(value));
-}
-
-template <>
-ulong widened_bits<float>(float value) {
-  return float_bits_widened(as_type<uint>(value));
-}
-
-}  // namespace
-
-// The reducers differ in how an element widens (`Widen`), nothing else. A
-// Widen gives `bits` (any value), `common_bits` (without a branch, right
-// for all but the rare values) and `rare` (which values those are). A run
-// of loaded values (reduction.h's run_folding) xors their common_bits, then,
-// only where the run holds a rare value, swaps each rare one's common_bits
-// for its bits: xor is its own inverse.
-template <typename In, typename Widen>
-struct xor_of_widened {
-  using state = ulong;
-  using params = mps_ops::no_params;
-  using runs = mps_ops::runs_merged;
-  static state identity() { return 0ul; }
-  static state fold(state s, mps_ops::opmath_t<In> v) { return s ^ Widen::bits(v); }
-  template <uint run>
-  static state of_run(thread const mps_ops::opmath_t<In>* values) {
-    state s = 0ul;
-    bool any_rare = false;
-    _Pragma("clang loop unroll(full)")
-    for (uint k = 0; k < run; ++k) {
-      s ^= Widen::common_bits(values[k]);
-      // `|`, not `||`: the short circuit compiled to a branch per element.
-      any_rare = any_rare | Widen::rare(values[k]);
-    }
-    if (any_rare) {
-      for (uint k = 0; k < run; ++k) {
-        if (Widen::rare(values[k])) {
-          s ^= Widen::common_bits(values[k]) ^ Widen::bits(values[k]);
-        }
-      }
-    }
-    return s;
-  }
-  static state merge(state a, state b) { return a ^ b; }
-  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
-  static state finish(state s, constant params&) { return s; }
-};
-
-// Integers and bool widen without a branch; a float's subnormals,
-// infinities and NaN are rare.
-struct widen_value {
-  template <typename T>
-  static ulong bits(T value) {
-    return widened_bits(value);
-  }
-  template <typename T>
-  static ulong common_bits(T value) {
-    return widened_bits(value);
-  }
-  template <typename T>
-  static bool rare(T) {
-    return false;
-  }
-  static ulong common_bits(float value) { return float_bits_widened_ordinary(as_type<uint>(value)); }
-  static bool rare(float value) { return float_is_special(as_type<uint>(value)); }
-};
-
-// A 16-bit float format's bit patterns (the low 16 bits of h): sign at bit
-// 15, magnitude below it with the exponent's top bit at bit 14. A normal
-// pattern's double has the high word sign | ((magnitude << shift) + bias),
-// a zero's its sign alone, and no format here sets a bit of the low word
-// (their fractions fit in the high word). A Format gives shift, bias,
-// normal_min (the least normal magnitude) and special_min (the infinity's).
-template <typename Format>
-struct pattern_of {
-  // Subnormals, infinities and NaN: two bounds on the magnitude, joined
-  // with `|` and `&` (predicate logic, no branch).
   static bool rare(uint h) {
-    const uint magnitude = h & 0x7fffu;
-    return (magnitude >= Format::special_min()) | ((magnitude != 0u) & (magnitude < Format::normal_min()));
+    const uint magnitude = h & (sign_bit() - 1u);
+    return (magnitude >= special_min()) | ((magnitude != 0u) & (magnitude < normal_min()));
   }
-  // Without a branch, right for all but the rare: the shifted magnitude
-  // plus the exponent's rebias, or a zero's sign.
+  // Without a branch, right for all but the rare.
   static ulong common_bits(uint h) {
-    const uint sign = (h & 0x8000u) << 16;
-    const uint magnitude = h & 0x7fffu;
-    return ulong(magnitude == 0u ? sign : sign | ((magnitude << Format::shift()) + Format::bias())) << 32;
+    const ulong sign = ulong(h & sign_bit()) << (64u - Bits);
+    const uint magnitude = h & (sign_bit() - 1u);
+    return magnitude == 0u ? sign : sign | ((ulong(magnitude) << shift()) + rebias());
   }
   static ulong bits(uint h) {
-    const uint exponent_field = h & Format::special_min(), fraction = h & (Format::normal_min() - 1u);
-    if (exponent_field == Format::special_min()) {
-      return ulong(special_high_word((h & 0x8000u) << 16, fraction != 0u, fraction << Format::shift())) << 32;
+    const uint exponent_field = h & special_min(), fraction = h & (normal_min() - 1u);
+    const ulong sign = ulong(h & sign_bit()) << (64u - Bits);
+    if (exponent_field == special_min()) {
+      const ulong quiet = fraction != 0u ? 0x0008000000000000ul : 0ul;
+      return sign | 0x7ff0000000000000ul | quiet | (ulong(fraction) << shift());
     }
     if (exponent_field == 0u && fraction != 0u) {
-      return subnormal_double_bits((h >> 15) & 1u, fraction, Format::fraction_bits(), Format::exponent_bias());
+      return subnormal_double_bits(h >> (Bits - 1u), fraction, FractionBits, Bias);
     }
     return common_bits(h);
   }
 };
 
-// Half: 5 exponent bits biased by 15 (rebiased by 1008 for a double's 1023),
-// 10 fraction bits.
-struct half_format {
-  static constexpr uint shift() { return 10u; }
-  static constexpr uint fraction_bits() { return 10u; }
-  static constexpr uint exponent_bias() { return 15u; }
-  static constexpr uint bias() { return 1008u << 20; }
-  static constexpr uint normal_min() { return 0x400u; }
-  static constexpr uint special_min() { return 0x7c00u; }
-};
-// Bfloat16: a float's upper half (8 exponent bits biased by 127, 7 fraction
-// bits).
-struct bfloat_format {
-  static constexpr uint shift() { return 13u; }
-  static constexpr uint fraction_bits() { return 7u; }
-  static constexpr uint exponent_bias() { return 127u; }
-  static constexpr uint bias() { return 896u << 20; }
-  static constexpr uint normal_min() { return 0x80u; }
-  static constexpr uint special_min() { return 0x7f80u; }
-};
+using half_format = binary_format<16, 10, 15>;
+using bfloat_format = binary_format<16, 7, 127>;
+using float_format = binary_format<32, 23, 127>;
 
-// The xor of 16-bit float patterns' widenings, taken two patterns per
-// 32-bit word (hash_tensor.mm binds contiguous half and bfloat16 slices of
-// an even length as int pairs; other slices as int16, a lone pattern being
-// a pair whose high half is +0, which widens to 0 and changes no xor).
+// A loaded value as a 32-bit word of patterns: a float's bits, an int16's
+// (one 16-bit pattern, the high half +0), an int32's (two patterns).
+inline uint pattern_word(float v) {
+  return as_type<uint>(v);
+}
+inline uint pattern_word(short v) {
+  return uint(ushort(v));
+}
+inline uint pattern_word(int v) {
+  return uint(v);
+}
+
+// The xor of the widenings of floating-point patterns, Format's, held one
+// or two to a 32-bit word (hash_tensor.mm binds contiguous half and
+// bfloat16 slices of an even length as int32 pairs, other half and bfloat16
+// slices as int16; a +0 pattern widens to 0 and changes no xor).
 //
-// A run's common widenings xor to a function of three words, so the run
-// costs a few word operations per pair instead of a widening per pattern
-// (the widenings, one by one, held the H200's integer pipe at 76% with
-// DRAM at 40%; an Apple GPU issues the same integer work). For a nonzero
-// magnitude m with the exponent's top bit t,
-//   (m << shift) + bias == (m << shift) ^ bias ^ (t ? top_carry() : 0),
-// since bias holds no bit of m << shift but the top one, whose carry into
-// bias ends in one bit (1 << 30) that neither holds. So the run's high
-// words xor to
-//   sign parity << 31 ^ (xor of m) << shift
-//     ^ (odd count of nonzero m ? bias : 0) ^ (odd count of t ? top_carry() : 0)
-// where the xor of the run's words, its two halves folded, gives the xor
-// of its patterns (sign parity at bit 15, m's xor below, t's parity at
-// bit 14), and a word m + 0x7fff per half sets bit 15 where m != 0, so the
-// xor of those words counts nonzero magnitudes. Where the run holds a rare
-// pattern, each rare one's common bits are swapped for its bits (xor is its
-// own inverse).
+// A run's common widenings xor to a function of two words, so a run costs
+// a few word operations per word instead of a widening per pattern (the
+// widenings one by one held the H200's integer pipe at 76% with DRAM at
+// 40%, for half; an Apple GPU issues the same integer work). For a nonzero
+// magnitude m whose exponent's top bit is t,
+//   (m << shift) + rebias == (m << shift) ^ rebias ^ (t ? top_carry : 0)
+// as rebias holds no bit of m << shift but t's, whose carry ends in one bit
+// (1 << 62) that neither holds. So a run's common widenings xor to
+//   sign parity << 63 ^ (xor of the m) << shift
+//     ^ (odd count of nonzero m ? rebias : 0) ^ (odd count of t ? top_carry : 0)
+// The xor of the run's words, a word's patterns folded together, gives the
+// xor of its patterns: sign parity at the sign bit, the m's xor below it,
+// t's parity at the exponent's top bit. The word m + (sign bit - 1) per
+// pattern sets the sign bit where m != 0 (without a carry into the next
+// pattern), so the xor of those counts nonzero magnitudes. Where a run holds
+// a rare pattern, each rare one's common bits are swapped for its bits
+// (xor is its own inverse).
 template <typename In, typename Format>
 struct xor_of_patterns {
   using state = ulong;
   using params = mps_ops::no_params;
   using runs = mps_ops::runs_merged;
-  using pattern = pattern_of<Format>;
-  static constexpr uint top_carry() {
-    return (((1u << (14u + Format::shift())) + Format::bias()) ^ (1u << (14u + Format::shift()))) ^ Format::bias();
+  static constexpr uint per_word() { return 32u / Format::bits_per_pattern(); }
+  // A word's sign bits (and a constant per pattern times lanes()).
+  static constexpr uint lanes() { return per_word() == 2u ? 0x10001u : 1u; }
+  static constexpr uint signs() { return Format::sign_bit() * lanes(); }
+  static constexpr ulong top_carry() {
+    const ulong top = ulong(Format::exponent_top_bit()) << Format::shift();
+    return ((top + Format::rebias()) ^ top) ^ Format::rebias();
   }
 
-  static uint word(mps_ops::opmath_t<In> v) { return sizeof(In) == 2 ? uint(ushort(v)) : uint(v); }
-  static ulong word_bits(uint w) { return pattern::bits(w & 0xffffu) ^ pattern::bits(w >> 16); }
+  static ulong word_bits(uint w) {
+    return per_word() == 2u ? Format::bits(w & 0xffffu) ^ Format::bits(w >> 16) : Format::bits(w);
+  }
 
   static state identity() { return 0ul; }
-  static state fold(state s, mps_ops::opmath_t<In> v) { return s ^ word_bits(word(v)); }
+  static state fold(state s, mps_ops::opmath_t<In> v) { return s ^ word_bits(pattern_word(v)); }
   template <uint run>
   static state of_run(thread const mps_ops::opmath_t<In>* values) {
     uint patterns = 0u, nonzero = 0u, rare = 0u;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
-      const uint w = word(values[k]);
-      const uint magnitudes = w & 0x7fff7fffu;
-      // Bit 15 of each half: m != 0, m >= normal_min, m >= special_min
-      // (no half carries into the next: m + 0x7fff < 0x10000).
-      const uint is_nonzero = magnitudes + 0x7fff7fffu;
-      const uint is_normal_or_more = magnitudes + (0x8000u - Format::normal_min()) * 0x10001u;
-      const uint is_special = magnitudes + (0x8000u - Format::special_min()) * 0x10001u;
+      const uint w = pattern_word(values[k]);
+      const uint magnitudes = w & ~signs();
+      // Each pattern's sign bit: m != 0, m >= normal_min, m >= special_min.
+      const uint is_nonzero = magnitudes + (Format::sign_bit() - 1u) * lanes();
+      const uint is_normal_or_more = magnitudes + (Format::sign_bit() - Format::normal_min()) * lanes();
+      const uint is_special = magnitudes + (Format::sign_bit() - Format::special_min()) * lanes();
       patterns ^= w;
       nonzero ^= is_nonzero;
       rare |= is_special | (is_nonzero ^ is_normal_or_more);
     }
-    const uint folded = patterns ^ (patterns >> 16);
-    const bool odd_nonzero = ((nonzero ^ (nonzero >> 16)) & 0x8000u) != 0u;
-    const uint high = ((folded & 0x8000u) << 16) | (((folded & 0x7fffu) << Format::shift()) ^
-                                                     (odd_nonzero ? Format::bias() : 0u) ^
-                                                     ((folded & 0x4000u) != 0u ? top_carry() : 0u));
-    state s = ulong(high) << 32;
-    if ((rare & 0x80008000u) != 0u) {
-      // One copy of the exact widening, in a rolled loop over the run
-      // rotated through registers: indexed by k, the run went to a copy
-      // in local memory, stored on every run; unrolled, each widening took
-      // registers of its own.
+    const uint folded = per_word() == 2u ? (patterns ^ (patterns >> 16)) & 0xffffu : patterns;
+    const uint odd_nonzero = (per_word() == 2u ? nonzero ^ (nonzero >> 16) : nonzero) & Format::sign_bit();
+    state s = (ulong(folded & Format::sign_bit()) << (64u - Format::bits_per_pattern())) |
+              ((ulong(folded & (Format::sign_bit() - 1u)) << Format::shift()) ^
+               (odd_nonzero != 0u ? Format::rebias() : 0ul) ^
+               ((folded & Format::exponent_top_bit()) != 0u ? top_carry() : 0ul));
+    if ((rare & signs()) != 0u) {
+      // One copy of the exact widening, in a rolled loop over the run's
+      // patterns rotated through registers: indexed by k, the run went to
+      // a copy in local memory, stored on every run; unrolled, each
+      // widening took registers of its own.
       uint rest[run];
       _Pragma("clang loop unroll(full)")
       for (uint k = 0; k < run; ++k) {
-        rest[k] = word(values[k]);
+        rest[k] = pattern_word(values[k]);
       }
       _Pragma("clang loop unroll(disable)")
-      for (uint k = 0; k < 2 * run; ++k) {
-        const uint h = rest[0] & 0xffffu;
-        if (pattern::rare(h)) {
-          s ^= pattern::common_bits(h) ^ pattern::bits(h);
+      for (uint k = 0; k < per_word() * run; ++k) {
+        const uint h = rest[0] & Format::pattern_mask();
+        if (Format::rare(h)) {
+          s ^= Format::common_bits(h) ^ Format::bits(h);
         }
-        // The word's high pattern next, then the next word's.
-        const uint next = rest[0] >> 16;
+        // The word's next pattern, or the next word.
+        const bool word_done = k % per_word() == per_word() - 1u;
+        const uint next_pattern = per_word() == 2u ? rest[0] >> 16 : 0u;
         _Pragma("clang loop unroll(full)")
         for (uint j = 0; j + 1 < run; ++j) {
-          rest[j] = (k & 1u) != 0u ? rest[j + 1] : rest[j];
+          rest[j] = word_done ? rest[j + 1] : rest[j];
         }
-        rest[0] = (k & 1u) != 0u ? rest[0] : next;
+        rest[0] = word_done ? rest[0] : next_pattern;
       }
     }
     return s;
@@ -292,8 +184,25 @@ struct xor_of_patterns {
   static state finish(state s, constant params&) { return s; }
 };
 
+// Integers and bool: the 64-bit integer of the same value (two's
+// complement), as the CPU's static_cast<int64_t> then bit cast.
 template <typename In>
-struct hash_tensor_reducer : xor_of_widened<In, widen_value> {};
+struct xor_of_integers {
+  using state = ulong;
+  using params = mps_ops::no_params;
+  static state identity() { return 0ul; }
+  static state fold(state s, mps_ops::opmath_t<In> v) { return s ^ ulong(long(v)); }
+  static state merge(state a, state b) { return a ^ b; }
+  static state shuffle_xor(state s, ushort mask) { return mps_ops::shuffle_xor(s, mask); }
+  static state finish(state s, constant params&) { return s; }
+};
+
+}  // namespace
+
+template <typename In>
+struct hash_tensor_reducer : xor_of_integers<In> {};
+template <>
+struct hash_tensor_reducer<float> : xor_of_patterns<float, float_format> {};
 template <typename In>
 struct hash_tensor_half_bits_reducer : xor_of_patterns<In, half_format> {};
 template <typename In>
