@@ -1,11 +1,18 @@
 """Tensor.put_ (and take's errors) against the CPU where OpInfo's 3-element samples say little:
-repeated targets (the last write wins; accumulation adds in index order,
-rounding in self's dtype at each step, as the CPU's serial loop does; both
-in index's logical order), an
-index and its negative alias, strided and transposed self, non-contiguous
-index and source, integer wrap-around, bool, and the CPU's errors."""
+repeated targets, an index and its negative alias, strided and transposed
+self, non-contiguous index and source, integer wrap-around, bool, and the
+CPU's errors.
+
+Repeated targets, in both of put_'s modes: under
+torch.use_deterministic_algorithms(True), as the CPU's serial loop resolves
+them (the last write wins; accumulation adds in index order, rounding in
+self's dtype at each step; both in index's logical order); otherwise, as
+torch's CUDA put_, in the GPU's order (one of the writes wins; float32 adds
+in any order, int32 adds exactly in any order)."""
 
 from __future__ import annotations
+
+import contextlib
 
 import pytest
 import torch
@@ -36,43 +43,87 @@ def _values(shape, dtype):
     return torch.randint(0, 100, shape).to(dtype)
 
 
-def _check(self, index, source, accumulate):
+@contextlib.contextmanager
+def _deterministic_algorithms(on):
+    was_on, was_warn_only = torch.are_deterministic_algorithms_enabled(), \
+        torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(on)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(was_on, warn_only=was_warn_only)
+
+
+def _one_pass_kernel(dtype, accumulate, deterministic):
+    """The kernel put_ runs without a sort (take.mm's one_pass_put), or None."""
+    if not accumulate:
+        return None if deterministic else "put_store"
+    if dtype == torch.int32 or (dtype == torch.float32 and not deterministic):
+        return "put_add"
+    return None
+
+
+def _assert_one_of_the_writes_won(actual, self, index, source):
+    """Each target holds one of the values written to it; the rest is self."""
+    flat, values = index.reshape(-1) % max(self.numel(), 1), source.reshape(-1)
+    actual, expected = actual.reshape(-1), self.reshape(-1).clone()
+    written = flat.unique()
+    expected[written] = actual[written]
+    assert torch.equal(actual, expected), "an element no index names changed"
+    for target in written.tolist():
+        assert (values[flat == target] == actual[target]).any(), (target, actual[target])
+
+
+def _check(self, index, source, accumulate, deterministic=True):
     # Repeated targets are resolved in index's logical order. The CPU walks
     # index and source in TensorIterator's order, their memory order, which
     # differs from the logical one when they are transposed: the reference
     # gets contiguous copies.
     expected = _put(self.clone(), index.contiguous(), source.contiguous(), accumulate)
-    actual, dispatches = run_on_kernels(_put, self.clone(), index, source, accumulate)
-    assert dispatches
-    if expected.dtype.is_floating_point:
+    with _deterministic_algorithms(deterministic):
+        actual, dispatches = run_on_kernels(_put, self.clone(), index, source, accumulate)
+    kernel = _one_pass_kernel(self.dtype, accumulate, deterministic) or "put"
+    assert {d.kernel.split("_dense_")[0] for d in dispatches} & {"put", "put_store", "put_add"} == {kernel}
+    repeats = index.reshape(-1).remainder(max(self.numel(), 1)).unique().numel() < index.numel()
+    if kernel == "put_store" and repeats:
+        _assert_one_of_the_writes_won(actual, self, index.contiguous(), source.contiguous())
+    elif kernel == "put_add" and self.dtype == torch.float32 and repeats:
+        # The same sums in another order: a few roundings of the largest
+        # partial sum apart.
+        scale = torch.zeros_like(self).reshape(-1).index_add_(
+            0, index.reshape(-1).remainder(self.numel()), source.contiguous().reshape(-1).abs())
+        assert ((actual - expected).abs().reshape(-1) <= 1e-6 * (scale + self.abs().reshape(-1))).all()
+    elif expected.dtype.is_floating_point:
         assert torch.equal(actual, expected), (actual - expected).abs().max()
     else:
         assert_matches(actual, expected)
 
 
+@pytest.mark.parametrize("deterministic", [True, False], ids=["index_order", "any_order"])
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_repeated_targets(dtype, accumulate):
+def test_repeated_targets(dtype, accumulate, deterministic):
     torch.manual_seed(0)
     self = _values((7, 9), dtype)
     # Many repeats of few targets, with -1 and numel - 1 naming one element.
     index = torch.randint(-63, 63, (500,))
     index[::50] = -1
     index[1::50] = 62
-    _check(self, index, _values((500,), dtype), accumulate)
+    _check(self, index, _values((500,), dtype), accumulate, deterministic)
 
 
+@pytest.mark.parametrize("deterministic", [True, False], ids=["index_order", "any_order"])
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("layout", ["transposed", "strided", "zero_dim"])
-def test_self_layouts(layout, accumulate):
+def test_self_layouts(layout, accumulate, deterministic):
     torch.manual_seed(1)
     self = {"transposed": torch.randn(9, 7).t(), "strided": torch.randn(6, 20)[:, ::3],
             "zero_dim": torch.tensor(2.5)}[layout]
     n = self.numel()
     index = torch.randint(-n, n, (4, 10))
-    _check(self, index, torch.randn(40), accumulate)
+    _check(self, index, torch.randn(40), accumulate, deterministic)
     # Non-contiguous index and source, read in their logical order.
-    _check(self, index.t(), torch.randn(20, 4)[::2].t(), accumulate)
+    _check(self, index.t(), torch.randn(20, 4)[::2].t(), accumulate, deterministic)
 
 
 def test_integer_accumulation_wraps_like_the_cpu():
@@ -88,11 +139,12 @@ def test_half_accumulation_rounds_at_each_step():
     _check(self, index, torch.full((8,), 2**-11, dtype=torch.float16), accumulate=True)
 
 
+@pytest.mark.parametrize("deterministic", [True, False], ids=["index_order", "any_order"])
 @pytest.mark.parametrize("case", [
     "out_of_range", "negative_out_of_range", "int_index", "dtype_mismatch", "numel_mismatch",
     "empty_self", "expanded_self",
 ])
-def test_errors_are_the_cpus(case):
+def test_errors_are_the_cpus(case, deterministic):
     self, index, source = torch.zeros(3, 4), torch.tensor([0, 5]), torch.ones(2)
     if case == "out_of_range":
         index = torch.tensor([0, 12])
@@ -111,7 +163,9 @@ def test_errors_are_the_cpus(case):
     with pytest.raises(Exception) as cpu_error:
         _put(self.clone() if case != "expanded_self" else self, index, source, False)
     target, index, source = to_device((self.clone() if case != "expanded_self" else self, index, source))
-    with pytest.raises(Exception) as our_error, emulate():
+    # (The one-pass kernel checks its indices as it reads them; the sort's
+    # path, before it sorts.)
+    with pytest.raises(Exception) as our_error, emulate(), _deterministic_algorithms(deterministic):
         _put(target, index, source, False)
     assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
     assert str(our_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]
@@ -125,21 +179,23 @@ def test_float64_is_refused():
 
 
 # Property: any self shape and layout, any index (repeats and negative aliases
-# included), either mode, matches the CPU on contiguous index and source.
+# included), either accumulation and either order, matches the CPU on
+# contiguous index and source.
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(shape=st.lists(st.integers(1, 5), min_size=0, max_size=3),
        transposed=st.booleans(),
        picks=st.lists(st.integers(-10**6, 10**6), min_size=1, max_size=40),
        accumulate=st.booleans(),
+       deterministic=st.booleans(),
        dtype=st.sampled_from([torch.float32, torch.float16, torch.int32, torch.int8, torch.bool]))
-def test_put_property(shape, transposed, picks, accumulate, dtype):
+def test_put_property(shape, transposed, picks, accumulate, deterministic, dtype):
     torch.manual_seed(len(picks))
     self = _values(shape, dtype)
     if transposed and self.dim() >= 2:
         self = self.transpose(0, -1)
     n = self.numel()
     index = torch.tensor([p % (2 * n) - n for p in picks])  # spans [-n, n)
-    _check(self, index, _values((len(picks),), dtype), accumulate)
+    _check(self, index, _values((len(picks),), dtype), accumulate, deterministic)
 
 
 @pytest.mark.parametrize("index", [[0, 12], [-13, 0], [3, 2**40], [-(2**40), 1]], ids=str)

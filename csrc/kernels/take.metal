@@ -1,10 +1,11 @@
 // torch.take: out[i] = self.flatten()[index[i]], and Tensor.put_:
 // self.flatten()[index[i]] = source[i] (or +=), negative indices counting
 // from the end. self may be strided: its logical (row-major) position is
-// decomposed over its sizes and mapped through its byte strides. take checks
-// each index as it reads it (out_of_range, a KernelFlag: no pass over the
-// indices before the kernel); put_'s host has checked them (it sorts them
-// first). The host made out, index and source contiguous.
+// decomposed over its sizes and mapped through its byte strides. take,
+// put_store and put_add check each index as they read it (out_of_range, a
+// KernelFlag: no pass over the indices before the kernel); for put, which
+// resolves repeated targets in index order, the host has checked them (it
+// sorts them first). The host made out, index and source contiguous.
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
 #include <mps_ops/per_element.h>
@@ -37,6 +38,26 @@ inline long flat_offset(long flat, constant long* sizes, constant long* strides,
                 : decomposed_offset<long>(flat, sizes, strides, ndim);
 }
 
+// Reads a thread's K indices (per_element.h's tiles; past count, index 0:
+// self has an element, the host checked), each normalised into [0, numel).
+// Whether one lay outside [-numel, numel): then the thread uses none.
+// Every index is read before any element: the accesses then issue together.
+template <uint K>
+inline bool read_flat_indices(constant long* index, uint first, uint count, long numel, thread long* flat) {
+  bool outside = false;
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint i = first + k * mps_ops::elementwise_tile;
+    flat[k] = i < count ? index[i] : 0;
+    if (flat[k] < 0) {
+      flat[k] += numel;
+    }
+    // One unsigned compare for both ends of [-numel, numel).
+    outside = outside || ulong(flat[k]) >= ulong(numel);
+  }
+  return outside;
+}
+
 }  // namespace
 
 template <typename T>
@@ -53,21 +74,8 @@ kernel void take(device T* out [[buffer(0)]],
   constexpr uint K = mps_ops::take_per_thread;
   constexpr uint tile = mps_ops::elementwise_tile;
   const uint first = mps_ops::per_element_first<K>(thread_index);
-  // Every index is read before any element: the gathers then issue together.
-  // Past count, index 0 (self has an element: the host checked).
   long flat[K];
-  bool outside = false;
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < K; ++k) {
-    const uint i = first + k * tile;
-    flat[k] = i < count ? index[i] : 0;
-    if (flat[k] < 0) {
-      flat[k] += numel;
-    }
-    // One unsigned compare for both ends of [-numel, numel).
-    outside = outside || ulong(flat[k]) >= ulong(numel);
-  }
-  if (outside) {
+  if (read_flat_indices<K>(index, first, count, numel, flat)) {
     *out_of_range = 1;
     return;
   }
@@ -84,6 +92,88 @@ kernel void take(device T* out [[buffer(0)]],
       out[i] = values[k];
     }
   }
+}
+
+// put_ where the order of repeated targets may go (take.mm's put_ says
+// when): each thread writes its sources straight to their targets. Store:
+// one of a repeated target's writes wins. Add (int and float, whose atomic
+// add MSL has): the target gets every source, in the GPU's order. Slots as
+// take's (the per-position operand first, self through its layout fourth):
+// one host loop binds all three.
+namespace {
+
+struct put_store_mode {
+  template <typename T>
+  static void write(device char* element, T value) {
+    *reinterpret_cast<device T*>(element) = value;
+  }
+};
+struct put_add_mode {
+  template <typename T>
+  static void write(device char* element, T value) {
+    metal::atomic_fetch_add_explicit(reinterpret_cast<device metal::atomic<T>*>(element), value,
+                                     metal::memory_order_relaxed);
+  }
+};
+
+template <typename T, typename Mode>
+inline void put_scattered(constant T* source,
+                          device int* out_of_range,
+                          constant long* index,
+                          device char* self,
+                          constant long* sizes,
+                          constant long* strides,
+                          uint ndim,
+                          long numel,
+                          uint count,
+                          uint thread_index) {
+  constexpr uint K = mps_ops::take_per_thread;
+  const uint first = mps_ops::per_element_first<K>(thread_index);
+  long flat[K];
+  if (read_flat_indices<K>(index, first, count, numel, flat)) {
+    *out_of_range = 1;
+    return;
+  }
+  const bool narrow = numel <= long(0xFFFFFFFFu);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint i = first + k * mps_ops::elementwise_tile;
+    if (i < count) {
+      Mode::write(self + flat_offset(flat[k], sizes, strides, int(ndim), narrow), source[i]);
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+kernel void put_store(constant T* source [[buffer(0)]],
+                      device int* out_of_range [[buffer(1)]],
+                      constant long* index [[buffer(2)]],
+                      device char* self [[buffer(3)]],
+                      constant long* sizes [[buffer(4)]],
+                      constant long* strides [[buffer(5)]],
+                      constant uint& ndim [[buffer(6)]],
+                      constant long& numel [[buffer(7)]],
+                      constant uint& count [[buffer(8)]],
+                      uint thread_index [[thread_position_in_grid]]) {
+  put_scattered<T, put_store_mode>(source, out_of_range, index, self, sizes, strides, ndim, numel, count,
+                                   thread_index);
+}
+
+template <typename T>
+kernel void put_add(constant T* source [[buffer(0)]],
+                    device int* out_of_range [[buffer(1)]],
+                    constant long* index [[buffer(2)]],
+                    device char* self [[buffer(3)]],
+                    constant long* sizes [[buffer(4)]],
+                    constant long* strides [[buffer(5)]],
+                    constant uint& ndim [[buffer(6)]],
+                    constant long& numel [[buffer(7)]],
+                    constant uint& count [[buffer(8)]],
+                    uint thread_index [[thread_position_in_grid]]) {
+  put_scattered<T, put_add_mode>(source, out_of_range, index, self, sizes, strides, ndim, numel, count,
+                                 thread_index);
 }
 
 // targets: the normalised indices sorted by value, each run of equal targets
@@ -121,3 +211,6 @@ kernel void put(device char* self [[buffer(0)]],
 
 MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, take, dense)
 MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, put, dense)
+MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, put_store, dense)
+MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, int)
+MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, float)

@@ -10,6 +10,7 @@
 
 #include "../kernels/take_params.h"
 
+#include <ATen/Context.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/add.h>
@@ -72,6 +73,30 @@ void check_flat_indices(const at::Tensor& index, int64_t numel) {
                     lo < -numel ? lo : hi, " on a tensor of ", numel, " elements.");
 }
 
+// Dispatches one of take.metal's per-index kernels (take, put_store,
+// put_add) over the contiguous index: per_position is the operand indexed
+// by position (take's out, put_'s source), flat the one indexed through
+// layout (take's self, put_'s target). One dispatch per 2**31 - 1 positions
+// keeps the thread index in 32 bits.
+void dispatch_per_index(const KernelHandle* handle, const at::Tensor& per_position, const KernelFlag& out_of_range,
+                        const at::Tensor& index_c, const at::Tensor& flat, const FlatLayout& layout) {
+  const int64_t n = index_c.numel();
+  for (int64_t start = 0; start < n; start += INT32_MAX) {
+    const size_t count = static_cast<size_t>(std::min<int64_t>(INT32_MAX, n - start));
+    KernelFunction kernel(handle);
+    kernel
+        .bind_operands(BufferSpan{per_position,
+                                  static_cast<const char*>(per_position.const_data_ptr()) +
+                                      start * per_position.element_size(),
+                                  count * per_position.element_size()},
+                       out_of_range, BufferSpan{index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t)},
+                       flat)
+        .bind(c10::ArrayRef<int64_t>(layout.sizes, layout.ndim), c10::ArrayRef<int64_t>(layout.strides, layout.ndim),
+              static_cast<uint32_t>(layout.ndim), flat.numel(), static_cast<uint32_t>(count));
+    kernel.dispatch(Dim3{tiled_threads(count, take_per_thread), 1, 1});
+  }
+}
+
 }  // namespace
 
 at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor& out) {
@@ -103,21 +128,9 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   const at::Tensor index_c = index.contiguous();
   const ContiguousOutput result(out);
   const at::Tensor& target = result.tensor;
-  const KernelHandle* handle = kernels.get(Variant::dense, self.scalar_type(), self.scalar_type());
   const KernelFlag out_of_range;
-  // One dispatch per 2**31 - 1 elements keeps the thread index in 32 bits.
-  for (int64_t start = 0; start < target.numel(); start += INT32_MAX) {
-    const size_t count = static_cast<size_t>(std::min<int64_t>(INT32_MAX, target.numel() - start));
-    KernelFunction kernel(handle);
-    kernel
-        .bind_operands(BufferSpan{target, static_cast<const char*>(target.const_data_ptr()) + start * target.element_size(),
-                                  count * target.element_size()},
-                       out_of_range, BufferSpan{index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t)},
-                       source)
-        .bind(c10::ArrayRef<int64_t>(layout.sizes, layout.ndim), c10::ArrayRef<int64_t>(layout.strides, layout.ndim),
-              static_cast<uint32_t>(layout.ndim), numel, static_cast<uint32_t>(count));
-    kernel.dispatch(Dim3{tiled_threads(count, take_per_thread), 1, 1});
-  }
+  dispatch_per_index(kernels.get(Variant::dense, self.scalar_type(), self.scalar_type()), target, out_of_range,
+                     index_c, source, layout);
   // Enqueued before the wait, so the GPU runs it inside the same round trip
   // (an out= that raises holds garbage, as the CPU's).
   result.copy_back();
@@ -133,11 +146,34 @@ at::Tensor take(const at::Tensor& self, const at::Tensor& index) {
   return take_out(self, index, out);
 }
 
-// Duplicates are resolved as the CPU's serial loop resolves them: the last
-// write wins, and accumulation adds in index order in self's dtype. The
-// (target, position) pairs are sorted so each target's writes form one run
-// in index order; the thread at a run's end does the run's work alone: no
-// atomics, any dtype. A run of r repeats is r steps for one thread.
+namespace {
+
+// put_'s one-pass kernel (put_store, put_add), or null where repeated targets
+// must be resolved in index order. The order may go where the user has not
+// asked torch for deterministic algorithms, as torch's own CUDA put_ lets it
+// go (its writes race; it adds with atomics): a sort of the targets first
+// made put_ 0.35x torch's CUDA put_ on an H200. It may also go where every
+// order gives one result: int32 additions wrap, exactly, in any order.
+const KernelHandle* one_pass_put(at::ScalarType dtype, bool accumulate) {
+  static KernelCache store_kernels("put_store");
+  static KernelCache add_kernels("put_add");
+  const bool any_order = !at::globalContext().deterministicAlgorithms();
+  if (!accumulate) {
+    return any_order ? store_kernels.get(Variant::dense, dtype, dtype) : nullptr;
+  }
+  if (dtype == at::kInt || (dtype == at::kFloat && any_order)) {
+    return add_kernels.get(Variant::dense, dtype, dtype);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// Otherwise duplicates are resolved as the CPU's serial loop resolves them:
+// the last write wins, and accumulation adds in index order in self's dtype.
+// The (target, position) pairs are sorted so each target's writes form one
+// run in index order; the thread at a run's end does the run's work alone:
+// no atomics, any dtype. A run of r repeats is r steps for one thread.
 at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& source, bool accumulate) {
   static KernelCache kernels("put");
   TORCH_CHECK(index.scalar_type() == at::kLong, "put_(): Expected a long tensor for index, but got ",
@@ -157,8 +193,29 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   if (index.numel() == 0) {
     return self;
   }
-  TORCH_CHECK(index.numel() <= UINT32_MAX, "mps_ops: put_ of more than 2**32 - 1 indices");
   const int64_t numel = self.numel();
+  FlatLayout layout(self);
+  at::Tensor target = layout.fits ? self : self.contiguous();
+  if (!layout.fits) {
+    layout = FlatLayout(target);
+  }
+  const at::Tensor source_c = source.reshape({-1}).contiguous();
+  if (const KernelHandle* one_pass = one_pass_put(self.scalar_type(), accumulate)) {
+    const KernelFlag out_of_range;
+    dispatch_per_index(one_pass, source_c, out_of_range, index.reshape({-1}).contiguous(), target, layout);
+    // Enqueued before the wait, so the GPU runs it inside the same round
+    // trip (a put_ that raises has written its other targets; the CPU's has
+    // written those before the bad index).
+    if (!target.is_same(self)) {
+      self.copy_(target);
+    }
+    if (out_of_range.raised()) {
+      check_flat_indices(index, numel);
+      TORCH_CHECK_INDEX(false, "out of range: put_() wrote an index outside [", -numel, ", ", numel, ")");
+    }
+    return self;
+  }
+  TORCH_CHECK(index.numel() <= UINT32_MAX, "mps_ops: put_ of more than 2**32 - 1 indices");
   check_flat_indices(index, numel);
   // -1 and numel - 1 name one element: normalise before grouping.
   const at::Tensor flat = at::remainder(index.reshape({-1}), numel);
@@ -172,12 +229,6 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
     order = at::remainder(keys, n);
   } else {
     std::tie(targets, order) = at::sort(flat, std::optional<bool>(true), /*dim=*/0);
-  }
-  const at::Tensor source_c = source.reshape({-1}).contiguous();
-  FlatLayout layout(self);
-  at::Tensor target = layout.fits ? self : self.contiguous();
-  if (!layout.fits) {
-    layout = FlatLayout(target);
   }
   put_params params{};
   std::copy(layout.sizes, layout.sizes + layout.ndim, params.sizes);
