@@ -54,13 +54,23 @@ def _deterministic_algorithms(on):
         torch.use_deterministic_algorithms(was_on, warn_only=was_warn_only)
 
 
-def _one_pass_kernel(dtype, accumulate, deterministic):
+def _in_words(self):
+    """Whether put_ may add to self's elements through the 32-bit words holding
+    them (take.mm's words_of): self starts on a word, and its last word lies
+    in its storage."""
+    start = self.storage_offset() * self.element_size()
+    span = (sum((n - 1) * st for n, st in zip(self.shape, self.stride())) + 1) * self.element_size()
+    return start % 4 == 0 and (span + 3) // 4 * 4 <= self.untyped_storage().nbytes() - start
+
+
+def _one_pass_kernel(self, accumulate, deterministic):
     """The kernel put_ runs without a sort (take.mm's one_pass_put), or None."""
     if not accumulate:
         return None if deterministic else "put_store"
-    if dtype == torch.int32 or (dtype == torch.float32 and not deterministic):
-        return "put_add"
-    return None
+    narrow = (torch.float16, torch.bfloat16, torch.int16, torch.int8, torch.uint8, torch.bool)
+    addable = self.dtype in (torch.int32, torch.float32) or (self.dtype in narrow and _in_words(self))
+    exact_in_any_order = not self.dtype.is_floating_point
+    return "put_add" if addable and (exact_in_any_order or not deterministic) else None
 
 
 def _assert_one_of_the_writes_won(actual, self, index, source):
@@ -80,19 +90,21 @@ def _check(self, index, source, accumulate, deterministic=True):
     # differs from the logical one when they are transposed: the reference
     # gets contiguous copies.
     expected = _put(self.clone(), index.contiguous(), source.contiguous(), accumulate)
+    target = self.clone()
     with _deterministic_algorithms(deterministic):
-        actual, dispatches = run_on_kernels(_put, self.clone(), index, source, accumulate)
-    kernel = _one_pass_kernel(self.dtype, accumulate, deterministic) or "put"
+        actual, dispatches = run_on_kernels(_put, target, index, source, accumulate)
+    kernel = _one_pass_kernel(target, accumulate, deterministic) or "put"
     assert {d.kernel.split("_dense_")[0] for d in dispatches} & {"put", "put_store", "put_add"} == {kernel}
-    repeats = index.reshape(-1).remainder(max(self.numel(), 1)).unique().numel() < index.numel()
-    if kernel == "put_store" and repeats:
+    flat = index.reshape(-1).remainder(max(self.numel(), 1))
+    repeats = flat.bincount().max().item()
+    if kernel == "put_store" and repeats > 1:
         _assert_one_of_the_writes_won(actual, self, index.contiguous(), source.contiguous())
-    elif kernel == "put_add" and self.dtype == torch.float32 and repeats:
-        # The same sums in another order: a few roundings of the largest
-        # partial sum apart.
-        scale = torch.zeros_like(self).reshape(-1).index_add_(
-            0, index.reshape(-1).remainder(self.numel()), source.contiguous().reshape(-1).abs())
-        assert ((actual - expected).abs().reshape(-1) <= 1e-6 * (scale + self.abs().reshape(-1))).all()
+    elif kernel == "put_add" and self.dtype.is_floating_point and repeats > 1:
+        # The same sums in another order, rounding in self's dtype at each
+        # step: a few roundings per repeat of the largest partial sum apart.
+        scale = torch.zeros(self.numel()).index_add_(0, flat, source.contiguous().reshape(-1).float().abs())
+        bound = torch.finfo(self.dtype).eps * (repeats + 1) * (scale + self.float().abs().reshape(-1))
+        assert ((actual.float() - expected.float()).abs().reshape(-1) <= bound).all()
     elif expected.dtype.is_floating_point:
         assert torch.equal(actual, expected), (actual - expected).abs().max()
     else:
@@ -102,9 +114,10 @@ def _check(self, index, source, accumulate, deterministic=True):
 @pytest.mark.parametrize("deterministic", [True, False], ids=["index_order", "any_order"])
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_repeated_targets(dtype, accumulate, deterministic):
+@pytest.mark.parametrize("shape", [(7, 9), (8, 9)], ids=["odd_bytes", "whole_words"])
+def test_repeated_targets(shape, dtype, accumulate, deterministic):
     torch.manual_seed(0)
-    self = _values((7, 9), dtype)
+    self = _values(shape, dtype)
     # Many repeats of few targets, with -1 and numel - 1 naming one element.
     index = torch.randint(-63, 63, (500,))
     index[::50] = -1
@@ -132,11 +145,22 @@ def test_integer_accumulation_wraps_like_the_cpu():
     _check(self, index, torch.tensor([100, 100, -100, -100, 7], dtype=torch.int8), accumulate=True)
 
 
-def test_half_accumulation_rounds_at_each_step():
-    # 1 + 2**-11 is not a half: eight such additions round away on the CPU.
-    self = torch.ones(1, dtype=torch.float16)
+@pytest.mark.parametrize("deterministic", [True, False], ids=["index_order", "any_order"])
+@pytest.mark.parametrize("size", [1, 2], ids=["sorted", "in_words"])
+def test_half_accumulation_rounds_at_each_step(size, deterministic):
+    # 1 + 2**-11 is not a half: eight such additions round away on the CPU,
+    # in any order (the sources are equal), through the sort or through the
+    # word's compare-and-swap.
+    self = torch.ones(size, dtype=torch.float16)
     index = torch.zeros(8, dtype=torch.long)
-    _check(self, index, torch.full((8,), 2**-11, dtype=torch.float16), accumulate=True)
+    source = torch.full((8,), 2**-11, dtype=torch.float16)
+    expected = _put(self.clone(), index, source, True)
+    with _deterministic_algorithms(deterministic):
+        actual, dispatches = run_on_kernels(_put, self.clone(), index, source, True)
+    assert torch.equal(actual, expected)
+    kernel = _one_pass_kernel(self, True, deterministic) or "put"
+    assert kernel == ("put_add" if size == 2 and not deterministic else "put")
+    assert {d.kernel.split("_dense_")[0] for d in dispatches} == {kernel}
 
 
 @pytest.mark.parametrize("deterministic", [True, False], ids=["index_order", "any_order"])

@@ -96,23 +96,102 @@ kernel void take(device T* out [[buffer(0)]],
 
 // put_ where the order of repeated targets may go (take.mm's put_ says
 // when): each thread writes its sources straight to their targets. Store:
-// one of a repeated target's writes wins. Add (int and float, whose atomic
-// add MSL has): the target gets every source, in the GPU's order. Slots as
+// one of a repeated target's writes wins. Add (every dtype but long, which
+// MSL cannot add atomically): the target gets every source, in the GPU's
+// order. Slots as
 // take's (the per-position operand first, self through its layout fourth):
 // one host loop binds all three.
 namespace {
 
 struct put_store_mode {
   template <typename T>
-  static void write(device char* element, T value) {
-    *reinterpret_cast<device T*>(element) = value;
+  static void write(device char* self, long offset, T value) {
+    *reinterpret_cast<device T*>(self + offset) = value;
   }
 };
+
+// A value of under 4 bytes as the low bits of a word, and back.
+inline uint narrow_bits(half v) {
+  return uint(as_type<ushort>(v));
+}
+inline uint narrow_bits(bfloat v) {
+  return uint(as_type<ushort>(v));
+}
+inline uint narrow_bits(short v) {
+  return uint(ushort(v));
+}
+inline uint narrow_bits(char v) {
+  return uint(uchar(v));
+}
+inline uint narrow_bits(uchar v) {
+  return uint(v);
+}
+inline uint narrow_bits(bool v) {
+  return v ? 1u : 0u;
+}
+template <typename T>
+T from_narrow_bits(uint bits);
+template <>
+half from_narrow_bits<half>(uint bits) {
+  return as_type<half>(ushort(bits));
+}
+template <>
+bfloat from_narrow_bits<bfloat>(uint bits) {
+  return as_type<bfloat>(ushort(bits));
+}
+template <>
+short from_narrow_bits<short>(uint bits) {
+  return short(ushort(bits));
+}
+template <>
+char from_narrow_bits<char>(uint bits) {
+  return char(uchar(bits));
+}
+template <>
+uchar from_narrow_bits<uchar>(uint bits) {
+  return uchar(bits);
+}
+template <>
+bool from_narrow_bits<bool>(uint bits) {
+  return bits != 0u;
+}
+
+// An atomic add of value to self's element at byte offset `offset`, rounded
+// to T as the CPU's `+=`: int and float by MSL's atomic add; narrower types
+// by a compare-and-swap of the 32-bit word holding them (MSL has no atomics
+// under 4 bytes; the host binds self from a word boundary to one past its
+// last word).
+template <typename T, bool Narrow = (sizeof(T) < 4)>
+struct atomic_adder {
+  static void add(device char* self, long offset, T value) {
+    metal::atomic_fetch_add_explicit(reinterpret_cast<device metal::atomic<T>*>(self + offset), value,
+                                     metal::memory_order_relaxed);
+  }
+};
+template <typename T>
+struct atomic_adder<T, true> {
+  static void add(device char* self, long offset, T value) {
+    device metal::atomic_uint* word = reinterpret_cast<device metal::atomic_uint*>(self + (offset & ~long(3)));
+    const uint shift = uint(offset & 3) * 8u;
+    const uint mask = ((1u << (sizeof(T) * 8u)) - 1u) << shift;
+    uint old = metal::atomic_load_explicit(word, metal::memory_order_relaxed);
+    while (true) {
+      const T sum = static_cast<T>(mps_ops::opmath_t<T>(from_narrow_bits<T>((old & mask) >> shift)) +
+                                   mps_ops::opmath_t<T>(value));
+      const uint updated = (old & ~mask) | (narrow_bits(sum) << shift);
+      // On failure, old is the word's value now: try again from it.
+      if (metal::atomic_compare_exchange_weak_explicit(word, &old, updated, metal::memory_order_relaxed,
+                                                       metal::memory_order_relaxed)) {
+        return;
+      }
+    }
+  }
+};
+
 struct put_add_mode {
   template <typename T>
-  static void write(device char* element, T value) {
-    metal::atomic_fetch_add_explicit(reinterpret_cast<device metal::atomic<T>*>(element), value,
-                                     metal::memory_order_relaxed);
+  static void write(device char* self, long offset, T value) {
+    atomic_adder<T>::add(self, offset, value);
   }
 };
 
@@ -139,7 +218,7 @@ inline void put_scattered(constant T* source,
   for (uint k = 0; k < K; ++k) {
     const uint i = first + k * mps_ops::elementwise_tile;
     if (i < count) {
-      Mode::write(self + flat_offset(flat[k], sizes, strides, int(ndim), narrow), source[i]);
+      Mode::write(self, flat_offset(flat[k], sizes, strides, int(ndim), narrow), source[i]);
     }
   }
 }
@@ -212,5 +291,9 @@ kernel void put(device char* self [[buffer(0)]],
 MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, take, dense)
 MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, put, dense)
 MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, put_store, dense)
+MPS_OPS_FOR_BOOL(MPS_OPS_INSTANTIATE_FOR_TYPE, put_add, dense)
+MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, uchar)
+MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, char)
+MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, short)
 MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, int)
-MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, float)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, put_add, dense)

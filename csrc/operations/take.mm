@@ -79,7 +79,7 @@ void check_flat_indices(const at::Tensor& index, int64_t numel) {
 // layout (take's self, put_'s target). One dispatch per 2**31 - 1 positions
 // keeps the thread index in 32 bits.
 void dispatch_per_index(const KernelHandle* handle, const at::Tensor& per_position, const KernelFlag& out_of_range,
-                        const at::Tensor& index_c, const at::Tensor& flat, const FlatLayout& layout) {
+                        const at::Tensor& index_c, const BufferSpan& flat, const FlatLayout& layout) {
   const int64_t n = index_c.numel();
   for (int64_t start = 0; start < n; start += INT32_MAX) {
     const size_t count = static_cast<size_t>(std::min<int64_t>(INT32_MAX, n - start));
@@ -92,7 +92,7 @@ void dispatch_per_index(const KernelHandle* handle, const at::Tensor& per_positi
                        out_of_range, BufferSpan{index_c, index_c.const_data_ptr<int64_t>() + start, count * sizeof(int64_t)},
                        flat)
         .bind(c10::ArrayRef<int64_t>(layout.sizes, layout.ndim), c10::ArrayRef<int64_t>(layout.strides, layout.ndim),
-              static_cast<uint32_t>(layout.ndim), flat.numel(), static_cast<uint32_t>(count));
+              static_cast<uint32_t>(layout.ndim), flat.owner.numel(), static_cast<uint32_t>(count));
     kernel.dispatch(Dim3{tiled_threads(count, take_per_thread), 1, 1});
   }
 }
@@ -130,7 +130,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   const at::Tensor& target = result.tensor;
   const KernelFlag out_of_range;
   dispatch_per_index(kernels.get(Variant::dense, self.scalar_type(), self.scalar_type()), target, out_of_range,
-                     index_c, source, layout);
+                     index_c, BufferSpan{source, source.const_data_ptr(), view_span_bytes(source)}, layout);
   // Enqueued before the wait, so the GPU runs it inside the same round trip
   // (an out= that raises holds garbage, as the CPU's).
   result.copy_back();
@@ -148,23 +148,37 @@ at::Tensor take(const at::Tensor& self, const at::Tensor& index) {
 
 namespace {
 
+// self bound for put_add from the 32-bit word holding its first element to
+// the end of the word holding its last: put_add adds a value of under 4
+// bytes through its word (atomic_adder in take.metal). Null data where self
+// starts off a word or its last word passes its storage.
+BufferSpan words_of(const at::Tensor& self) {
+  const size_t start = static_cast<size_t>(static_cast<const char*>(self.const_data_ptr()) -
+                                           static_cast<const char*>(self.storage().data()));
+  const size_t bytes = (view_span_bytes(self) + 3) & ~size_t(3);
+  const bool fits = start % 4 == 0 && bytes <= self.storage().nbytes() - start;
+  return BufferSpan{self, fits ? self.const_data_ptr() : nullptr, bytes};
+}
+
 // put_'s one-pass kernel (put_store, put_add), or null where repeated targets
 // must be resolved in index order. The order may go where the user has not
 // asked torch for deterministic algorithms, as torch's own CUDA put_ lets it
 // go (its writes race; it adds with atomics): a sort of the targets first
 // made put_ 0.35x torch's CUDA put_ on an H200. It may also go where every
-// order gives one result: int32 additions wrap, exactly, in any order.
-const KernelHandle* one_pass_put(at::ScalarType dtype, bool accumulate) {
+// order gives one result: integer and bool additions, exact in any order.
+// `words`: whether self may be added to through its 32-bit words (words_of).
+const KernelHandle* one_pass_put(at::ScalarType dtype, bool accumulate, bool words) {
   static KernelCache store_kernels("put_store");
   static KernelCache add_kernels("put_add");
   const bool any_order = !at::globalContext().deterministicAlgorithms();
   if (!accumulate) {
     return any_order ? store_kernels.get(Variant::dense, dtype, dtype) : nullptr;
   }
-  if (dtype == at::kInt || (dtype == at::kFloat && any_order)) {
-    return add_kernels.get(Variant::dense, dtype, dtype);
-  }
-  return nullptr;
+  const bool addable = dtype == at::kInt || dtype == at::kFloat ||
+                       (words && (dtype == at::kHalf || dtype == at::kBFloat16 || dtype == at::kShort ||
+                                  dtype == at::kChar || dtype == at::kByte || dtype == at::kBool));
+  const bool exact_in_any_order = !at::isFloatingType(dtype);
+  return addable && (any_order || exact_in_any_order) ? add_kernels.get(Variant::dense, dtype, dtype) : nullptr;
 }
 
 }  // namespace
@@ -200,9 +214,12 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
     layout = FlatLayout(target);
   }
   const at::Tensor source_c = source.reshape({-1}).contiguous();
-  if (const KernelHandle* one_pass = one_pass_put(self.scalar_type(), accumulate)) {
+  const BufferSpan words = words_of(target);
+  if (const KernelHandle* one_pass = one_pass_put(self.scalar_type(), accumulate, words.data != nullptr)) {
     const KernelFlag out_of_range;
-    dispatch_per_index(one_pass, source_c, out_of_range, index.reshape({-1}).contiguous(), target, layout);
+    dispatch_per_index(one_pass, source_c, out_of_range, index.reshape({-1}).contiguous(),
+                       accumulate ? words : BufferSpan{target, target.const_data_ptr(), view_span_bytes(target)},
+                       layout);
     // Enqueued before the wait, so the GPU runs it inside the same round
     // trip (a put_ that raises has written its other targets; the CPU's has
     // written those before the bad index).
