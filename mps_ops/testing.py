@@ -132,6 +132,20 @@ def native_route():
         route.close()
 
 
+@contextlib.contextmanager
+def deterministic_algorithms(on: bool):
+    """torch.use_deterministic_algorithms(on) within it, the caller's setting
+    (warn_only included) back on exit: some stubs pick their kernels by it
+    (put_)."""
+    was_on, was_warn_only = torch.are_deterministic_algorithms_enabled(), \
+        torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(on)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(was_on, warn_only=was_warn_only)
+
+
 def device() -> str:
     """Where tensors under test live: "cpu" for the emulator, "cuda" for the
     CUDA backend, "mps" on Metal."""

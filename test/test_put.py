@@ -4,7 +4,7 @@ self, non-contiguous index and source, integer wrap-around, bool, and the
 CPU's errors.
 
 Repeated targets, in both of put_'s modes: under
-torch.use_deterministic_algorithms(True), as the CPU's serial loop resolves
+torch.usedeterministic_algorithms(True), as the CPU's serial loop resolves
 them (the last write wins; accumulation adds in index order, rounding in
 self's dtype at each step; both in index's logical order); otherwise, as
 torch's CUDA put_, in the GPU's order (one of the writes wins; float32 adds
@@ -12,14 +12,12 @@ in any order, int32 adds exactly in any order)."""
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
 from helpers import assert_matches, run_on_kernels, to_device
-from mps_ops.testing import emulate
+from mps_ops.testing import deterministic_algorithms, emulate
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -41,17 +39,6 @@ def _values(shape, dtype):
     if dtype.is_floating_point:
         return (torch.randn(shape) * 3).to(dtype)
     return torch.randint(0, 100, shape).to(dtype)
-
-
-@contextlib.contextmanager
-def _deterministic_algorithms(on):
-    was_on, was_warn_only = torch.are_deterministic_algorithms_enabled(), \
-        torch.is_deterministic_algorithms_warn_only_enabled()
-    torch.use_deterministic_algorithms(on)
-    try:
-        yield
-    finally:
-        torch.use_deterministic_algorithms(was_on, warn_only=was_warn_only)
 
 
 def _in_words(self):
@@ -91,7 +78,7 @@ def _check(self, index, source, accumulate, deterministic=True):
     # gets contiguous copies.
     expected = _put(self.clone(), index.contiguous(), source.contiguous(), accumulate)
     target = self.clone()
-    with _deterministic_algorithms(deterministic):
+    with deterministic_algorithms(deterministic):
         actual, dispatches = run_on_kernels(_put, target, index, source, accumulate)
     kernel = _one_pass_kernel(target, accumulate, deterministic) or "put"
     assert {d.kernel.split("_dense_")[0] for d in dispatches} & {"put", "put_store", "put_add"} == {kernel}
@@ -155,7 +142,7 @@ def test_half_accumulation_rounds_at_each_step(size, deterministic):
     index = torch.zeros(8, dtype=torch.long)
     source = torch.full((8,), 2**-11, dtype=torch.float16)
     expected = _put(self.clone(), index, source, True)
-    with _deterministic_algorithms(deterministic):
+    with deterministic_algorithms(deterministic):
         actual, dispatches = run_on_kernels(_put, self.clone(), index, source, True)
     assert torch.equal(actual, expected)
     kernel = _one_pass_kernel(self, True, deterministic) or "put"
@@ -189,7 +176,7 @@ def test_errors_are_the_cpus(case, deterministic):
     target, index, source = to_device((self.clone() if case != "expanded_self" else self, index, source))
     # (The one-pass kernel checks its indices as it reads them; the sort's
     # path, before it sorts.)
-    with pytest.raises(Exception) as our_error, emulate(), _deterministic_algorithms(deterministic):
+    with pytest.raises(Exception) as our_error, emulate(), deterministic_algorithms(deterministic):
         _put(target, index, source, False)
     assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
     assert str(our_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -42,7 +43,7 @@ import torch
 
 import mps_ops
 from mps_ops import samples as sample_table
-from mps_ops.testing import device, emulate
+from mps_ops.testing import deterministic_algorithms, device, emulate
 
 mps_ops.enable_overrides()  # their kernels are launched and checked too
 
@@ -214,17 +215,19 @@ def run(args) -> int:
                 calls_of_dtype = variants(sample, dtype, built)
             except Exception:  # the sample does not build in this dtype: nothing to launch
                 continue
-            for variant, call_args in calls_of_dtype:
+            modes = (False, True) if sample.deterministic_too else (False,)
+            for (variant, call_args), deterministic in itertools.product(calls_of_dtype, modes):
+                variant += " deterministic" if deterministic else ""
                 calls += 1
                 try:
                     torch.manual_seed(0)  # random ops draw the same numbers in every run
-                    with mps_ops.profile() as prof, emulate():
+                    with mps_ops.profile() as prof, emulate(), deterministic_algorithms(deterministic):
                         returned = sample.op(**call_args)
                     synchronize()
                 except Exception as e:  # recorded, and the run goes on
                     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                     line = f"{label} ({variant}): {type(e).__name__}: {first[:300]}"
-                    meant_to_work = variant == "sample" and dtype in own
+                    meant_to_work = variant.split()[0] == "sample" and dtype in own
                     (failures if meant_to_work or _is_device_fault(e) else untiled).append(line)
                     continue
                 if args.record:

@@ -56,6 +56,10 @@ class Sample:
     # sanitizers (tools/gpu_launch_all.py), where tiling the sample along its
     # first dim does not.
     large: Callable = None
+    # The op runs other kernels under torch.use_deterministic_algorithms(True)
+    # (put_ resolves repeated targets in index order there): the launcher
+    # runs its calls in both modes.
+    deterministic_too: bool = False
 
     @property
     def op(self):

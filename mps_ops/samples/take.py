@@ -21,7 +21,10 @@ OVERLOAD_SAMPLES = [
     Sample("take", _take, {"index": INDEX},
            large=lambda dt: dict(self=torch.randn(64, 128).to(dt), index=torch.randint(-8192, 8192, (100, 100)))),
     Sample("take.out", lambda dt: dict(_take(dt), out=empty(dt)), {"index": INDEX}),
-    Sample("put_", _put, {"index": INDEX},
-           large=lambda dt: dict(self=torch.randn(64, 128).to(dt), index=torch.randint(-8192, 8192, (10000,)),
-                                 source=torch.randn(10000).to(dt), accumulate=True)),
+    # large: both accumulations (put_store and put_add, or the sort's kernel
+    # in deterministic mode).
+    Sample("put_", _put, {"index": INDEX}, deterministic_too=True,
+           large=lambda dt: [dict(self=torch.randn(64, 128).to(dt), index=torch.randint(-8192, 8192, (10000,)),
+                                  source=torch.randn(10000).to(dt), accumulate=accumulate)
+                             for accumulate in (True, False)]),
 ]
