@@ -71,6 +71,22 @@ inline void covering(uint i0, uint i1, uint in_size, uint out_size, thread uint&
   first = divide<Narrow>(ulong(i0) * out_size, in_size, by_in);
   last = min(divide<Narrow>(ulong(i1) * out_size + in_size - 1, in_size, by_in), out_size);
 }
+// Offsets inside one (n, c) plane of grad_output and indices: 32-bit in the
+// narrow kernel (the host found both planes' spans below 2**32), so a
+// cell's address is three 32-bit multiply-adds and one widening add.
+template <bool Narrow>
+struct plane_offset {
+  using type = long;
+};
+template <>
+struct plane_offset<true> {
+  using type = uint;
+};
+// A divisor from constant memory in registers (field by field: MSL copies
+// no struct across address spaces).
+inline mps_ops::fast_divisor held(constant mps_ops::fast_divisor& d) {
+  return mps_ops::fast_divisor{d.divisor, d.multiplier, d.shift};
+}
 // The first output cell along an axis whose window starts at or after
 // input i: cell o starts at floor(o * in / out) >= i exactly where
 // o >= ceil(i * out / in).
@@ -229,8 +245,13 @@ kernel void adaptive_max_pool3d_backward(
              corner_oh = first_cell_from<Narrow>(h, H, OH, g.by_in[1]),
              corner_ow = first_cell_from<Narrow>(w0, W, OW, g.by_in[2]);
   const long run_start = long((d * H + h) * W + w0);
-  const long out_base = long(n) * g.out_strides[0] + long(c) * g.out_strides[1];
-  const long index_base = long(n) * g.index_strides[0] + long(c) * g.index_strides[1];
+  using P = typename plane_offset<Narrow>::type;
+  constant T* grad_plane = grad_out + (long(n) * g.out_strides[0] + long(c) * g.out_strides[1]);
+  constant long* index_plane = indices + (long(n) * g.index_strides[0] + long(c) * g.index_strides[1]);
+  // Read once: on a target where the flag's store may alias the geometry
+  // (CUDA's generic pointers), every cell reloaded them.
+  const P out_d = P(g.out_strides[2]), out_h = P(g.out_strides[3]), out_w = P(g.out_strides[4]);
+  const P index_d = P(g.index_strides[2]), index_h = P(g.index_strides[3]), index_w = P(g.index_strides[4]);
   mps_ops::opmath_t<T> sum[K];
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < K; ++k) {
@@ -246,9 +267,7 @@ kernel void adaptive_max_pool3d_backward(
       cell_d[j] = od;
       cell_h[j] = oh;
       cell_w[j] = ow;
-      cell_index[j] = done + j < cells ? indices[index_base + long(od) * g.index_strides[2] +
-                                                 long(oh) * g.index_strides[3] + long(ow) * g.index_strides[4]]
-                                       : -1;
+      cell_index[j] = done + j < cells ? index_plane[P(od) * index_d + P(oh) * index_h + P(ow) * index_w] : -1;
       if (++ow == ow1) {
         ow = ow0;
         if (++oh == oh1) {
@@ -257,35 +276,48 @@ kernel void adaptive_max_pool3d_backward(
         }
       }
     }
+    // Where each cell's index lands in the run (K where it lands outside).
+    uint place[B];
     mps_ops::opmath_t<T> grad[B];
     _Pragma("clang loop unroll(full)")
     for (uint j = 0; j < B; ++j) {
-      const long place = cell_index[j] - run_start;
-      grad[j] = place >= 0 && place < long(count)
-                    ? mps_ops::opmath_t<T>(grad_out[out_base + long(cell_d[j]) * g.out_strides[2] +
-                                                    long(cell_h[j]) * g.out_strides[3] +
-                                                    long(cell_w[j]) * g.out_strides[4]])
-                    : 0;
+      const ulong from_start = ulong(cell_index[j] - run_start);
+      place[j] = from_start < ulong(count) ? uint(from_start) : K;
+      grad[j] = place[j] < K ? mps_ops::opmath_t<T>(grad_plane[P(cell_d[j]) * out_d + P(cell_h[j]) * out_h +
+                                                               P(cell_w[j]) * out_w])
+                             : 0;
     }
     _Pragma("clang loop unroll(full)")
     for (uint j = 0; j < B; ++j) {
-      const long place = cell_index[j] - run_start;
       _Pragma("clang loop unroll(full)")
       for (uint k = 0; k < K; ++k) {  // unrolled: the sums stay in registers
-        if (long(k) == place) {
+        if (k == place[j]) {
           sum[k] += grad[j];
         }
       }
-      if (done + j < cells && cell_d[j] >= corner_od && cell_h[j] >= corner_oh && cell_w[j] >= corner_ow) {
-        bool inside = cell_index[j] >= 0 && cell_index[j] < long(D) * H * W;
+    }
+  }
+  // The cells whose window's corner (first d, h and w) this thread holds
+  // each check that their index lies in their window, after the gathers
+  // and apart from them: inside the gather loop the check's divisions and
+  // their divisors' loads ran for nearly every cell, as some thread of each
+  // SIMD group held a corner. (Cells at or past corner_* among the covering
+  // ones start in this thread's run.)
+  const long plane = long(D) * H * W;
+  const mps_ops::fast_divisor by_h = held(g.by_in[1]), by_w = held(g.by_in[2]);
+  const mps_ops::fast_divisor by_od = held(g.by_out[0]), by_oh = held(g.by_out[1]), by_ow = held(g.by_out[2]);
+  for (uint cd = max(od0, corner_od); cd < od1; ++cd) {
+    for (uint ch = max(oh0, corner_oh); ch < oh1; ++ch) {
+      for (uint cw = max(ow0, corner_ow); cw < ow1; ++cw) {
+        const long cell_index = index_plane[P(cd) * index_d + P(ch) * index_h + P(cw) * index_w];
+        bool inside = cell_index >= 0 && cell_index < plane;
         if (inside) {
-          const uint plane = uint(cell_index[j]);
-          const uint in_row = mps_ops::quotient(plane, g.by_in[2]), id = mps_ops::quotient(in_row, g.by_in[1]);
-          const uint iw = plane - in_row * W, ih = in_row - id * H;
-          inside = id >= d && id < cell_end<Narrow>(cell_d[j], D, OD, g.by_out[0]) && ih >= h &&
-                   ih < cell_end<Narrow>(cell_h[j], H, OH, g.by_out[1]) &&
-                   iw >= cell_start<Narrow>(cell_w[j], W, OW, g.by_out[2]) &&
-                   iw < cell_end<Narrow>(cell_w[j], W, OW, g.by_out[2]);
+          const uint at = uint(cell_index);
+          const uint in_row = mps_ops::quotient(at, by_w), id = mps_ops::quotient(in_row, by_h);
+          const uint iw = at - in_row * W, ih = in_row - id * H;
+          inside = id >= d && id < cell_end<Narrow>(cd, D, OD, by_od) && ih >= h &&
+                   ih < cell_end<Narrow>(ch, H, OH, by_oh) && iw >= cell_start<Narrow>(cw, W, OW, by_ow) &&
+                   iw < cell_end<Narrow>(cw, W, OW, by_ow);
         }
         if (!inside) {
           *invalid = 1;

@@ -361,6 +361,15 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
     g.by_out[axis] = make_fast_divisor(static_cast<unsigned>(std::max<int64_t>(out, 1)));  // 0 cells: never divided
     narrow = narrow && in + 1 <= int64_t{UINT32_MAX} / (out + 1);  // (in + 1)(out + 1) <= 2**32 - 1
   }
+  // ... and whether grad_output's and indices' (n, c) planes span fewer
+  // than 2**32 elements: the narrow kernel's offsets inside them are 32-bit.
+  for (const int64_t* strides : {g.out_strides, g.index_strides}) {
+    int64_t span = 1;
+    for (int d = 2; d < 5; ++d) {
+      span += (g.out_sizes[d] - 1) * strides[d];
+    }
+    narrow = narrow && span <= int64_t{UINT32_MAX};
+  }
   g.by_channels = make_fast_divisor(static_cast<unsigned>(g.in_sizes[1]));
   g.by_runs = make_fast_divisor(static_cast<unsigned>(runs));
   // Set by the kernel where an index lies outside its cell's window: the
