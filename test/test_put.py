@@ -16,8 +16,9 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
+import mps_ops
 from helpers import assert_matches, run_on_kernels, to_device
-from mps_ops.testing import deterministic_algorithms, emulate
+from mps_ops.testing import deterministic_algorithms, device, emulate
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -219,3 +220,24 @@ def test_take_out_of_range_is_the_cpus_error(index):
     with pytest.raises(IndexError) as our_error:
         run_on_kernels(torch.take, self, index)
     assert str(our_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]
+
+
+@pytest.mark.skipif(mps_ops.backend == "emulator",
+                    reason="2**31 + 8 indices with their sources (26 GiB): a GPU's memory, not CI's")
+def test_more_than_2_31_indices_go_in_two_dispatches():
+    """take's and put_'s one pass dispatch 2**31 - 1 positions at a time (32-bit
+    thread indices): the second dispatch's positions must land too."""
+    n = 2**31 + 8
+    index = torch.arange(4, device=device()).repeat(n // 4)
+    values = torch.arange(4, dtype=torch.int32, device=device()) + 1
+    with mps_ops.profile() as prof, emulate():
+        taken = torch.take(values, index)
+        del index
+        index = torch.arange(4, device=device()).repeat(n // 4)
+        target = torch.zeros(4, dtype=torch.int32, device=device())
+        target.put_(index, taken, accumulate=True)
+    assert [d.kernel for d in prof.dispatches if d.kernel.startswith(("take_", "put_"))] == \
+        ["take_dense_int_int"] * 2 + ["put_add_dense_int_int"] * 2
+    # Each target adds its value n / 4 times, wrapping in int32 as the
+    # product's int32 does.
+    assert torch.equal(target.cpu(), (torch.arange(4, dtype=torch.int32) + 1) * (n // 4))
