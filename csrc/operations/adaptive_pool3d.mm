@@ -363,7 +363,8 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
   }
   // ... and whether grad_output's and indices' (n, c) planes span fewer
   // than 2**32 elements: the narrow kernel's offsets inside them are 32-bit.
-  for (const int64_t* strides : {g.out_strides, g.index_strides}) {
+  // (long, the params header's type: int64_t is long long on macOS.)
+  for (const long* strides : {g.out_strides, g.index_strides}) {
     int64_t span = 1;
     for (int d = 2; d < 5; ++d) {
       span += (g.out_sizes[d] - 1) * strides[d];
