@@ -98,9 +98,8 @@ kernel void take(device T* out [[buffer(0)]],
 // when): each thread writes its sources straight to their targets. Store:
 // one of a repeated target's writes wins. Add (every dtype but long, which
 // MSL cannot add atomically): the target gets every source, in the GPU's
-// order. Slots as
-// take's (the per-position operand first, self through its layout fourth):
-// one host loop binds all three.
+// order. Slots as take's (the per-position operand first, self through its
+// layout fourth): one host loop binds all three.
 namespace {
 
 struct put_store_mode {
