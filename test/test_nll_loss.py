@@ -9,8 +9,14 @@ gradients (nll_loss, cross_entropy): test_opinfo.py and test_overrides.py."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
+
+import mps_ops
 
 from helpers import assert_at_least_as_accurate, assert_matches, run_on_kernels
 
@@ -264,3 +270,43 @@ def test_a_raised_flag_does_not_reach_later_calls():
             run_on_kernels(forward, x, bad)
         actual, _ = run_on_kernels(forward, x, target)
         assert_matches(actual, expected, f"good call after bad call {call}")
+
+
+# Run in its own process so that the CUDA backend reads its wait switch
+# afresh: a bad target, then a good one, each called while the GPU still
+# sleeps through earlier work (torch.cuda._sleep, about 50 ms).
+_BUSY_GPU_CALLS = """
+import torch, mps_ops
+from mps_ops.testing import emulate
+x = torch.randn(64, 5).log_softmax(1)
+target = torch.randint(0, 5, (64,))
+expected = torch.ops.aten.nll_loss_forward(x, target, None, 1, -100)[0]
+bad = target.clone(); bad[-1] = 9
+x, target, bad = x.cuda(), target.cuda(), bad.cuda()
+with emulate():
+    for call in range(3):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(100_000_000)
+        try:
+            torch.ops.aten.nll_loss_forward(x, bad, None, 1, -100)
+            raise SystemExit(f"call {call}: a bad target did not raise")
+        except IndexError:
+            pass
+        torch.cuda._sleep(100_000_000)
+        actual = torch.ops.aten.nll_loss_forward(x, target, None, 1, -100)[0]
+        torch.testing.assert_close(actual.cpu(), expected)
+print("ok")
+"""
+
+
+@pytest.mark.skipif(mps_ops.backend != "cuda", reason="a GPU busy with earlier work: the CUDA backend's waits")
+@pytest.mark.parametrize("wait", ["done_word", "stream_synchronize"])
+def test_the_flag_is_read_after_the_gpu_finishes_earlier_work(wait):
+    """KernelFlag::raised waits for everything queued before the call
+    (Backend::wait_for_gpu: the CUDA backend's stream-written done word, or
+    cuStreamSynchronize with MPS_OPS_CUDA_WAIT_BY_SYNC=1): a wait that
+    returned early would read the flag before the kernel set it."""
+    env = dict(os.environ, MPS_OPS_CUDA_WAIT_BY_SYNC="1" if wait == "stream_synchronize" else "0")
+    result = subprocess.run([sys.executable, "-c", _BUSY_GPU_CALLS], env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stdout + result.stderr

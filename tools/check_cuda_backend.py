@@ -46,9 +46,12 @@ DRIVER_FUNCTIONS = ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain", "cuCtxG
                     "cuCtxSetCurrent", "cuModuleLoadDataEx", "cuModuleGetFunction",
                     "cuFuncGetAttribute", "cuFuncSetAttribute", "cuLaunchKernel",
                     "cuStreamSynchronize", "cuGetErrorName", "cuGetErrorString",
-                    "cuMemcpyHtoDAsync", "cuMemHostAlloc", "cuMemHostGetDevicePointer"]
-VERSIONED_SYMBOLS = ["cuMemcpyHtoDAsync", "cuMemHostGetDevicePointer"]
-DRIVER_ENUMERATORS = ["CUDA_SUCCESS", "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK",
+                    "cuMemcpyHtoDAsync", "cuMemHostAlloc", "cuMemHostGetDevicePointer",
+                    "cuStreamQuery", "cuStreamWriteValue32"]
+VERSIONED_SYMBOLS = ["cuMemcpyHtoDAsync", "cuMemHostGetDevicePointer", "cuStreamWriteValue32"]
+DRIVER_ENUMERATORS = ["CUDA_SUCCESS", "CUDA_ERROR_NOT_READY", "CUDA_ERROR_INVALID_VALUE",
+                      "CUDA_ERROR_NOT_SUPPORTED", "CU_STREAM_WRITE_VALUE_DEFAULT",
+                      "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK",
                       "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES", "CU_FUNC_ATTRIBUTE_NUM_REGS",
                       "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", "CU_JIT_ERROR_LOG_BUFFER",
                       "CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES"]

@@ -26,6 +26,8 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
@@ -195,14 +197,35 @@ class CudaBackend final : public Backend {
   }
 
   // A fault inside a kernel raises here.
-  void wait_for_gpu() override {
+  //
+  // The stream sets `done` after everything before it (its default fence
+  // orders the kernels' flag stores first) and the host spins on the word in
+  // place, asking the driver nothing until then: on the sandboxed H200,
+  // cuStreamSynchronize's return cost tens of microseconds of idle GPU per
+  // call (docs/design.md, "The CUDA backend"). cuStreamQuery, at most once a
+  // millisecond, reports a fault, after which the store never comes.
+  // MPS_OPS_CUDA_WAIT_BY_SYNC=1 (the comparison), or a driver that cannot
+  // write host memory from a stream: cuStreamSynchronize.
+  void wait_for_gpu(const DoneWord& done) override {
     const c10::Device device = cuda::current_device();
     {
       std::lock_guard<std::mutex> lock(mutex_);
       device_state(device.index());
     }
-    check(driver().cuStreamSynchronize(static_cast<CUstream>(cuda::current_stream(device))),
-          "waiting for the GPU (cuStreamSynchronize)");
+    const Driver& d = driver();
+    const auto stream = static_cast<CUstream>(cuda::current_stream(device));
+    if (stream_writes_host_memory_.load(std::memory_order_relaxed)) {
+      const CUdeviceptr word = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(done.storage)) + done.offset;
+      const CUresult written = d.cuStreamWriteValue32(stream, word, 1, CU_STREAM_WRITE_VALUE_DEFAULT);
+      if (written == CUDA_SUCCESS) {
+        spin_until_set(done, stream);
+        return;
+      }
+      TORCH_CHECK(written == CUDA_ERROR_NOT_SUPPORTED || written == CUDA_ERROR_INVALID_VALUE,
+                  "mps_ops cuda: waiting for the GPU (cuStreamWriteValue32): ", describe(written));
+      stream_writes_host_memory_.store(false, std::memory_order_relaxed);
+    }
+    check(d.cuStreamSynchronize(stream), "waiting for the GPU (cuStreamSynchronize)");
   }
 
   std::vector<std::string> names() {
@@ -214,6 +237,30 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  static void spin_until_set(const DoneWord& done, CUstream stream) {
+    using clock = std::chrono::steady_clock;
+    auto last_query = clock::now();
+    for (unsigned spins = 1; *done.host == 0; ++spins) {
+      cpu_relax();
+      if (spins % 256 != 0 || clock::now() - last_query < std::chrono::milliseconds(1)) continue;
+      const CUresult state = driver().cuStreamQuery(stream);
+      if (state == CUDA_SUCCESS) break;  // done; the word is visible now
+      TORCH_CHECK(state == CUDA_ERROR_NOT_READY, "mps_ops cuda: waiting for the GPU (cuStreamQuery): ",
+                  describe(state));
+      last_query = clock::now();
+    }
+    // The flag's words are read after the done word.
+    std::atomic_thread_fence(std::memory_order_acquire);
+  }
+
+  static void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+
   struct Device {
     CUcontext context = nullptr;
     std::vector<CUmodule> modules;  // per PTX file, null until loaded
@@ -307,6 +354,7 @@ class CudaBackend final : public Backend {
   mutable std::map<std::string, std::unique_ptr<KernelHandle>> kernels_;
   mutable std::map<std::string, std::unique_ptr<Library>> libraries_;
   mutable std::map<int, Device> devices_;
+  std::atomic<bool> stream_writes_host_memory_{!switched_on("MPS_OPS_CUDA_WAIT_BY_SYNC")};
 };
 
 // Inline bytes (setBytes) travel in device memory (launch_abi.h: the entry

@@ -41,6 +41,8 @@ Driver load() {
   MPS_OPS_CUDA_RESOLVE(cuFuncSetAttribute)
   MPS_OPS_CUDA_RESOLVE(cuLaunchKernel)
   MPS_OPS_CUDA_RESOLVE(cuStreamSynchronize)
+  MPS_OPS_CUDA_RESOLVE(cuStreamQuery)
+  resolve(library, cuStreamWriteValue32_symbol, d.cuStreamWriteValue32);
   resolve(library, cuMemcpyHtoDAsync_symbol, d.cuMemcpyHtoDAsync);
   MPS_OPS_CUDA_RESOLVE(cuMemHostAlloc)
   resolve(library, cuMemHostGetDevicePointer_symbol, d.cuMemHostGetDevicePointer);

@@ -30,6 +30,11 @@ using CUdevice = int;
 // cuGetErrorName/cuGetErrorString describe.
 using CUresult = int;
 constexpr CUresult CUDA_SUCCESS = 0;
+// cuStreamQuery's answer while work is still in flight.
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+// cuStreamWriteValue32's where the device or the address cannot take it.
+constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
+constexpr CUresult CUDA_ERROR_NOT_SUPPORTED = 801;
 
 // CUfunction_attribute (cuFuncGetAttribute / cuFuncSetAttribute).
 enum CUfunction_attribute : int {
@@ -66,7 +71,18 @@ using cuLaunchKernel_t = CUresult (*)(CUfunction function, unsigned int grid_x, 
                                       unsigned int block_z, unsigned int shared_bytes, CUstream stream,
                                       void** params, void** extra);
 using cuStreamSynchronize_t = CUresult (*)(CUstream stream);
+using cuStreamQuery_t = CUresult (*)(CUstream stream);
 using CUdeviceptr = unsigned long long;
+// A 32-bit store in stream order (wait_for_gpu's marker). Flags
+// (CUstreamWriteValue_flags): the default fences the stream's earlier
+// writes before the store, so whoever sees the value sees them too.
+enum CUstreamWriteValue_flags : int {
+  CU_STREAM_WRITE_VALUE_DEFAULT = 0,
+};
+using cuStreamWriteValue32_t = CUresult (*)(CUstream stream, CUdeviceptr address, unsigned int value,
+                                            unsigned int flags);
+// The symbol cuda.h's cuStreamWriteValue32 macro names.
+constexpr const char* cuStreamWriteValue32_symbol = "cuStreamWriteValue32_v2";
 using cuMemcpyHtoDAsync_t = CUresult (*)(CUdeviceptr destination, const void* source, size_t bytes,
                                          CUstream stream);
 // The symbol cuda.h's cuMemcpyHtoDAsync macro names.
@@ -95,6 +111,8 @@ struct Driver {
   cuFuncSetAttribute_t cuFuncSetAttribute;
   cuLaunchKernel_t cuLaunchKernel;
   cuStreamSynchronize_t cuStreamSynchronize;
+  cuStreamQuery_t cuStreamQuery;
+  cuStreamWriteValue32_t cuStreamWriteValue32;
   cuMemcpyHtoDAsync_t cuMemcpyHtoDAsync;
   cuMemHostAlloc_t cuMemHostAlloc;
   cuMemHostGetDevicePointer_t cuMemHostGetDevicePointer;

@@ -106,7 +106,7 @@ class EmulatorBackend final : public Backend {
     std::memset(block, 0, bytes);
     return HostVisible{block, block};
   }
-  void wait_for_gpu() override {}
+  void wait_for_gpu(const DoneWord&) override {}
 
   const char* kernel_name(const KernelHandle* kernel) const override {
     return kernel->entry.host_name;

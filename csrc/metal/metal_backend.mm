@@ -160,8 +160,9 @@ class MetalBackend final : public Backend {
   }
 
   // PyTorch's stream commits its command buffer and waits for it (the
-  // stream's synchronize enters its own serial queue).
-  void wait_for_gpu() override {
+  // stream's synchronize enters its own serial queue). The done word is not
+  // needed: the command buffer's completion is what the stream waits on.
+  void wait_for_gpu(const DoneWord&) override {
     torch_mps::Stream* stream = torch_mps::current_stream();
     TORCH_CHECK(stream != nullptr, "mps_ops: PyTorch has no current MPS stream");
     torch_mps::commit_and_wait(stream);

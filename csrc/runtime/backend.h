@@ -72,9 +72,16 @@ class Backend {
     void* host = nullptr;
   };
   virtual HostVisible allocate_host_visible(size_t bytes) = 0;
+  // A zeroed word of host-visible memory (KernelFlag's own), which a backend
+  // may have the GPU set in stream order to learn that it is done.
+  struct DoneWord {
+    const void* storage = nullptr;  // as HostVisible's, with the word's
+    size_t offset = 0;              // byte offset into it
+    volatile int32_t* host = nullptr;
+  };
   // Returns once the GPU has run everything enqueued so far on the stream
   // this thread dispatches to.
-  virtual void wait_for_gpu() = 0;
+  virtual void wait_for_gpu(const DoneWord& done) = 0;
 
   // Runs fn(context) on the calling thread, in both backends: every dispatch
   // enters whatever serialisation it needs by itself (PyTorch's MPS stream

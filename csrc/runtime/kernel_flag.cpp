@@ -19,7 +19,11 @@ namespace {
 // still writes it.
 class FlagSlots {
  public:
-  static constexpr size_t slot_bytes = KernelFlag::max_words * sizeof(int32_t);
+  // A flag's words, then the word wait_for_gpu may have the GPU set when it
+  // is done (Backend::DoneWord), padded to 32 bytes.
+  static constexpr size_t done_word = KernelFlag::max_words;
+  static constexpr size_t slot_bytes = 2 * KernelFlag::max_words * sizeof(int32_t);
+  static_assert(done_word * sizeof(int32_t) < slot_bytes);
   static constexpr size_t slots_per_block = 256;
 
   struct Slot {
@@ -91,7 +95,8 @@ KernelFlag::~KernelFlag() {
 bool KernelFlag::raised(int word) const {
   TORCH_INTERNAL_ASSERT(word >= 0 && word < words_ && host_ != nullptr);
   if (!waited_) {
-    backend().wait_for_gpu();
+    backend().wait_for_gpu(Backend::DoneWord{storage_, offset_ + FlagSlots::done_word * sizeof(int32_t),
+                                             host_ + FlagSlots::done_word});
     waited_ = true;
   }
   // volatile: written by the GPU, not by anything the compiler sees.
