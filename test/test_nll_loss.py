@@ -278,12 +278,13 @@ def test_a_raised_flag_does_not_reach_later_calls():
 _BUSY_GPU_CALLS = """
 import torch, mps_ops
 from mps_ops.testing import emulate
+mps_ops.enable_overrides()  # nll_loss_forward is an override op
 x = torch.randn(64, 5).log_softmax(1)
 target = torch.randint(0, 5, (64,))
 expected = torch.ops.aten.nll_loss_forward(x, target, None, 1, -100)[0]
 bad = target.clone(); bad[-1] = 9
 x, target, bad = x.cuda(), target.cuda(), bad.cuda()
-with emulate():
+with mps_ops.profile() as prof, emulate():
     for call in range(3):
         torch.cuda.synchronize()
         torch.cuda._sleep(100_000_000)
@@ -295,6 +296,7 @@ with emulate():
         torch.cuda._sleep(100_000_000)
         actual = torch.ops.aten.nll_loss_forward(x, target, None, 1, -100)[0]
         torch.testing.assert_close(actual.cpu(), expected)
+assert len(prof.dispatches) >= 6 and all(d.kernel.startswith("nll_loss") for d in prof.dispatches), prof.dispatches
 print("ok")
 """
 

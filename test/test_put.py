@@ -241,3 +241,34 @@ def test_more_than_2_31_indices_go_in_two_dispatches():
     # Each target adds its value n / 4 times, wrapping in int32 as the
     # product's int32 does.
     assert torch.equal(target.cpu(), (torch.arange(4, dtype=torch.int32) + 1) * (n // 4))
+
+
+def test_a_self_of_more_than_2_32_elements_takes_the_wide_kernels():
+    """Past 2**32 - 1 elements a position needs 64-bit arithmetic: take,
+    put_store and put_add then run their `_wide` instances. A uint8 self of
+    2**32 + 8 elements (4 GiB in whole 32-bit words, so put_add may add
+    through them; no copy made of it): the positions past 2**32 land where
+    the CPU's would, and nothing else changes. (About 50 s on the emulator:
+    checked mode copies the 4 GiB around each dispatch.)"""
+    numel = 2**32 + 8
+    self = torch.zeros(numel, dtype=torch.uint8, device=device())
+    self[2**32:2**32 + 6] = torch.arange(1, 7, dtype=torch.uint8, device=device())
+    index = torch.tensor([-3, 2**32 + 1, 7, 2**32, -3], device=device())  # -3: 2**32 + 5
+    source = torch.tensor([10, 20, 30, 40, 50], dtype=torch.uint8, device=device())
+
+    def nonzero_elements():
+        """{position: value} of self's nonzero elements (no 4 GiB copy)."""
+        positions = self.nonzero().flatten().cpu()
+        return dict(zip(positions.tolist(), self.cpu()[positions].tolist()))
+
+    with mps_ops.profile() as prof, emulate():
+        taken = torch.take(self, index)
+        self.put_(index[1:4], source[1:4])
+        stored = nonzero_elements()
+        self.put_(index, source, accumulate=True)
+    assert torch.equal(taken.cpu(), torch.tensor([6, 2, 0, 1, 6], dtype=torch.uint8))
+    before = {2**32 + k: k + 1 for k in range(6)}
+    assert stored == {**before, 2**32 + 1: 20, 7: 30, 2**32: 40}
+    assert nonzero_elements() == {**before, 2**32: 80, 2**32 + 1: 40, 7: 60, 2**32 + 5: 6 + 10 + 50}
+    kernels = [d.kernel.split("_dense_")[0] for d in prof.dispatches if d.kernel.startswith(("take", "put"))]
+    assert kernels == ["take_wide", "put_store_wide", "put_add_wide"]
