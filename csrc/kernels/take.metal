@@ -30,18 +30,12 @@ inline long decomposed_offset(I flat, constant long* sizes, constant long* strid
   return offset + long(flat) * strides[0];
 }
 
-// Where self has at most 2**32 - 1 elements (Narrow: the host picks the
-// kernel) the divisions are 32-bit: a GPU divides 32-bit integers in a few
-// instructions, 64-bit ones in software. A kernel holding both ways held
-// their registers too: take float32 42 -> 32 on sm_90 with one, which lets
-// a core keep a third more threads' gathers in flight (any GPU's latency
-// hiding for random reads).
-template <bool Narrow>
-inline long flat_offset(long flat, constant long* sizes, constant long* strides, int ndim) {
-  if (Narrow) {
-    return decomposed_offset<uint>(uint(flat), sizes, strides, ndim);
-  }
-  return decomposed_offset<long>(flat, sizes, strides, ndim);
+// Where self has fewer than 2**32 elements (`narrow`) the divisions are
+// 32-bit: a GPU divides 32-bit integers in a few instructions, 64-bit ones in
+// software.
+inline long flat_offset(long flat, constant long* sizes, constant long* strides, int ndim, bool narrow) {
+  return narrow ? decomposed_offset<uint>(uint(flat), sizes, strides, ndim)
+                : decomposed_offset<long>(flat, sizes, strides, ndim);
 }
 
 // Reads a thread's K indices (per_element.h's tiles; past count, index 0:
@@ -66,7 +60,7 @@ inline bool read_flat_indices(constant long* index, uint first, uint count, long
 
 }  // namespace
 
-template <typename T, bool Narrow>
+template <typename T>
 kernel void take(device T* out [[buffer(0)]],
                  device int* out_of_range [[buffer(1)]],
                  constant long* index [[buffer(2)]],
@@ -85,10 +79,11 @@ kernel void take(device T* out [[buffer(0)]],
     *out_of_range = 1;
     return;
   }
+  const bool narrow = numel <= long(0xFFFFFFFFu);
   T values[K];
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < K; ++k) {
-    values[k] = *reinterpret_cast<constant T*>(self + flat_offset<Narrow>(flat[k], sizes, strides, int(ndim)));
+    values[k] = *reinterpret_cast<constant T*>(self + flat_offset(flat[k], sizes, strides, int(ndim), narrow));
   }
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < K; ++k) {
@@ -199,7 +194,7 @@ struct put_add_mode {
   }
 };
 
-template <typename T, typename Mode, bool Narrow>
+template <typename T, typename Mode>
 inline void put_scattered(constant T* source,
                           device int* out_of_range,
                           constant long* index,
@@ -217,18 +212,19 @@ inline void put_scattered(constant T* source,
     *out_of_range = 1;
     return;
   }
+  const bool narrow = numel <= long(0xFFFFFFFFu);
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < K; ++k) {
     const uint i = first + k * mps_ops::elementwise_tile;
     if (i < count) {
-      Mode::write(self, flat_offset<Narrow>(flat[k], sizes, strides, int(ndim)), source[i]);
+      Mode::write(self, flat_offset(flat[k], sizes, strides, int(ndim), narrow), source[i]);
     }
   }
 }
 
 }  // namespace
 
-template <typename T, bool Narrow>
+template <typename T>
 kernel void put_store(constant T* source [[buffer(0)]],
                       device int* out_of_range [[buffer(1)]],
                       constant long* index [[buffer(2)]],
@@ -239,11 +235,11 @@ kernel void put_store(constant T* source [[buffer(0)]],
                       constant long& numel [[buffer(7)]],
                       constant uint& count [[buffer(8)]],
                       uint thread_index [[thread_position_in_grid]]) {
-  put_scattered<T, put_store_mode, Narrow>(source, out_of_range, index, self, sizes, strides, ndim, numel,
-                                           count, thread_index);
+  put_scattered<T, put_store_mode>(source, out_of_range, index, self, sizes, strides, ndim, numel, count,
+                                   thread_index);
 }
 
-template <typename T, bool Narrow>
+template <typename T>
 kernel void put_add(constant T* source [[buffer(0)]],
                     device int* out_of_range [[buffer(1)]],
                     constant long* index [[buffer(2)]],
@@ -254,8 +250,8 @@ kernel void put_add(constant T* source [[buffer(0)]],
                     constant long& numel [[buffer(7)]],
                     constant uint& count [[buffer(8)]],
                     uint thread_index [[thread_position_in_grid]]) {
-  put_scattered<T, put_add_mode, Narrow>(source, out_of_range, index, self, sizes, strides, ndim, numel,
-                                         count, thread_index);
+  put_scattered<T, put_add_mode>(source, out_of_range, index, self, sizes, strides, ndim, numel, count,
+                                 thread_index);
 }
 
 // targets: the normalised indices sorted by value, each run of equal targets
@@ -274,9 +270,8 @@ kernel void put(device char* self [[buffer(0)]],
   if (long(i) + 1 < params.count && targets[i + 1] == target) {
     return;
   }
-  const long offset = params.narrow != 0 ? flat_offset<true>(target, params.sizes, params.strides, params.ndim)
-                                         : flat_offset<false>(target, params.sizes, params.strides, params.ndim);
-  device T* element = reinterpret_cast<device T*>(self + offset);
+  device T* element = reinterpret_cast<device T*>(
+      self + flat_offset(target, params.sizes, params.strides, params.ndim, params.narrow != 0));
   if (params.accumulate == 0) {
     *element = source[order[i]];
     return;
@@ -292,22 +287,12 @@ kernel void put(device char* self [[buffer(0)]],
   *element = sum;
 }
 
-// The per-index kernels' Narrow instances under their own names, the others
-// as `<name>_wide` (the host picks: take.mm's per_index_kernel).
-#define INSTANTIATE_NARROW(KERNEL, UNUSED, T) \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(KERNEL, dense, T, T), KERNEL, T, true)
-#define INSTANTIATE_WIDE(KERNEL, UNUSED, T) \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(KERNEL##_wide, dense, T, T), KERNEL, T, false)
-#define INSTANTIATE_BOTH(KERNEL, UNUSED, T) \
-  INSTANTIATE_NARROW(KERNEL, UNUSED, T)     \
-  INSTANTIATE_WIDE(KERNEL, UNUSED, T)
-
-MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(INSTANTIATE_BOTH, take, _)
+MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, take, dense)
 MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, put, dense)
-MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(INSTANTIATE_BOTH, put_store, _)
-MPS_OPS_FOR_BOOL(INSTANTIATE_BOTH, put_add, _)
-INSTANTIATE_BOTH(put_add, _, uchar)
-INSTANTIATE_BOTH(put_add, _, char)
-INSTANTIATE_BOTH(put_add, _, short)
-INSTANTIATE_BOTH(put_add, _, int)
-MPS_OPS_FOR_FLOATING(INSTANTIATE_BOTH, put_add, _)
+MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, put_store, dense)
+MPS_OPS_FOR_BOOL(MPS_OPS_INSTANTIATE_FOR_TYPE, put_add, dense)
+MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, uchar)
+MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, char)
+MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, short)
+MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, int)
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, put_add, dense)

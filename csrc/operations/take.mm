@@ -73,18 +73,6 @@ void check_flat_indices(const at::Tensor& index, int64_t numel) {
                     lo < -numel ? lo : hi, " on a tensor of ", numel, " elements.");
 }
 
-// Whether self's row-major positions fit 32 bits: take.metal's narrow
-// kernels then decompose them with 32-bit divisions.
-bool positions_fit_32_bits(int64_t numel) {
-  return numel <= int64_t{UINT32_MAX};
-}
-
-// One of take.metal's per-index kernels (take, put_store, put_add): its
-// narrow instance where self's positions fit 32 bits, else its `_wide` one.
-const KernelHandle* per_index_kernel(KernelCache& narrow, KernelCache& wide, at::ScalarType dtype, int64_t numel) {
-  return (positions_fit_32_bits(numel) ? narrow : wide).get(Variant::dense, dtype, dtype);
-}
-
 // Dispatches one of take.metal's per-index kernels (take, put_store,
 // put_add) over the contiguous index: per_position is the operand indexed
 // by position (take's out, put_'s source), flat the one indexed through
@@ -112,8 +100,7 @@ void dispatch_per_index(const KernelHandle* handle, const at::Tensor& per_positi
 }  // namespace
 
 at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor& out) {
-  static KernelCache narrow_kernels("take");
-  static KernelCache wide_kernels("take_wide");
+  static KernelCache kernels("take");
   // No CPU-scalar exception here: every operand is bound as a buffer.
   TORCH_CHECK(self.device() == out.device() && index.device() == out.device(),
               "take(): self, index and out expected to be in the same device, but got self.device = ",
@@ -142,8 +129,8 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   const ContiguousOutput result(out);
   const at::Tensor& target = result.tensor;
   const KernelFlag out_of_range;
-  dispatch_per_index(per_index_kernel(narrow_kernels, wide_kernels, self.scalar_type(), numel), target,
-                     out_of_range, index_c, BufferSpan{source, source.const_data_ptr(), view_span_bytes(source)}, layout);
+  dispatch_per_index(kernels.get(Variant::dense, self.scalar_type(), self.scalar_type()), target, out_of_range,
+                     index_c, BufferSpan{source, source.const_data_ptr(), view_span_bytes(source)}, layout);
   // Enqueued before the wait, so the GPU runs it inside the same round trip
   // (an out= that raises holds garbage, as the CPU's).
   result.copy_back();
@@ -180,21 +167,18 @@ BufferSpan words_of(const at::Tensor& self) {
 // made put_ 0.35x torch's CUDA put_ on an H200. It may also go where every
 // order gives one result: integer and bool additions, exact in any order.
 // `words`: whether self may be added to through its 32-bit words (words_of).
-const KernelHandle* one_pass_put(at::ScalarType dtype, int64_t numel, bool accumulate, bool words) {
+const KernelHandle* one_pass_put(at::ScalarType dtype, bool accumulate, bool words) {
   static KernelCache store_kernels("put_store");
-  static KernelCache wide_store_kernels("put_store_wide");
   static KernelCache add_kernels("put_add");
-  static KernelCache wide_add_kernels("put_add_wide");
   const bool any_order = !at::globalContext().deterministicAlgorithms();
   if (!accumulate) {
-    return any_order ? per_index_kernel(store_kernels, wide_store_kernels, dtype, numel) : nullptr;
+    return any_order ? store_kernels.get(Variant::dense, dtype, dtype) : nullptr;
   }
   const bool addable = dtype == at::kInt || dtype == at::kFloat ||
                        (words && (dtype == at::kHalf || dtype == at::kBFloat16 || dtype == at::kShort ||
                                   dtype == at::kChar || dtype == at::kByte || dtype == at::kBool));
   const bool exact_in_any_order = !at::isFloatingType(dtype);
-  return addable && (any_order || exact_in_any_order) ? per_index_kernel(add_kernels, wide_add_kernels, dtype, numel)
-                                                       : nullptr;
+  return addable && (any_order || exact_in_any_order) ? add_kernels.get(Variant::dense, dtype, dtype) : nullptr;
 }
 
 }  // namespace
@@ -231,7 +215,7 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   }
   const at::Tensor source_c = source.reshape({-1}).contiguous();
   const BufferSpan words = words_of(target);
-  if (const KernelHandle* one_pass = one_pass_put(self.scalar_type(), numel, accumulate, words.data != nullptr)) {
+  if (const KernelHandle* one_pass = one_pass_put(self.scalar_type(), accumulate, words.data != nullptr)) {
     const KernelFlag out_of_range;
     dispatch_per_index(one_pass, source_c, out_of_range, index.reshape({-1}).contiguous(),
                        accumulate ? words : BufferSpan{target, target.const_data_ptr(), view_span_bytes(target)},
@@ -268,7 +252,7 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   std::copy(layout.strides, layout.strides + layout.ndim, params.strides);
   params.ndim = static_cast<int>(layout.ndim);
   params.accumulate = accumulate ? 1 : 0;
-  params.narrow = positions_fit_32_bits(numel) ? 1 : 0;
+  params.narrow = numel <= static_cast<int64_t>(UINT32_MAX) ? 1 : 0;
   params.count = index.numel();
   KernelFunction kernel(kernels.get(Variant::dense, self.scalar_type(), self.scalar_type()));
   kernel.bind_operands(target, source_c, targets, order).bind(params);
