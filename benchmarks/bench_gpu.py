@@ -34,6 +34,11 @@ arithmetic per byte is low (gpu_cases.HIGH_ARITHMETIC names the others),
 whose floor is min(0.5 x copy, 1.0 x torch); else `compute`, reported with
 its accuracy against float64 beside the ratio. A row meets its target when
 memory: ratio >= 0.8; weak-baseline: ours >= its floor; compute: reported.
+A row whose call waits for the GPU (`waits_for_gpu`: a flag or value read
+back at the call, as DESIGN.md's errors at the call need) also times torch's
+op followed by torch.cuda.synchronize() in the same way (`torch_synced_gbps`,
+`ratio_to_synced`): the same round trip paid by both, beside the rule's
+ratio, which stays against torch's op alone.
 
 Writes the JSON (rows: family, kernel, shape, dtype, ours_gbps, torch_gbps,
 copy_gbps, ratio, bound, target_met, and more; plus device), a Markdown table
@@ -93,6 +98,25 @@ def gpu_seconds(fn, cycles_per_second: float) -> float:
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end) / 1e3)
     return statistics.median(times)
+
+
+def waits_for_gpu(fn, cycles_per_second: float) -> bool:
+    """Whether fn() returns only once the GPU has run what was queued before
+    it (a flag or a value read back at the call). Called while the GPU sleeps
+    through many times fn's own host time, it then returns after the sleep;
+    one that only enqueues returns long before."""
+    torch.cuda.synchronize()
+    begin = time.perf_counter()
+    fn()
+    alone = time.perf_counter() - begin  # on an idle GPU: enqueue time, or the kernels and the round trip
+    torch.cuda.synchronize()
+    sleep = 0.02 + 4 * alone
+    torch.cuda._sleep(int(sleep * cycles_per_second))
+    begin = time.perf_counter()
+    fn()
+    behind_sleep = time.perf_counter() - begin
+    torch.cuda.synchronize()
+    return behind_sleep >= sleep / 2
 
 
 def copy_gbps(cycles_per_second: float) -> float:
@@ -165,8 +189,10 @@ def measure(case, cycles_per_second: float, copy: float) -> dict:
             else "mode"
         if row["route"] == "native":
             row["ours_gbps"] = round(moved / gpu_seconds(lambda: case.call(*inputs), cycles_per_second) / 1e9, 1)
+            row["waits_for_gpu"] = waits_for_gpu(lambda: case.call(*inputs), cycles_per_second)
     if row["route"] == "mode":
         row["ours_gbps"] = round(moved / gpu_seconds(ours, cycles_per_second) / 1e9, 1)
+        row["waits_for_gpu"] = waits_for_gpu(ours, cycles_per_second)
     baseline = case.baseline or case.call
     if case.baseline:
         row["torch_call"] = "torch's kernels for the same job (gpu_cases.BASELINES)"
@@ -183,6 +209,13 @@ def measure(case, cycles_per_second: float, copy: float) -> dict:
             expected = baseline(*theirs)
         torch.cuda.synchronize()
         row["torch_gbps"] = round(moved / gpu_seconds(lambda: baseline(*theirs), cycles_per_second) / 1e9, 1)
+        if row["waits_for_gpu"]:
+            # What torch's op costs where it too waits at the call: the same
+            # round trip in the same run (the rule still compares with torch's
+            # op alone).
+            synced = gpu_seconds(lambda: (baseline(*theirs), torch.cuda.synchronize()), cycles_per_second)
+            row["torch_synced_gbps"] = round(moved / synced / 1e9, 1)
+            row["ratio_to_synced"] = round(row["ours_gbps"] / row["torch_synced_gbps"], 3)
     except (RuntimeError, NotImplementedError) as e:  # torch's CUDA kernel lacks the dtype
         row.update(torch_gbps=None, ratio=None, bound="no-baseline",
                    error=f"torch: {str(e).splitlines()[0][:160]}")
@@ -220,6 +253,8 @@ def markdown(report: dict) -> str:
         target = {True: "met", False: "**below**"}.get(r.get("target_met"), "-")
         if r.get("bound") == "compute" and "ours_max_rel_error" in r:
             target = f"rel. error {r['ours_max_rel_error']:.1e} (torch {r['torch_max_rel_error']:.1e})"
+        if r.get("ratio_to_synced") is not None:
+            target += f" (waits at the call: {r['ratio_to_synced']}x torch + sync)"
         if r.get("error"):
             target = r["error"]
         shape = "x".join(str(s) for s in r["shape"])
@@ -234,11 +269,13 @@ def summary(report: dict) -> str:
     counts = {b: [r for r in rows if r.get("bound") == b] for b in ("memory", "weak-baseline", "compute")}
     met = {b: sum(1 for r in rs if r.get("target_met")) for b, rs in counts.items()}
     ratios = [r["ratio"] for r in counts["memory"]]
+    synced = [r["ratio_to_synced"] for r in rows if r.get("ratio_to_synced") is not None]
     return (f"bench_gpu: {len(rows)} rows; memory {met['memory']}/{len(counts['memory'])} at >= "
             f"{MEMORY_RATIO}x torch (median ratio {statistics.median(ratios) if ratios else '-'}); "
             f"weak-baseline {met['weak-baseline']}/{len(counts['weak-baseline'])} at their floor; "
             f"compute {len(counts['compute'])}; no baseline or error "
-            f"{sum(1 for r in rows if r.get('bound') in ('none', 'no-baseline'))}")
+            f"{sum(1 for r in rows if r.get('bound') in ('none', 'no-baseline'))}; "
+            f"waiting at the call {len(synced)} (min ratio to torch + sync {min(synced) if synced else '-'})")
 
 
 def chart(report: dict, path: Path) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -64,6 +65,9 @@ def test_table_and_chart_from_a_recorded_run(tmp_path):
             dict(family="reduction middle dim", kernel="var", shape=[256, 1024, 256], dtype="float16",
                  copy_gbps=3000.0, ours_gbps=700.0, torch_gbps=2600.0,
                  **bench_gpu.classify(700.0, 2600.0, 3000.0, False)),
+            dict(family="losses", kernel="nll_loss_forward", shape=[65536, 1024], dtype="float32",
+                 copy_gbps=3000.0, ours_gbps=2000.0, torch_gbps=5000.0, waits_for_gpu=True,
+                 torch_synced_gbps=1600.0, ratio_to_synced=1.25, **bench_gpu.classify(2000.0, 5000.0, 3000.0, False)),
             dict(family="pdist", kernel="_pdist_forward", shape=[4096, 256], dtype="float32", copy_gbps=3000.0,
                  bound="none", error="ours ran no kernel of ours")]
     path = tmp_path / "bench_gpu.json"
@@ -71,8 +75,10 @@ def test_table_and_chart_from_a_recorded_run(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--from-json", str(path)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "memory 1/2 at >= 0.8x torch" in done.stdout
+    assert "memory 1/3 at >= 0.8x torch" in done.stdout
+    assert "waiting at the call 1 (min ratio to torch + sync 1.25)" in done.stdout
     table = path.with_suffix(".md").read_text()
+    assert "| 0.4 | memory | **below** (waits at the call: 1.25x torch + sync) |" in table
     assert "| reduction middle dim | var | 256x1024x256 | float16 | 700.0 | 2600.0 | 0.269 | memory | **below** |" in table
     assert "ours ran no kernel of ours" in table
 
@@ -87,3 +93,15 @@ def test_off_the_cuda_backend_nothing_is_measured(tmp_path):
     assert done.returncode == 2
     assert "nothing measured" in done.stdout
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_call_that_waits_for_the_gpu_is_told_from_one_that_enqueues(monkeypatch):
+    """waits_for_gpu against a stand-in GPU: _sleep queues seconds of work,
+    synchronize drains it; a call that waits drains it too (a flag read back),
+    one that enqueues returns at once."""
+    queued = []
+    drain = lambda: (time.sleep(sum(queued)), queued.clear())  # noqa: E731
+    monkeypatch.setattr(torch.cuda, "synchronize", drain)
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: queued.append(cycles / 1e9))
+    assert bench_gpu.waits_for_gpu(drain, 1e9)
+    assert not bench_gpu.waits_for_gpu(lambda: None, 1e9)
