@@ -200,10 +200,11 @@ class CudaBackend final : public Backend {
   //
   // The stream sets `done` after everything before it (its default fence
   // orders the kernels' flag stores first) and the host spins on the word in
-  // place, asking the driver nothing until then: on the sandboxed H200,
-  // cuStreamSynchronize's return cost tens of microseconds of idle GPU per
-  // call (docs/design.md, "The CUDA backend"). cuStreamQuery, at most once a
-  // millisecond, reports a fault, after which the store never comes.
+  // place, asking the driver nothing until then: on one start of the
+  // sandboxed H200, cuStreamSynchronize returned tens of microseconds late
+  // (on others the two waits measured alike: docs/design.md, "The CUDA
+  // backend"). cuStreamQuery, at most once a millisecond, reports a fault,
+  // after which the store never comes.
   // MPS_OPS_CUDA_WAIT_BY_SYNC=1 (the comparison), or a driver that cannot
   // write host memory from a stream: cuStreamSynchronize.
   void wait_for_gpu(const DoneWord& done) override {
