@@ -277,6 +277,20 @@ def test_check_objc_rejects_a_misspelled_selector(tmp_path):
     assert "setBufer:offset:atIndex:" in result.stderr
 
 
+def test_the_host_stubs_check_has_macos_int64(tmp_path):
+    """A params header's `long` strides taken as `const int64_t*` compile on
+    Linux (int64_t is long there) and not on a Mac (long long): the host-stubs
+    check must see the Mac's type (1803e53 fixed such a stub). That it passes
+    the real stubs is .ci/run's own run of it."""
+    stub = tmp_path / "strides.mm"
+    stub.write_text("#include <cstdint>\n"
+                    "struct params { long strides[4]; };\n"
+                    "const int64_t* first_stride(const params& p) { return p.strides; }\n")
+    result = subprocess.run(["bash", CHECK_OBJC, "--host-stubs", str(stub)], capture_output=True, text=True)
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert "'const int64_t *' (aka 'const long long *')" in result.stderr
+
+
 def _braced_block(text: str, start: int) -> str:
     """The text from the first '{' at or after start to its matching '}'."""
     open_at = text.index("{", start)

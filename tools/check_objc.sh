@@ -14,12 +14,16 @@
 #
 #   tools/check_objc.sh                 check csrc/metal/*.mm
 #   tools/check_objc.sh FILE.mm ...     check these files instead
-#   tools/check_objc.sh --host-stubs    check instead, as plain C++, the host
+#   tools/check_objc.sh --host-stubs [FILE ...]
+#                                       check instead, as plain C++, the host
 #                                       stubs (csrc/operations/*.mm) and the
 #                                       runtime (csrc/runtime/*.cpp), which
 #                                       every platform compiles: with another
 #                                       torch's headers, that they still
-#                                       build against it (two files at once)
+#                                       build against it, and as a Mac's
+#                                       compiler sees them (macOS's int64_t,
+#                                       __APPLE__: tools/macos_host; two
+#                                       files at once)
 #   CXX=clang++-17 tools/check_objc.sh  another clang (default clang++-16)
 #   TORCH_INCLUDE=/path/to/torch/include tools/check_objc.sh
 #                                       another torch's headers (e.g. a macOS wheel's,
@@ -65,14 +69,24 @@ fi
 echo "check_objc: torch $torch_major.$torch_minor headers from $TORCH_INCLUDE, -std=$cxx_std"
 
 if [ "${1:-}" = "--host-stubs" ]; then
-  shopt -s nullglob
-  stubs=("$ROOT"/csrc/operations/*.mm "$ROOT"/csrc/runtime/*.cpp)
-  shopt -u nullglob
+  shift
+  if [ "$#" -gt 0 ]; then
+    stubs=("$@")
+  else
+    shopt -s nullglob
+    stubs=("$ROOT"/csrc/operations/*.mm "$ROOT"/csrc/runtime/*.cpp)
+    shopt -u nullglob
+  fi
   PYTHON_INCLUDE="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
   export CXX cxx_std TORCH_INCLUDE ROOT PYTHON_INCLUDE
-  # Errors only: warnings are the build's business.
+  # Errors only: warnings are the build's business. As a Mac's compiler sees
+  # them (the Linux build already checks Linux): macOS's integer types
+  # (tools/macos_host: int64_t is long long there, long here), __APPLE__
+  # defined and __linux__ not, so torch's headers take their macOS branches
+  # (SymInt's size_t operators, Scalar's `long` constructor).
   printf '%s\n' "${stubs[@]}" | xargs -P 2 -I{} sh -c '
-    if "$CXX" -x c++ -std="$cxx_std" -fsyntax-only -w -isystem "$TORCH_INCLUDE" \
+    if "$CXX" -x c++ -std="$cxx_std" -fsyntax-only -w -isystem "$ROOT/tools/macos_host" \
+        -U__linux__ -U__linux -Ulinux -U__gnu_linux__ -D__APPLE__ -D__MACH__ -isystem "$TORCH_INCLUDE" \
         -isystem "$TORCH_INCLUDE/torch/csrc/api/include" -isystem "$PYTHON_INCLUDE" -I "$ROOT/csrc" "{}"; then
       echo "check_objc: ok   $(basename "{}") (host, plain C++)"
     else
