@@ -68,6 +68,14 @@ else
 fi
 echo "check_objc: torch $torch_major.$torch_minor headers from $TORCH_INCLUDE, -std=$cxx_std"
 
+# What a Mac's compiler sees of its platform, for every check below (the
+# Linux build already checks Linux): macOS's integer types (tools/macos_host:
+# int64_t is long long there, long here), __APPLE__ defined and __linux__
+# not, so torch's headers take their macOS branches (SymInt's size_t
+# operators, Scalar's `long` constructor). Word-split where used: ROOT holds
+# no blanks.
+MACOS_MODEL="-isystem $ROOT/tools/macos_host -U__linux__ -U__linux -Ulinux -U__gnu_linux__ -D__APPLE__ -D__MACH__"
+
 if [ "${1:-}" = "--host-stubs" ]; then
   shift
   if [ "$#" -gt 0 ]; then
@@ -78,15 +86,10 @@ if [ "${1:-}" = "--host-stubs" ]; then
     shopt -u nullglob
   fi
   PYTHON_INCLUDE="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
-  export CXX cxx_std TORCH_INCLUDE ROOT PYTHON_INCLUDE
-  # Errors only: warnings are the build's business. As a Mac's compiler sees
-  # them (the Linux build already checks Linux): macOS's integer types
-  # (tools/macos_host: int64_t is long long there, long here), __APPLE__
-  # defined and __linux__ not, so torch's headers take their macOS branches
-  # (SymInt's size_t operators, Scalar's `long` constructor).
+  export CXX cxx_std TORCH_INCLUDE ROOT PYTHON_INCLUDE MACOS_MODEL
+  # Errors only: warnings are the build's business.
   printf '%s\n' "${stubs[@]}" | xargs -P 2 -I{} sh -c '
-    if "$CXX" -x c++ -std="$cxx_std" -fsyntax-only -w -isystem "$ROOT/tools/macos_host" \
-        -U__linux__ -U__linux -Ulinux -U__gnu_linux__ -D__APPLE__ -D__MACH__ -isystem "$TORCH_INCLUDE" \
+    if "$CXX" -x c++ -std="$cxx_std" -fsyntax-only -w $MACOS_MODEL -isystem "$TORCH_INCLUDE" \
         -isystem "$TORCH_INCLUDE/torch/csrc/api/include" -isystem "$PYTHON_INCLUDE" -I "$ROOT/csrc" "{}"; then
       echo "check_objc: ok   $(basename "{}") (host, plain C++)"
     else
@@ -115,6 +118,7 @@ flags=(
   # Selector and protocol mistakes, and nil where Apple says nonnull.
   -Wobjc-method-access -Wobjc-signed-char-bool -Wnonnull -Wnullable-to-nonnull-conversion
   -Wundeclared-selector -Wincomplete-implementation
+  $MACOS_MODEL
   # Our stubs and torch's headers are system headers, like the SDK's.
   -isystem "$ROOT/tools/objc_stubs"
   -isystem "$TORCH_INCLUDE"
@@ -133,7 +137,7 @@ for h in "$ROOT"/csrc/metal/*.h "$ROOT"/csrc/metal/*.cpp; do
   [ -e "$h" ] || continue
   if grep -q '^#if !defined(__OBJC__)' "$h"; then continue; fi
   if "$CXX" -x c++ -std="$cxx_std" -fsyntax-only -Wall -Wextra -Werror -Wno-pragma-once-outside-header \
-      -isystem "$TORCH_INCLUDE" -isystem "$TORCH_INCLUDE/torch/csrc/api/include" -I "$ROOT/csrc" "$h"; then
+      $MACOS_MODEL -isystem "$TORCH_INCLUDE" -isystem "$TORCH_INCLUDE/torch/csrc/api/include" -I "$ROOT/csrc" "$h"; then
     echo "check_objc: ok   $(basename "$h") (plain C++)"
   else
     echo "check_objc: FAIL $(basename "$h") (plain C++)" >&2
