@@ -78,15 +78,22 @@ def _sleep_cycles_per_second() -> float:
     return 10_000_000 / (start.elapsed_time(end) / 1e3)
 
 
+def idle_host_seconds(fn) -> float:
+    """The host's time for one fn() on an idle GPU: its enqueue time, and for
+    a call that waits for the GPU, its kernels and the round trip too."""
+    torch.cuda.synchronize()
+    begin = time.perf_counter()
+    fn()
+    seconds = time.perf_counter() - begin
+    torch.cuda.synchronize()
+    return seconds
+
+
 def gpu_seconds(fn, cycles_per_second: float) -> float:
     """Median GPU time of one fn() call: CALLS calls, each between two events
     and enqueued while the GPU sleeps through the host's enqueue time."""
     fn()  # warm-up: loads (JIT-compiles) the kernels, fills the allocator
-    torch.cuda.synchronize()
-    begin = time.perf_counter()
-    fn()
-    host = time.perf_counter() - begin  # the host's enqueue time (and any wait for the GPU)
-    torch.cuda.synchronize()
+    host = idle_host_seconds(fn)
     sleep_cycles = int(min(2 * host + 0.005, 2.0) * cycles_per_second)
     times = []
     for _ in range(CALLS):
@@ -105,12 +112,7 @@ def waits_for_gpu(fn, cycles_per_second: float) -> bool:
     it (a flag or a value read back at the call). Called while the GPU sleeps
     through many times fn's own host time, it then returns after the sleep;
     one that only enqueues returns long before."""
-    torch.cuda.synchronize()
-    begin = time.perf_counter()
-    fn()
-    alone = time.perf_counter() - begin  # on an idle GPU: enqueue time, or the kernels and the round trip
-    torch.cuda.synchronize()
-    sleep = 0.02 + 4 * alone
+    sleep = 0.02 + 4 * idle_host_seconds(fn)
     torch.cuda._sleep(int(sleep * cycles_per_second))
     begin = time.perf_counter()
     fn()
