@@ -163,6 +163,26 @@ def test_multilabel_margin_loss_forward_and_backward(kind, reduction):
     assert any(d.kernel.startswith("multilabel_margin_loss_backward") for d in prof.dispatches)
 
 
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_multilabel_backward_reads_is_target_as_given(reduction):
+    """is_target need not be the forward's record: a listed class may be
+    unmarked, so both of its terms (it violates others' margins and others
+    violate its own) count; a label listed twice counts twice."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(6, 40, generator=g) * 0.3
+    y = _labels(6, 40, seed=4)
+    is_target = (torch.rand(6, 40, generator=g) < 0.5).float()
+    grad = torch.rand(6 if reduction == 0 else (), generator=g) + 0.5
+
+    def fn(grad_, x_, y_, is_target_):
+        return torch.ops.aten.multilabel_margin_loss_backward(grad_, x_, y_, reduction, is_target_)
+
+    expected = fn(grad, x, y, is_target)
+    actual, dispatches = run_on_kernels(fn, grad, x, y, is_target)
+    assert_matches(actual, expected)
+    assert any(d.kernel.startswith("multilabel_margin_loss_backward") for d in dispatches)
+
+
 def test_multilabel_errors_are_the_cpus():
     x, y = ML_CASES["matrix"]()
     bad_label, below = y.clone(), y.clone()

@@ -232,6 +232,12 @@ kernel void multilabel_margin_loss(
 // order, +scale where k is unmarked (is_target 0) and 1 - x[j] + x[k] > 0,
 // and -scale for each unmarked m with 1 - x[k] + x[m] > 0 where j is k.
 // The sum is then multiplied by grad_output, as on the CPU.
+//
+// Every term is +-scale, so the kernel counts them in integers and scales
+// once: exact, where the CPU's running float sum rounds. The scan over m runs
+// after the list loop, once per thread whose class is listed: inside the list
+// loop only the one thread whose k is labels[q] would take it, so a SIMD
+// group ran one 1-wide scan per listed class in it, one after another.
 template <typename T>
 kernel void multilabel_margin_loss_backward(
     device T* grad_x [[buffer(0)]],
@@ -246,26 +252,23 @@ kernel void multilabel_margin_loss_backward(
   constant long* labels = target + i * c;
   constant T* marked = is_target + i * c;
   const long listed = listed_count(labels, c);
-  const float g = params.scale;
   const bool k_unmarked = marked[k] == T(0);
-  long violated = -1;  // unmarked m violating k's margin: counted when k is listed
-  float result = 0.0f;
+  const float x_k = float(row[k]);
+  long margins_k_violates = 0;  // listed j with k unmarked and 1 - x[j] + x[k] > 0
+  long times_listed = 0;        // q with labels[q] == k
   for (long q = 0; q < listed; ++q) {
     const long j = labels[q];
-    if (j == k) {
-      if (violated < 0) {
-        violated = 0;
-        for (long m = 0; m < c; ++m) {
-          violated += (marked[m] == T(0) && 1.0f - float(row[k]) + float(row[m]) > 0.0f) ? 1 : 0;
-        }
-      }
-      result -= g * float(violated);
-    }
-    if (k_unmarked && 1.0f - float(row[j]) + float(row[k]) > 0.0f) {
-      result += g;
+    times_listed += j == k ? 1 : 0;
+    margins_k_violates += (k_unmarked && 1.0f - float(row[j]) + x_k > 0.0f) ? 1 : 0;
+  }
+  long violating_k = 0;  // unmarked m with 1 - x[k] + x[m] > 0
+  if (times_listed > 0) {
+    for (long m = 0; m < c; ++m) {
+      violating_k += (marked[m] == T(0) && 1.0f - x_k + float(row[m]) > 0.0f) ? 1 : 0;
     }
   }
-  grad_x[i * c + k] = static_cast<T>(result * float(grad[params.grad_per_sample ? i : 0]));
+  const float terms = float(margins_k_violates - times_listed * violating_k);
+  grad_x[i * c + k] = static_cast<T>(terms * params.scale * float(grad[params.grad_per_sample ? i : 0]));
 }
 
 MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(multilabel_margin_loss, reduce, float, float),
