@@ -27,7 +27,9 @@ def _rows(n, m):
 
 
 @pytest.mark.parametrize("p", P_VALUES)
-@pytest.mark.parametrize("n, m", [(5, 7), (9, 300), (70, 3)])
+# Rows of m columns take 8 to 256 threads a pair (the host's row_threads):
+# m = 2500 spans several SIMD groups, its pairs merged through threadgroup memory.
+@pytest.mark.parametrize("n, m", [(5, 7), (9, 300), (70, 3), (5, 2500)])
 def test_pdist_forward_and_backward(p, n, m):
     torch.manual_seed(0)
     x = _rows(n, m)

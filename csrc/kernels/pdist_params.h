@@ -6,11 +6,14 @@
 
 namespace mps_ops {
 
-// _pdist_forward / _pdist_backward: n rows of m elements, the norm's p.
+// _pdist_forward / _pdist_backward: n rows of m elements, the norm's p;
+// the forward's n (n - 1) / 2 pairs, `share` threads each (row_threads).
 struct pdist_params {
   float p;
+  unsigned int share;
   long n;
   long m;
+  long pairs;
 };
 
 }  // namespace mps_ops

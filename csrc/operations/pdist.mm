@@ -4,6 +4,7 @@
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
+#include "../runtime/reduction.h"
 
 #include "../kernels/pdist_params.h"
 
@@ -41,13 +42,15 @@ at::Tensor _pdist_forward(const at::Tensor& self, double p) {
     return at::zeros({pairs}, self.options());
   }
   TORCH_CHECK(pairs <= UINT32_MAX, "mps_ops: _pdist_forward of more than 2**32 - 1 pairs");
+  const KernelHandle* kernel = kernels.get(Variant::reduce, at::kFloat, at::kFloat);
+  const RowThreads rows = row_threads(m, pairs, backend().max_threads_per_group(kernel));
+  TORCH_CHECK(rows.groups <= UINT32_MAX, "mps_ops: _pdist_forward over more than 2**32 - 1 threadgroups");
   at::Tensor out = at::empty({pairs}, self.options());
-  const pdist_params params{static_cast<float>(p), n, m};
-  // A multiple of the SIMD width, enough threads for a row, at most 256.
-  const uint32_t group = static_cast<uint32_t>(std::min<int64_t>(256, (m + 31) / 32 * 32));
-  KernelFunction function(kernels.get(Variant::reduce, at::kFloat, at::kFloat));
+  const pdist_params params{static_cast<float>(p), static_cast<unsigned int>(rows.share), n, m, pairs};
+  KernelFunction function(kernel);
   function.bind_operands(out, self).bind(params);
-  function.dispatch(Dim3{group, static_cast<uint32_t>(pairs), 1}, Dim3{group, 1, 1});
+  function.dispatch(Dim3{static_cast<uint32_t>(rows.group), static_cast<uint32_t>(rows.groups), 1},
+                    Dim3{static_cast<uint32_t>(rows.group), 1, 1});
   return out;
 }
 
@@ -73,7 +76,7 @@ at::Tensor _pdist_backward(const at::Tensor& grad, const at::Tensor& self, doubl
   }
   TORCH_CHECK(n <= UINT32_MAX && m <= UINT32_MAX, "mps_ops: _pdist_backward grid too large");
   const at::Tensor grad_c = grad.contiguous();
-  const pdist_params params{static_cast<float>(p), n, m};
+  const pdist_params params{static_cast<float>(p), 0, n, m, pairs};
   KernelFunction function(kernels.get(Variant::dense, at::kFloat, at::kFloat));
   function.bind_operands(result, grad_c, self, pdist).bind(params);
   function.dispatch(Dim3{static_cast<uint32_t>(m), static_cast<uint32_t>(n), 1});
