@@ -65,6 +65,7 @@ MEMORY_RATIO = 0.8  # ... then ours must reach 0.8x torch
 WEAK_COPY_SHARE, WEAK_TORCH_RATIO = 0.5, 1.0  # weak-baseline floor: min(0.5 x copy, 1.0 x torch)
 CALLS = 9
 ACCURACY_ELEMENTS = 1 << 20
+ACCURACY_ROWS = 64
 
 
 def _sleep_cycles_per_second() -> float:
@@ -136,12 +137,23 @@ def _max_relative_error(result, truth) -> float:
     return float(errors.max()) if errors.numel() else 0.0
 
 
+def accuracy_inputs(case, inputs) -> list:
+    """A piece of the inputs small enough for the float64 truth on the CPU:
+    an element-wise op's first ACCURACY_ELEMENTS elements; any other op's
+    first ACCURACY_ROWS rows (of each input whose first dim is the first
+    input's: pdist's points, a loss's scores and targets)."""
+    if case.family.startswith("elementwise"):
+        return [t.reshape(-1)[:ACCURACY_ELEMENTS] if t.dim() > 0 else t for t in inputs]
+    rows = inputs[0].size(0) if inputs[0].dim() > 0 else None
+    return [t[:ACCURACY_ROWS] if t.dim() > 0 and t.size(0) == rows else t for t in inputs]
+
+
 def accuracy(case, inputs) -> dict:
     """Max relative error of ours and torch's against the op in float64 on
-    the CPU, over the first ACCURACY_ELEMENTS elements (element-wise ops)."""
+    the CPU, on accuracy_inputs (the first tensor of the result)."""
     from mps_ops.testing import emulate
 
-    small = [t.reshape(-1)[:ACCURACY_ELEMENTS] if t.dim() > 0 else t for t in inputs]
+    small = accuracy_inputs(case, inputs)
     truth = case.call(*[t.cpu().double() if t.is_floating_point() else t.cpu() for t in small])
     with emulate():
         ours = case.call(*[t.clone() for t in small])
@@ -227,7 +239,7 @@ def measure(case, cycles_per_second: float, copy: float) -> dict:
             a.shape == b.shape and torch.allclose(a.double(), b.double(), rtol=1e-2, atol=1e-2, equal_nan=True)
             for a, b in zip(tensors_in(result), tensors_in(expected)))
     row.update(classify(row["ours_gbps"], row["torch_gbps"], copy, case.high_arithmetic))
-    if row["bound"] == "compute" and case.family.startswith("elementwise") and case.dtype == torch.float32:
+    if row["bound"] == "compute" and case.dtype == torch.float32:
         row.update(accuracy(case, inputs))
     return row
 
