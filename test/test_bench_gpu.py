@@ -110,10 +110,11 @@ def test_a_call_that_waits_for_the_gpu_is_told_from_one_that_enqueues(monkeypatc
 def test_compute_rows_of_any_family_get_their_accuracy_on_a_few_rows():
     """pdist's row (compute on the GPU) is judged against float64 on its
     first ACCURACY_ROWS points, not on a flat cut of them."""
+    from helpers import to_device
     from mps_ops import profile
 
     case = next(c for c in gpu_cases.all_cases(["pdist"]) if c.kernel == "_pdist_forward")
-    inputs = case.maker()
+    inputs = to_device(case.maker())
     assert [tuple(t.shape) for t in bench_gpu.accuracy_inputs(case, inputs)] == [(bench_gpu.ACCURACY_ROWS, 256)]
     with profile() as prof:
         errors = bench_gpu.accuracy(case, inputs)
