@@ -233,7 +233,7 @@ def _one_class_inputs(layout: str, rows: int, cols: int, dtype) -> list:
 
 def _multilabel_backward(x, y):
     loss, is_target = torch.ops.aten.multilabel_margin_loss_forward(x, y, 1)
-    return torch.ops.aten.multilabel_margin_loss_backward(torch.ones((), device=x.device), x, y, 1,
+    return torch.ops.aten.multilabel_margin_loss_backward(torch.ones((), dtype=x.dtype, device=x.device), x, y, 1,
                                                          is_target)
 
 
@@ -280,7 +280,7 @@ WITH_OWN_INPUTS = {
                                   (), kind="pool", inputs=_pool_inputs),
     "_pdist_forward": OpSpec(torch.pdist, (), kind="reduction", inputs=_reduction_inputs),
     "_pdist_backward": OpSpec(lambda x: torch.ops.aten._pdist_backward(
-        torch.ones(x.size(0) * (x.size(0) - 1) // 2, device=x.device), x.contiguous(), 2.0,
+        torch.ones(x.size(0) * (x.size(0) - 1) // 2, dtype=x.dtype, device=x.device), x.contiguous(), 2.0,
         torch.pdist(x)), (), kind="reduction", inputs=_reduction_inputs),
     "multi_margin_loss": OpSpec(torch.nn.functional.multi_margin_loss, (), kind="loss",
                                 inputs=_one_class_inputs),
