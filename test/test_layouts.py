@@ -117,6 +117,30 @@ def test_binary_empty_dispatches_nothing(name):
     assert not _check(fn, make_a((0, 4)), make_b((0, 4)), expect_dispatch=False)
 
 
+# 2-byte elements in and out (half, bfloat16, int16) go through the dense
+# kernels two per 32-bit word (elementwise.h: paired_dense_elements): whole
+# 256-element tiles as words, the last, partial tile one element at a time;
+# an operand that does not start on a 4-byte boundary takes the strided
+# kernel instead. frexp's second output is an int: single elements.
+PAIRED_DTYPES = (torch.float16, torch.bfloat16, torch.int16)
+_DTYPES = {r.name.split("::")[1]: r.dtypes for r in mps_ops.ops()}
+PAIRED = [(name, dtype) for name in [*UNARY, *BINARY] if name != "frexp"
+          for dtype in PAIRED_DTYPES if dtype in _DTYPES[name]]
+PAIRED_STARTS = {"aligned": (0, "dense"), "word_offset": (2, "dense"), "half_word_offset": (1, "strided")}
+
+
+@pytest.mark.parametrize("start", list(PAIRED_STARTS))
+@pytest.mark.parametrize("name, dtype", PAIRED, ids=[f"{n}-{str(d).split('.')[1]}" for n, d in PAIRED])
+def test_two_byte_elements_in_words_and_tile_tails(name, dtype, start):
+    fn, *makers = UNARY.get(name) or BINARY[name]
+    offset, variant = PAIRED_STARTS[start]
+    n = 3 * 256 + 37  # three whole tiles and a partial one
+    operands = [make((n + 3,)).to(dtype)[offset:offset + n] for make in makers]
+    if fn(*operands).element_size() != 2:  # integers into float: single elements, any start
+        variant = "dense"
+    _check(fn, *operands, variant=variant)
+
+
 @pytest.mark.parametrize("name", NUMBER_OPERANDS)
 def test_python_number_operands(name):
     fn, make_x, make_n = BINARY[name]

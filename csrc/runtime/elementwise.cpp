@@ -10,6 +10,8 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
+#include <cstdint>
+
 namespace mps_ops {
 
 at::TensorIteratorConfig elementwise_config(bool output_from_caller) {
@@ -112,6 +114,16 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
     TORCH_INTERNAL_ASSERT(arg < n_out || iter.dtype(arg) == in_dtype, kernels.op(),
                           ": tensor inputs must have the kernel's input dtype");
     if (iter.ndim() == 1 && iter.strides(arg)[0] != static_cast<int64_t>(iter.element_size(arg))) {
+      dense = false;
+    }
+  }
+
+  // Single-output dense kernels over 2-byte elements in and out read and
+  // write them two per 32-bit word (elementwise.h: paired_dense_elements):
+  // only where every tensor operand starts on a word; else strided.
+  const bool paired = n_out == 1 && c10::elementSize(in_dtype) == 2 && c10::elementSize(out_dtype) == 2;
+  for (int arg = 0; paired && dense && arg < n_ops; ++arg) {
+    if (!is_value_operand(iter, arg) && reinterpret_cast<uintptr_t>(iter.data_ptr(arg)) % 4 != 0) {
       dense = false;
     }
   }
