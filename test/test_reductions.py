@@ -422,10 +422,14 @@ def test_split_slices_reduced_precision(split, dtype):
         fn = _split_call(name, dims)
         if fn is not None:
             dispatches = _check(fn, x)
-            # max and min read a contiguous input in words of two elements:
-            # half the slice's length, half its chunks.
+            # max, min and aminmax read a contiguous input in words of two elements:
+            # half the slice's length, half its chunks (last_dim_long's rows of
+            # 10000 elements, 5000 words, then fit one chunk each: no merge).
             paired = any("_pairs_" in d.kernel for d in dispatches)
-            _split_geometry(dispatches, first[:2] + (first[2] // 2,) if paired else first, merge)
+            if paired and split == "last_dim_long":
+                assert [(d.variant, d.threads) for d in dispatches] == [("reduce", first[:2] + (1,))], dispatches
+            else:
+                _split_geometry(dispatches, first[:2] + (first[2] // 2,) if paired else first, merge)
 
 
 @pytest.mark.parametrize("split", ["all_dims", "first_dim_long", "last_dim_long"])
@@ -595,7 +599,7 @@ def test_mode_empty_and_errors():
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("name", ["max", "min", "aminmax", "aminmax_dim"])
 def test_max_min_read_contiguous_halves_in_pairs(name, dtype):
     """Contiguous half and bfloat16 inputs of an even length are read two
     elements per 32-bit word: the extreme, a NaN and an infinity each in the
@@ -605,7 +609,7 @@ def test_max_min_read_contiguous_halves_in_pairs(name, dtype):
     torch.manual_seed(7)
     base = values_with_limits(dtype, (4097,), scale=100.0)
     for at in (10, 11):  # the low and the high half of a word
-        for value in (float("nan"), float("inf"), -float("inf"), 1e4 if name == "max" else -1e4):
+        for value in (float("nan"), float("inf"), -float("inf"), -1e4 if name == "min" else 1e4, -1e4):
             x = base[:4096].clone()
             x[at] = value
             dispatches = _check_exact(fn, x)

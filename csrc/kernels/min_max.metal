@@ -96,6 +96,10 @@ template <typename In>
 struct min_half_pairs_reducer : element_pairs_of<half, min_reducer<half>> {};
 template <typename In>
 struct min_bfloat_pairs_reducer : element_pairs_of<bfloat, min_reducer<bfloat>> {};
+template <typename In>
+struct aminmax_half_pairs_reducer : element_pairs_of<half, aminmax_reducer<half>> {};
+template <typename In>
+struct aminmax_bfloat_pairs_reducer : element_pairs_of<bfloat, aminmax_reducer<bfloat>> {};
 
 MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(REGISTER_REDUCE_ONE_OP_SAME_TYPE, max)
 MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(REGISTER_REDUCE_ONE_OP_SAME_TYPE, min)
@@ -104,3 +108,5 @@ REGISTER_REDUCE_ONE_OP(max_half_pairs, half, int)
 REGISTER_REDUCE_ONE_OP(max_bfloat_pairs, bfloat, int)
 REGISTER_REDUCE_ONE_OP(min_half_pairs, half, int)
 REGISTER_REDUCE_ONE_OP(min_bfloat_pairs, bfloat, int)
+REGISTER_REDUCE_TWO_OP(aminmax_half_pairs, half, int)
+REGISTER_REDUCE_TWO_OP(aminmax_bfloat_pairs, bfloat, int)

@@ -61,8 +61,20 @@ std::tuple<at::Tensor, at::Tensor> aminmax_impl(const at::Tensor& self, std::opt
   const auto& shape = !dim ? std::vector<int64_t>{} : keepdim ? plan.kept_shape : plan.dropped_shape;
   at::Tensor lo = at::empty(shape, self.options()), hi = at::empty(shape, self.options());
   static KernelCache kernels("aminmax");
-  dispatch_reduction(reducer_kernels(kernels, self.scalar_type(), self.scalar_type()), {&lo, &hi}, self,
-                     plan, nothing);
+  static KernelCache half_pairs("aminmax_half_pairs");
+  static KernelCache bfloat_pairs("aminmax_bfloat_pairs");
+  const auto dtype = self.scalar_type();
+  // Contiguous half and bfloat16 slices of an even length as int32 words of
+  // two elements, as max and min take them.
+  const std::optional<WordPlan> words = dtype == at::kHalf || dtype == at::kBFloat16
+                                            ? slices_in_words("_aminmax", self, plan)
+                                            : std::nullopt;
+  if (words) {
+    KernelCache& pairs = dtype == at::kHalf ? half_pairs : bfloat_pairs;
+    dispatch_reduction(reducer_kernels(pairs, dtype, at::kInt), {&lo, &hi}, words->words, words->plan, nothing);
+  } else {
+    dispatch_reduction(reducer_kernels(kernels, dtype, dtype), {&lo, &hi}, self, plan, nothing);
+  }
   return {lo, hi};
 }
 
