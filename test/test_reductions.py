@@ -426,7 +426,12 @@ def test_split_slices_reduced_precision(split, dtype):
             # half the slice's length, half its chunks (last_dim_long's rows of
             # 10000 elements, 5000 words, then fit one chunk each: no merge).
             paired = any("_pairs_" in d.kernel for d in dispatches)
-            if paired and split == "last_dim_long":
+            if any("_column_pairs_" in d.kernel for d in dispatches):
+                # aminmax over the first dim reads words of two columns: 20 of
+                # them, one group's worth, its 3 chunks merged by 160 threads.
+                assert split == "first_dim_long"
+                assert [d.threads for d in dispatches] == [(256, 1, 3), (160, 1, 1)], dispatches
+            elif paired and split == "last_dim_long":
                 assert [(d.variant, d.threads) for d in dispatches] == [("reduce", first[:2] + (1,))], dispatches
             else:
                 _split_geometry(dispatches, first[:2] + (first[2] // 2,) if paired else first, merge)
@@ -619,3 +624,31 @@ def test_max_min_read_contiguous_halves_in_pairs(name, dtype):
         assert not any("_pairs_" in d.kernel for d in dispatches), dispatches
     # One slice of many groups' worth of words, split and merged.
     _check_exact(fn, values_with_limits(dtype, (1 << 20,), scale=100.0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("dim, keepdim", [(0, False), (1, True), (-2, False)])
+def test_aminmax_over_other_dims_reads_neighbouring_columns_in_pairs(dim, keepdim, dtype):
+    """_aminmax over a dim other than a contiguous last one of an even length
+    reads two neighbouring columns per 32-bit word and writes both outputs as
+    such words: a NaN, an infinity and each column's extremes in the low and
+    the high column of a word come out exactly as the CPU's; an odd last dim,
+    a start between words or a strided input take the one-column kernels."""
+    torch.manual_seed(8)
+    fn = lambda t: torch._aminmax(t, dim, keepdim=keepdim)  # noqa: E731
+    x = values_with_limits(dtype, (3, 300, 34), scale=100.0)
+    x[0, 7, 10], x[1, 9, 11] = float("nan"), float("nan")  # the low and the high column of word 5
+    x[2, 5, 12], x[2, 6, 13] = float("inf"), -float("inf")
+    x[1, 200, 20], x[0, 3, 21] = 1e4, -1e4
+    dispatches = _check_exact(fn, x)
+    assert [d.kernel.split("_reduce_")[0].split("_merge_")[0] for d in dispatches] == \
+        [f"aminmax_{'half' if dtype == torch.float16 else 'bfloat'}_column_pairs"] * len(dispatches), dispatches
+    # Long columns: split into chunks, whose states the merge pass combines.
+    long = values_with_limits(dtype, (20000, 40), scale=100.0)
+    long[15000, 3] = float("nan")
+    dispatches = _check_exact(lambda t: torch._aminmax(t, 0), long)
+    assert [d.variant for d in dispatches] == ["reduce", "merge"] and "_column_pairs_" in dispatches[1].kernel
+    flat = values_with_limits(dtype, (3 * 300 * 34 + 1,), scale=100.0)
+    for y in (x[..., :33], flat[1:].view(3, 300, 34), x[:, :, ::2], x.transpose(0, 1)):
+        dispatches = _check_exact(fn, y)
+        assert not any("_column_pairs_" in d.kernel for d in dispatches), dispatches

@@ -63,12 +63,25 @@ std::tuple<at::Tensor, at::Tensor> aminmax_impl(const at::Tensor& self, std::opt
   static KernelCache kernels("aminmax");
   static KernelCache half_pairs("aminmax_half_pairs");
   static KernelCache bfloat_pairs("aminmax_bfloat_pairs");
+  static KernelCache half_column_pairs("aminmax_half_column_pairs");
+  static KernelCache bfloat_column_pairs("aminmax_bfloat_column_pairs");
   const auto dtype = self.scalar_type();
+  const bool two_bytes = dtype == at::kHalf || dtype == at::kBFloat16;
+  // Over a dim other than a contiguous last one of an even length: the input
+  // and both outputs as int32 words of two neighbouring columns
+  // (aminmax_column_pairs in min_max.metal).
+  if (two_bytes && dim && self.dim() >= 2 && self.numel() > 0 && self.is_contiguous() &&
+      at::maybe_wrap_dim(*dim, self.dim()) != self.dim() - 1 && in_element_pairs(self.size(-1), {&self, &lo, &hi})) {
+    const at::Tensor words = self.view(at::kInt);
+    const at::Tensor lo_words = lo.view(at::kInt), hi_words = hi.view(at::kInt);
+    KernelCache& pairs = dtype == at::kHalf ? half_column_pairs : bfloat_column_pairs;
+    dispatch_reduction(reducer_kernels(pairs, at::kInt, at::kInt), {&lo_words, &hi_words}, words,
+                       plan_reduction(words, {at::maybe_wrap_dim(*dim, self.dim())}), nothing);
+    return {lo, hi};
+  }
   // Contiguous half and bfloat16 slices of an even length as int32 words of
   // two elements, as max and min take them.
-  const std::optional<WordPlan> words = dtype == at::kHalf || dtype == at::kBFloat16
-                                            ? slices_in_words("_aminmax", self, plan)
-                                            : std::nullopt;
+  const std::optional<WordPlan> words = two_bytes ? slices_in_words("_aminmax", self, plan) : std::nullopt;
   if (words) {
     KernelCache& pairs = dtype == at::kHalf ? half_pairs : bfloat_pairs;
     dispatch_reduction(reducer_kernels(pairs, dtype, at::kInt), {&lo, &hi}, words->words, words->plan, nothing);
