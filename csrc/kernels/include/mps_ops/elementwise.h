@@ -154,9 +154,8 @@ struct single_dense_elements {
   static void store(device U* dst, thread const U* values, uint first, uint count) {
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < per_thread<T>(); ++k) {
-      const uint i = first + k * elementwise_tile;
-      if (i < count) {
-        dst[i] = values[k];
+      if (at(first, k) < count) {
+        dst[at(first, k)] = values[k];
       }
     }
   }
