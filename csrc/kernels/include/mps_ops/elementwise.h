@@ -161,12 +161,12 @@ struct single_dense_elements {
   }
 };
 
-// paired_dense_elements: 2-byte elements in and out (half, bfloat16) two per
+// paired_dense_elements: 2-byte elements in and out (half, bfloat16, short) two per
 // 32-bit load and store, lane l of a tile taking 2l and 2l + 1, then the same
 // 2 * elementwise_tile further on: half the load and store instructions of
 // single elements for the same bytes, on an Apple GPU as on NVIDIA's (H200,
 // dense half and bfloat16: heaviside, threshold, threshold_backward,
-// hardtanh_backward 0.86-0.88x -> 0.96-0.99x torch's CUDA kernels, logit_
+// hardtanh_backward 0.86-0.88x -> 0.95-1.00x torch's CUDA kernels, logit_
 // 0.84 -> 0.87-0.94x). A whole tile loads with no per-element check (checked
 // loads behind branches left one load in flight: 0.6x); the grid's last,
 // partial tile takes its elements one at a time. The host takes these
@@ -235,7 +235,8 @@ struct dense_layout_of<true, In> {
   using type = paired_dense_elements<In>;
 };
 // Single-output dense kernels pair their elements where input and output
-// are both 2 bytes wide (csrc/runtime/elementwise.cpp: dense_in_pairs).
+// are both 2 bytes wide (exec_elementwise in csrc/runtime/elementwise.cpp
+// checks that every operand starts on a word).
 template <typename In, typename Out>
 using dense_layout = typename dense_layout_of<sizeof(In) == 2 && sizeof(Out) == 2, In>::type;
 
