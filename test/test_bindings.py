@@ -111,7 +111,7 @@ def test_every_active_op_is_checked():
 
 def test_declared_params_come_from_the_source():
     """pdist's kernels as pdist.metal declares them: a sanity check of the table itself."""
-    assert _C.kernel_params("pdist_forward_reduce_float_float") == [(0, "d", 4), (1, "c", 4), (2, "v", 24)]
+    assert _C.kernel_params("pdist_forward_reduce_float_float") == [(0, "d", 4), (1, "c", 4), (2, "v", 32)]
 
 
 def test_a_wrong_binding_is_reported():
@@ -120,15 +120,15 @@ def test_a_wrong_binding_is_reported():
     from mps_ops.profiling import Dispatch
 
     kernel = "pdist_forward_reduce_float_float"
-    good = Dispatch(kernel, (32, 3, 1), (32, 1, 1), (12, 24, 24), 2, (False, False, True), (4, 4, 0))
+    good = Dispatch(kernel, (32, 3, 1), (32, 1, 1), (12, 24, 32), 2, (False, False, True), (4, 4, 0))
     assert binding_problems(good) == []
     wrong_size = Dispatch(kernel, (32, 3, 1), (32, 1, 1), (12, 24, 16), 2, (False, False, True), (4, 4, 0))
-    assert "24 bytes but 16 are bound" in binding_problems(wrong_size)[0]
-    tensor_for_bytes = Dispatch(kernel, (32, 3, 1), (32, 1, 1), (12, 24, 24), 2, (False, False, False),
+    assert "32 bytes but 16 are bound" in binding_problems(wrong_size)[0]
+    tensor_for_bytes = Dispatch(kernel, (32, 3, 1), (32, 1, 1), (12, 24, 32), 2, (False, False, False),
                                 (4, 4, 4))
     assert "a buffer is bound" in binding_problems(tensor_for_bytes)[0]
-    extra = Dispatch(kernel, (32, 3, 1), (32, 1, 1), (12, 24, 24, 4), 2, (False, False, True, True),
+    extra = Dispatch(kernel, (32, 3, 1), (32, 1, 1), (12, 24, 32, 4), 2, (False, False, True, True),
                      (4, 4, 0, 0))
     assert "declares no buffer(3)" in binding_problems(extra)[0]
-    wrong_dtype = Dispatch(kernel, (32, 3, 1), (32, 1, 1), (24, 48, 24), 2, (False, False, True), (8, 8, 0))
+    wrong_dtype = Dispatch(kernel, (32, 3, 1), (32, 1, 1), (24, 48, 32), 2, (False, False, True), (8, 8, 0))
     assert "8-byte elements" in binding_problems(wrong_dtype)[0]

@@ -17,5 +17,10 @@ OVERLOAD_SAMPLES = [
            large=lambda dt: dict(self=torch.randn(64, 300).to(dt), out=empty(dt))),
     Sample("_aminmax", lambda dt: dict(self=torch.randn(3, 4).to(dt)),
            large=lambda dt: dict(self=torch.randn(64, 300).to(dt))),
-    Sample("_aminmax.dim", lambda dt: dict(self=torch.randn(3, 4).to(dt), dim=1, keepdim=False)),
+    # Over the last dim (half/bfloat16 slices as words), and over the first
+    # dim of long columns: split, and for half/bfloat16 two columns per word
+    # (min_max.mm's column pairs), reduce and merge kernels both.
+    Sample("_aminmax.dim", lambda dt: dict(self=torch.randn(3, 4).to(dt), dim=1, keepdim=False),
+           large=lambda dt: [dict(self=torch.randn(64, 300).to(dt), dim=1, keepdim=False),
+                             dict(self=torch.randn(20000, 40).to(dt), dim=0, keepdim=True)]),
 ]
