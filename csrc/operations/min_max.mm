@@ -10,17 +10,38 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 
+#include <initializer_list>
+#include <optional>
+
 namespace mps_ops {
 
 namespace {
 
 const no_params nothing{};
 
+bool two_bytes(c10::ScalarType dtype) {
+  return dtype == at::kHalf || dtype == at::kBFloat16;
+}
+
+// The plan's slices into outputs: contiguous half and bfloat16 slices of an
+// even length as int32 words of two elements (slices_in_words) through the
+// pairs kernels, anything else through `kernels`.
+void dispatch_slices(const char* name, KernelCache& kernels, KernelCache& half_pairs, KernelCache& bfloat_pairs,
+                     std::initializer_list<const at::Tensor*> outputs, const at::Tensor& self,
+                     const ReductionPlan& plan) {
+  const auto dtype = self.scalar_type();
+  const std::optional<WordPlan> words = two_bytes(dtype) ? slices_in_words(name, self, plan) : std::nullopt;
+  if (words) {
+    KernelCache& pairs = dtype == at::kHalf ? half_pairs : bfloat_pairs;
+    dispatch_reduction(reducer_kernels(pairs, dtype, at::kInt), outputs, words->words, words->plan, nothing);
+  } else {
+    dispatch_reduction(reducer_kernels(kernels, dtype, dtype), outputs, self, plan, nothing);
+  }
+}
+
 // max.unary_out / min.unary_out: the whole tensor into one value (an empty
 // input gives the identity, -inf / inf or the integer limits, as the CPU's
 // amax/amin do); the result is cast to out's dtype where the CPU allows.
-// Contiguous half and bfloat16 inputs of an even length go in as int32 words
-// of two elements (slices_in_words) to the pairs kernels.
 at::Tensor& extremum_out(KernelCache& kernels, KernelCache& half_pairs, KernelCache& bfloat_pairs, const char* name,
                          const at::Tensor& self, at::Tensor& out) {
   check_device(name, self);
@@ -29,17 +50,7 @@ at::Tensor& extremum_out(KernelCache& kernels, KernelCache& half_pairs, KernelCa
   check_output(name, out, self.scalar_type(), {}, {&self}, OutputDtype::castable);
   const ReductionPlan plan = plan_reduction(self, {});
   const ContiguousOutput target(out, self.scalar_type());
-  const auto dtype = self.scalar_type();
-  const std::optional<WordPlan> words = dtype == at::kHalf || dtype == at::kBFloat16
-                                            ? slices_in_words(name, self, plan)
-                                            : std::nullopt;
-  if (words) {
-    KernelCache& pairs = dtype == at::kHalf ? half_pairs : bfloat_pairs;
-    dispatch_reduction(reducer_kernels(pairs, dtype, at::kInt), {&target.tensor}, words->words, words->plan,
-                       nothing);
-  } else {
-    dispatch_reduction(reducer_kernels(kernels, dtype, dtype), {&target.tensor}, self, plan, nothing);
-  }
+  dispatch_slices(name, kernels, half_pairs, bfloat_pairs, {&target.tensor}, self, plan);
   target.copy_back();
   return out;
 }
@@ -66,28 +77,20 @@ std::tuple<at::Tensor, at::Tensor> aminmax_impl(const at::Tensor& self, std::opt
   static KernelCache half_column_pairs("aminmax_half_column_pairs");
   static KernelCache bfloat_column_pairs("aminmax_bfloat_column_pairs");
   const auto dtype = self.scalar_type();
-  const bool two_bytes = dtype == at::kHalf || dtype == at::kBFloat16;
   // Over a dim other than a contiguous last one of an even length: the input
   // and both outputs as int32 words of two neighbouring columns
   // (aminmax_column_pairs in min_max.metal).
-  if (two_bytes && dim && self.dim() >= 2 && self.numel() > 0 && self.is_contiguous() &&
-      at::maybe_wrap_dim(*dim, self.dim()) != self.dim() - 1 && in_element_pairs(self.size(-1), {&self, &lo, &hi})) {
+  const int64_t reduced = dim ? at::maybe_wrap_dim(*dim, self.dim()) : -1;
+  if (two_bytes(dtype) && dim && self.dim() >= 2 && self.numel() > 0 && self.is_contiguous() &&
+      reduced != self.dim() - 1 && in_element_pairs(self.size(-1), {&self, &lo, &hi})) {
     const at::Tensor words = self.view(at::kInt);
     const at::Tensor lo_words = lo.view(at::kInt), hi_words = hi.view(at::kInt);
     KernelCache& pairs = dtype == at::kHalf ? half_column_pairs : bfloat_column_pairs;
     dispatch_reduction(reducer_kernels(pairs, at::kInt, at::kInt), {&lo_words, &hi_words}, words,
-                       plan_reduction(words, {at::maybe_wrap_dim(*dim, self.dim())}), nothing);
+                       plan_reduction(words, {reduced}), nothing);
     return {lo, hi};
   }
-  // Contiguous half and bfloat16 slices of an even length as int32 words of
-  // two elements, as max and min take them.
-  const std::optional<WordPlan> words = two_bytes ? slices_in_words("_aminmax", self, plan) : std::nullopt;
-  if (words) {
-    KernelCache& pairs = dtype == at::kHalf ? half_pairs : bfloat_pairs;
-    dispatch_reduction(reducer_kernels(pairs, dtype, at::kInt), {&lo, &hi}, words->words, words->plan, nothing);
-  } else {
-    dispatch_reduction(reducer_kernels(kernels, dtype, dtype), {&lo, &hi}, self, plan, nothing);
-  }
+  dispatch_slices("_aminmax", kernels, half_pairs, bfloat_pairs, {&lo, &hi}, self, plan);
   return {lo, hi};
 }
 

@@ -103,6 +103,10 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
   const int n_ops = iter.ntensors();
   const int n_out = iter.noutputs();
   const c10::ScalarType out_dtype = iter.dtype(0);
+  // Single-output dense kernels over 2-byte elements in and out read and
+  // write them two per 32-bit word (elementwise.h: paired_dense_elements):
+  // only where every tensor operand starts on a word; else strided.
+  const bool paired = n_out == 1 && c10::elementSize(in_dtype) == 2 && c10::elementSize(out_dtype) == 2;
   int value_operands = 0, value_arg = -1;
   bool dense = iter.ndim() <= 1;
   for (int arg = 0; arg < n_ops; ++arg) {
@@ -116,14 +120,7 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
     if (iter.ndim() == 1 && iter.strides(arg)[0] != static_cast<int64_t>(iter.element_size(arg))) {
       dense = false;
     }
-  }
-
-  // Single-output dense kernels over 2-byte elements in and out read and
-  // write them two per 32-bit word (elementwise.h: paired_dense_elements):
-  // only where every tensor operand starts on a word; else strided.
-  const bool paired = n_out == 1 && c10::elementSize(in_dtype) == 2 && c10::elementSize(out_dtype) == 2;
-  for (int arg = 0; paired && dense && arg < n_ops; ++arg) {
-    if (!is_value_operand(iter, arg) && reinterpret_cast<uintptr_t>(iter.data_ptr(arg)) % 4 != 0) {
+    if (paired && reinterpret_cast<uintptr_t>(iter.data_ptr(arg)) % 4 != 0) {
       dense = false;
     }
   }
