@@ -134,6 +134,22 @@ struct float_sum {
 // Reduction none: out[i] = the element's loss, per_thread<T>() elements per
 // thread dealt out in tiles (elementwise.h). The host dispatches pieces of
 // at most 2**31 elements (n is the piece's).
+template <bool Whole, typename Rule, typename T>
+inline void pointwise_loss_elements(device T* out, constant T* x, constant T* y, constant T* w,
+                                    device int* bad_input, constant params& p, uint first, uint count) {
+  const bool weighted = p.weighted != 0;
+  T a[mps_ops::per_thread<T>()], b[mps_ops::per_thread<T>()];
+  mps_ops::load_dense<Whole>(a, x, first, count);
+  mps_ops::load_dense<Whole>(b, y, first, count);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < mps_ops::per_thread<T>(); ++k) {
+    const uint i = first + k * mps_ops::elementwise_tile;
+    if (Whole || i < count) {
+      out[i] = static_cast<T>(weighted_term<Rule>(a[k], b[k], w, i, bad_input, p, weighted));
+    }
+  }
+}
+
 template <typename Rule, typename T>
 kernel void pointwise_loss(
     device T* out [[buffer(0)]],
@@ -145,16 +161,11 @@ kernel void pointwise_loss(
     uint thread_index [[thread_position_in_grid]]) {
   const uint first = mps_ops::first_element<T>(thread_index);
   const uint count = uint(p.n);
-  const bool weighted = p.weighted != 0;
-  T a[mps_ops::per_thread<T>()], b[mps_ops::per_thread<T>()];
-  mps_ops::load_dense(a, x, first, count);
-  mps_ops::load_dense(b, y, first, count);
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < mps_ops::per_thread<T>(); ++k) {
-    const uint i = first + k * mps_ops::elementwise_tile;
-    if (i < count) {
-      out[i] = static_cast<T>(weighted_term<Rule>(a[k], b[k], w, i, bad_input, p, weighted));
-    }
+  // Unchecked whole tiles (elementwise.h, whole_dense_tile).
+  if (mps_ops::whole_dense_tile<T>(first, count)) {
+    pointwise_loss_elements<true, Rule>(out, x, y, w, bad_input, p, first, count);
+  } else {
+    pointwise_loss_elements<false, Rule>(out, x, y, w, bad_input, p, first, count);
   }
 }
 
@@ -249,27 +260,25 @@ kernel void pointwise_loss_merge(
 // instructions, and one conversion per stored pair, the same gradient bit
 // for bit. p.n counts elements; a thread takes per_thread of the stored
 // type's words, as many bytes either way.
-template <typename Rule, typename T, typename E>
-inline void loss_backward_words(device typename E::stored* grad_in, constant typename E::stored* x,
-                                constant typename E::stored* y, constant typename E::stored* w, constant T* grad,
-                                constant params& p, uint thread_index) {
+template <bool Whole, typename Rule, typename T, typename E>
+inline void loss_backward_elements(device typename E::stored* grad_in, constant typename E::stored* x,
+                                   constant typename E::stored* y, constant typename E::stored* w,
+                                   constant T* grad, constant params& p, uint first, uint count) {
   using stored = typename E::stored;
   constexpr uint K = mps_ops::per_thread<stored>();
-  const uint first = mps_ops::first_element<stored>(thread_index);
-  const uint count = uint(p.n) / E::width();
   // Read once (weighted_term says why).
   const bool weighted = p.weighted != 0, per_element = p.grad_per_element != 0;
   const float norm = p.norm;
   stored a[K], b[K];
-  mps_ops::load_dense(a, x, first, count);
-  mps_ops::load_dense(b, y, first, count);
+  mps_ops::load_dense<Whole>(a, x, first, count);
+  mps_ops::load_dense<Whole>(b, y, first, count);
   // One incoming gradient (a reduced loss's) is one element: never read as a word.
   const float single = per_element ? 0.0f : float(grad[0]);
   constant stored* grad_words = reinterpret_cast<constant stored*>(grad);
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < K; ++k) {
     const uint i = first + k * mps_ops::elementwise_tile;
-    if (i < count) {
+    if (Whole || i < count) {
       float gradient[E::width()];
       _Pragma("clang loop unroll(full)")
       for (uint j = 0; j < E::width(); ++j) {
@@ -281,6 +290,21 @@ inline void loss_backward_words(device typename E::stored* grad_in, constant typ
       }
       grad_in[i] = E::store(gradient);
     }
+  }
+}
+
+template <typename Rule, typename T, typename E>
+inline void loss_backward_words(device typename E::stored* grad_in, constant typename E::stored* x,
+                                constant typename E::stored* y, constant typename E::stored* w, constant T* grad,
+                                constant params& p, uint thread_index) {
+  using stored = typename E::stored;
+  const uint first = mps_ops::first_element<stored>(thread_index);
+  const uint count = uint(p.n) / E::width();
+  // Unchecked whole tiles (elementwise.h, whole_dense_tile).
+  if (mps_ops::whole_dense_tile<stored>(first, count)) {
+    loss_backward_elements<true, Rule, T, E>(grad_in, x, y, w, grad, p, first, count);
+  } else {
+    loss_backward_elements<false, Rule, T, E>(grad_in, x, y, w, grad, p, first, count);
   }
 }
 
