@@ -36,23 +36,23 @@ using params = mps_ops::pointwise_loss_params;
 // norm where the CPU applies it before any weight).
 struct mse_loss_rule {
   static int domain_error(float, float) { return 0; }
-  static float term(float x, float y, constant params&) {
+  static float term(float x, float y, thread const params&) {
     const float d = x - y;
     return d * d;
   }
   // norm: 2 / n for a mean, else 2.
-  static float gradient(float x, float y, float g, constant params& p) { return p.norm * (x - y) * g; }
+  static float gradient(float x, float y, float g, thread const params& p) { return p.norm * (x - y) * g; }
   static bool weight_then_norm() { return false; }
 };
 
 struct smooth_l1_loss_rule {
   static int domain_error(float, float) { return 0; }
   // beta 0 gives z, the L1 loss the CPU computes then.
-  static float term(float x, float y, constant params& p) {
+  static float term(float x, float y, thread const params& p) {
     const float z = fabs(x - y), beta = p.threshold;
     return z < beta ? 0.5f * z * z / beta : z - 0.5f * beta;
   }
-  static float gradient(float x, float y, float g, constant params& p) {
+  static float gradient(float x, float y, float g, thread const params& p) {
     // Any beta, as the CPU's (2.9 on): beta 0 gives -g at d = 0, not the
     // L1 loss's 0; the backward does not refuse a negative beta.
     const float d = x - y, beta = p.threshold, scaled = p.norm * g;
@@ -63,11 +63,11 @@ struct smooth_l1_loss_rule {
 
 struct huber_loss_rule {
   static int domain_error(float, float) { return 0; }
-  static float term(float x, float y, constant params& p) {
+  static float term(float x, float y, thread const params& p) {
     const float z = fabs(x - y), delta = p.threshold;
     return z < delta ? 0.5f * z * z : delta * (z - 0.5f * delta);
   }
-  static float gradient(float x, float y, float g, constant params& p) {
+  static float gradient(float x, float y, float g, thread const params& p) {
     const float d = x - y, delta = p.threshold;
     return d <= -delta ? -p.norm * g * delta : (d >= delta ? p.norm * g * delta : p.norm * d * g);
   }
@@ -95,11 +95,11 @@ struct binary_cross_entropy_rule {
     const float d = (u - 1.0f) + x;
     return log(u) - d * (2.0f - u);
   }
-  static float term(float x, float y, constant params&) {
+  static float term(float x, float y, thread const params&) {
     return (y - 1.0f) * max(log1p_of_negative(x), -100.0f) - y * max(log(x), -100.0f);
   }
   // Without the weight and the norm: the CPU applies them after.
-  static float gradient(float x, float y, float g, constant params&) {
+  static float gradient(float x, float y, float g, thread const params&) {
     return g * (x - y) / max((1.0f - x) * x, 1e-12f);
   }
   static bool weight_then_norm() { return true; }
@@ -107,19 +107,22 @@ struct binary_cross_entropy_rule {
 
 // One element's weighted loss; operands outside the rule's domain raise
 // bad_input[0] (the input) or bad_input[1] (the target) and count 0.
-// `weighted` is p.weighted, read once by the caller: read here, the store to
-// bad_input (which may alias p, for all the compiler knows) made each
-// element load it again.
+//
+// read_params_once: each kernel copies its params into registers before
+// its first store, and the rules read that copy. A store (to the output, to
+// bad_input) may alias the params buffer for all the compiler knows, so
+// every read of p after it was a load again, and each element's loads
+// waited for the one before it (the backward reloaded p.norm and the
+// incoming gradient after each element's store).
 template <typename Rule, typename T>
-inline float weighted_term(T x, T y, constant T* w, uint i, device int* bad_input, constant params& p,
-                           bool weighted) {
+inline float weighted_term(T x, T y, constant T* w, uint i, device int* bad_input, thread const params& p) {
   const int error = Rule::domain_error(float(x), float(y));
   if (error != 0) {
     bad_input[error - 1] = 1;
     return 0.0f;
   }
   const float term = Rule::term(float(x), float(y), p);
-  return weighted ? term * float(w[i]) : term;
+  return p.weighted ? term * float(w[i]) : term;
 }
 
 struct float_sum {
@@ -136,8 +139,7 @@ struct float_sum {
 // at most 2**31 elements (n is the piece's).
 template <bool Whole, typename Rule, typename T>
 inline void pointwise_loss_elements(device T* out, constant T* x, constant T* y, constant T* w,
-                                    device int* bad_input, constant params& p, uint first, uint count) {
-  const bool weighted = p.weighted != 0;
+                                    device int* bad_input, thread const params& p, uint first, uint count) {
   T a[mps_ops::per_thread<T>()], b[mps_ops::per_thread<T>()];
   mps_ops::load_dense<Whole>(a, x, first, count);
   mps_ops::load_dense<Whole>(b, y, first, count);
@@ -145,7 +147,7 @@ inline void pointwise_loss_elements(device T* out, constant T* x, constant T* y,
   for (uint k = 0; k < mps_ops::per_thread<T>(); ++k) {
     const uint i = first + k * mps_ops::elementwise_tile;
     if (Whole || i < count) {
-      out[i] = static_cast<T>(weighted_term<Rule>(a[k], b[k], w, i, bad_input, p, weighted));
+      out[i] = static_cast<T>(weighted_term<Rule>(a[k], b[k], w, i, bad_input, p));
     }
   }
 }
@@ -159,13 +161,14 @@ kernel void pointwise_loss(
     device int* bad_input [[buffer(4)]],
     constant params& p [[buffer(5)]],
     uint thread_index [[thread_position_in_grid]]) {
+  const params q = p;  // read_params_once
   const uint first = mps_ops::first_element<T>(thread_index);
-  const uint count = uint(p.n);
+  const uint count = uint(q.n);
   // Unchecked whole tiles (elementwise.h, whole_dense_tile).
   if (mps_ops::whole_dense_tile<T>(first, count)) {
-    pointwise_loss_elements<true, Rule>(out, x, y, w, bad_input, p, first, count);
+    pointwise_loss_elements<true, Rule>(out, x, y, w, bad_input, q, first, count);
   } else {
-    pointwise_loss_elements<false, Rule>(out, x, y, w, bad_input, p, first, count);
+    pointwise_loss_elements<false, Rule>(out, x, y, w, bad_input, q, first, count);
   }
 }
 
@@ -194,12 +197,12 @@ kernel void pointwise_loss_partials(
   // tiles') took the losses' partials to 56-64 registers (H100: half the
   // threads resident, binary_cross_entropy 0.63x torch).
   constexpr uint run = mps_ops::per_thread<float>();
-  const long begin = long(group) * p.chunk;
-  const uint length = uint(min(p.chunk, p.n - begin));
+  const params q = p;  // read_params_once
+  const long begin = long(group) * q.chunk;
+  const uint length = uint(min(q.chunk, q.n - begin));
   constant T* xs = x + begin;
   constant T* ys = y + begin;
-  constant T* ws = p.weighted ? w + begin : w;
-  const bool weighted = p.weighted != 0;
+  constant T* ws = q.weighted ? w + begin : w;
   float sum = 0.0f;
   // Whole runs first, every load in range, then what is left one element at
   // a time: a bounds test per load branched around it (half: 8 instructions
@@ -214,11 +217,11 @@ kernel void pointwise_loss_partials(
     }
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
-      sum += weighted_term<Rule>(a[k], b[k], ws, base + k * group_size, bad_input, p, weighted);
+      sum += weighted_term<Rule>(a[k], b[k], ws, base + k * group_size, bad_input, q);
     }
   }
   for (; base < length; base += group_size) {
-    sum += weighted_term<Rule>(xs[base], ys[base], ws, base, bad_input, p, weighted);
+    sum += weighted_term<Rule>(xs[base], ys[base], ws, base, bad_input, q);
   }
   sum = mps_ops::merge_threadgroup<float_sum>(sum, merged, at);
   if (index == 0) {
@@ -263,18 +266,22 @@ kernel void pointwise_loss_merge(
 template <bool Whole, typename Rule, typename T, typename E>
 inline void loss_backward_elements(device typename E::stored* grad_in, constant typename E::stored* x,
                                    constant typename E::stored* y, constant typename E::stored* w,
-                                   constant T* grad, constant params& p, uint first, uint count) {
+                                   constant T* grad, thread const params& p, uint first, uint count) {
   using stored = typename E::stored;
   constexpr uint K = mps_ops::per_thread<stored>();
-  // Read once (weighted_term says why).
-  const bool weighted = p.weighted != 0, per_element = p.grad_per_element != 0;
-  const float norm = p.norm;
-  stored a[K], b[K];
+  const bool weighted = p.weighted && Rule::weight_then_norm(), per_element = p.grad_per_element != 0;
+  // Every operand loaded before the first store (read_params_once says why).
+  stored a[K], b[K], incoming[K], weights[K];
   mps_ops::load_dense<Whole>(a, x, first, count);
   mps_ops::load_dense<Whole>(b, y, first, count);
   // One incoming gradient (a reduced loss's) is one element: never read as a word.
   const float single = per_element ? 0.0f : float(grad[0]);
-  constant stored* grad_words = reinterpret_cast<constant stored*>(grad);
+  if (per_element) {
+    mps_ops::load_dense<Whole>(incoming, reinterpret_cast<constant stored*>(grad), first, count);
+  }
+  if (weighted) {
+    mps_ops::load_dense<Whole>(weights, w, first, count);
+  }
   _Pragma("clang loop unroll(full)")
   for (uint k = 0; k < K; ++k) {
     const uint i = first + k * mps_ops::elementwise_tile;
@@ -282,10 +289,10 @@ inline void loss_backward_elements(device typename E::stored* grad_in, constant 
       float gradient[E::width()];
       _Pragma("clang loop unroll(full)")
       for (uint j = 0; j < E::width(); ++j) {
-        const float g = per_element ? E::element(E::load(grad_words[i]), j) : single;
+        const float g = per_element ? E::element(E::load(incoming[k]), j) : single;
         gradient[j] = Rule::gradient(E::element(E::load(a[k]), j), E::element(E::load(b[k]), j), g, p);
         if (Rule::weight_then_norm()) {  // the CPU's order: the weight, then the mean's 1 / n
-          gradient[j] = (weighted ? gradient[j] * E::element(E::load(w[i]), j) : gradient[j]) * norm;
+          gradient[j] = (weighted ? gradient[j] * E::element(E::load(weights[k]), j) : gradient[j]) * p.norm;
         }
       }
       grad_in[i] = E::store(gradient);
@@ -299,12 +306,13 @@ inline void loss_backward_words(device typename E::stored* grad_in, constant typ
                                 constant params& p, uint thread_index) {
   using stored = typename E::stored;
   const uint first = mps_ops::first_element<stored>(thread_index);
-  const uint count = uint(p.n) / E::width();
+  const params q = p;  // read_params_once
+  const uint count = uint(q.n) / E::width();
   // Unchecked whole tiles (elementwise.h, whole_dense_tile).
   if (mps_ops::whole_dense_tile<stored>(first, count)) {
-    loss_backward_elements<true, Rule, T, E>(grad_in, x, y, w, grad, p, first, count);
+    loss_backward_elements<true, Rule, T, E>(grad_in, x, y, w, grad, q, first, count);
   } else {
-    loss_backward_elements<false, Rule, T, E>(grad_in, x, y, w, grad, p, first, count);
+    loss_backward_elements<false, Rule, T, E>(grad_in, x, y, w, grad, q, first, count);
   }
 }
 
