@@ -19,4 +19,19 @@ inline uint per_element_first(uint thread_index) {
   return thread_index / elementwise_tile * (elementwise_tile * K) + thread_index % elementwise_tile;
 }
 
+// Whether the tile of a thread whose first element is `first` (in its tile's
+// first 64) lies wholly below count. Every tile but the grid's last does:
+// kernels then take its elements through a second instantiation of their
+// body with no check per element, loads, computation and stores in
+// straight-line code where the compiler interleaves the elements. Behind a
+// branch each, one element's chain ran after the other's, on an Apple GPU's
+// compiler as on NVIDIA's (H200, against the checked kernels: logit_
+// float32 0.82 -> 0.84x torch's CUDA kernel, half 0.87 -> 0.95x, bfloat16
+// 0.87 -> 0.99x).
+template <uint K>
+inline bool per_element_whole_tile(uint first, uint count) {
+  const uint tile_elements = elementwise_tile * K;
+  return first - first % tile_elements + tile_elements <= count;
+}
+
 }  // namespace mps_ops
