@@ -259,9 +259,11 @@ kernel void batch_norm_backward_channels(
 // Backward's element pass: training (grad_out - grad_mean - (x - mean) * k)
 // * invstd * weight, evaluation grad_out * invstd * weight (x unread);
 // weight_norm's g / norm * grad_w - sum / norm^2 * v (channel_formula).
-// Loads, then results, then stores: a store may alias the coefficients for
-// all the compiler knows, so in one loop each element's coefficient load
-// waited behind the previous element's store (H200, bfloat16 training: ncu
+// Loads, then results, then stores: on a target where a store may alias the
+// coefficients (CUDA's generic pointers; MSL's disjoint constant and device
+// address spaces may tell Apple's compiler otherwise, unverified), each
+// element's coefficient load in one loop waited behind the previous
+// element's store (H200, bfloat16 training: ncu
 // read 54 instructions per element and 35% of DRAM bandwidth, 477 us against
 // torch's 380). Whole tiles go unchecked (per_element_whole_tile) and the
 // formula is a constant of each instantiation. H200, against the one loop in

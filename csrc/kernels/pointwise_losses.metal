@@ -109,11 +109,13 @@ struct binary_cross_entropy_rule {
 // bad_input[0] (the input) or bad_input[1] (the target) and count 0.
 //
 // read_params_once: each kernel copies its params into registers before
-// its first store, and the rules read that copy. A store (to the output, to
-// bad_input) may alias the params buffer for all the compiler knows, so
-// every read of p after it was a load again, and each element's loads
-// waited for the one before it (the backward reloaded p.norm and the
-// incoming gradient after each element's store).
+// its first store, and the rules read that copy. On a target where a store
+// (to the output, to bad_input) may alias the params and the inputs (CUDA's
+// generic pointers; MSL's disjoint constant and device address spaces may
+// tell Apple's compiler otherwise, unverified), every read of p after it was
+// a load again, and each element's loads waited for the one before it (the
+// backward reloaded p.norm and the incoming gradient after each element's
+// store).
 template <typename Rule, typename T>
 inline float weighted_term(T x, T y, constant T* w, uint i, device int* bad_input, thread const params& p) {
   const int error = Rule::domain_error(float(x), float(y));
