@@ -108,8 +108,9 @@ struct binary_cross_entropy_rule {
 // One element's weighted loss; operands outside the rule's domain raise
 // bad_input[0] (the input) or bad_input[1] (the target) and count 0.
 //
-// read_params_once: each kernel copies its params into registers before
-// its first store, and the rules read that copy. On a target where a store
+// read_params_once: each element kernel copies its params into registers
+// before its first store, and the rules read that copy (the merge reads p
+// in its one store's statement). On a target where a store
 // (to the output, to bad_input) may alias the params and the inputs (CUDA's
 // generic pointers; MSL's disjoint constant and device address spaces may
 // tell Apple's compiler otherwise, unverified), every read of p after it was

@@ -28,10 +28,16 @@ inline uint per_element_first(uint thread_index) {
 // compiler as on NVIDIA's (H200, against the checked kernels: logit_
 // float32 0.82 -> 0.84x torch's CUDA kernel, half 0.87 -> 0.95x, bfloat16
 // 0.87 -> 0.99x).
+// Tile t is whole where t < count / tile: the tile's end, (t + 1) * tile,
+// would wrap in 32 bits for the last tile of a count near 2**32
+// (dispatch_per_element's pieces reach 2**32 - 1 elements).
 template <uint K>
-inline bool per_element_whole_tile(uint first, uint count) {
-  const uint tile_elements = elementwise_tile * K;
-  return first - first % tile_elements + tile_elements <= count;
+constexpr bool per_element_whole_tile(uint first, uint count) {
+  return first / (elementwise_tile * K) < count / (elementwise_tile * K);
 }
+static_assert(!per_element_whole_tile<8>(0xffffff00u, 0xffffffa0u) &&
+                  per_element_whole_tile<8>(0xfffffe00u, 0xffffffa0u) &&
+                  per_element_whole_tile<4>(127u, 128u) && !per_element_whole_tile<4>(128u, 200u),
+              "a tile is whole exactly where it ends at or below count, without wrapping");
 
 }  // namespace mps_ops
