@@ -19,18 +19,17 @@ inline uint per_element_first(uint thread_index) {
   return thread_index / elementwise_tile * (elementwise_tile * K) + thread_index % elementwise_tile;
 }
 
-// Whether the tile of a thread whose first element is `first` (in its tile's
-// first 64) lies wholly below count. Every tile but the grid's last does:
-// kernels then take its elements through a second instantiation of their
-// body with no check per element, loads, computation and stores in
-// straight-line code where the compiler interleaves the elements. Behind a
-// branch each, one element's chain ran after the other's, on an Apple GPU's
-// compiler as on NVIDIA's (H200, against the checked kernels: logit_
-// float32 0.82 -> 0.84x torch's CUDA kernel, half 0.87 -> 0.95x, bfloat16
-// 0.87 -> 0.99x).
-// Tile t is whole where t < count / tile: the tile's end, (t + 1) * tile,
-// would wrap in 32 bits for the last tile of a count near 2**32
-// (dispatch_per_element's pieces reach 2**32 - 1 elements).
+// Whether the tile holding element `first` lies wholly below count. Every
+// tile but the grid's last does: kernels then take its elements through a
+// second instantiation of their body with no check per element, loads,
+// computation and stores in straight-line code where the compiler can
+// interleave the elements. Behind a branch each, one element's chain ran
+// after the other's on NVIDIA's compiler (H200, against the checked kernels:
+// logit_ float32 0.82 -> 0.84x torch's CUDA kernel, half 0.87 -> 0.95x,
+// bfloat16 0.87 -> 0.99x); Apple's compiler meets the same branches.
+// Tile t is whole where t < count / tile: its end, (t + 1) * tile, wraps in
+// 32 bits for the last tile of a count near 2**32 (dispatch_per_element's
+// pieces reach 2**32 - 1 elements).
 template <uint K>
 constexpr bool per_element_whole_tile(uint first, uint count) {
   return first / (elementwise_tile * K) < count / (elementwise_tile * K);
