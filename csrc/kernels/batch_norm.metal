@@ -96,7 +96,7 @@ kernel void batch_norm_channels(
   // eps) takes the CPU's x * scale + (bias - mean * scale): NaN where the
   // infinities cancel, where the centred form would give 0 * inf or +-inf.
   const bool centred = isfinite(scale);
-  device float* out = coefficients + c * mps_ops::batch_norm_coefficients;
+  device float* out = coefficients + ulong(c) * mps_ops::batch_norm_coefficients;  // 2**30 channels and more
   out[0] = centred ? mean : 0.0f;
   out[1] = scale;
   out[2] = centred ? shift : shift - mean * scale;
@@ -249,7 +249,7 @@ kernel void batch_norm_backward_channels(
   if (p.want_bias != 0) {
     grad_bias[c] = static_cast<Param>(sum);
   }
-  device float* out = coefficients + c * mps_ops::batch_norm_coefficients;
+  device float* out = coefficients + ulong(c) * mps_ops::batch_norm_coefficients;  // 2**30 channels and more
   out[0] = mean[c];
   out[1] = dotp * invstd * invstd * p.inv_count;
   out[2] = sum * p.inv_count;

@@ -21,9 +21,11 @@ struct channel_moments {
     float count;  // of finite values
     float mean;
     float m2;
-    int positive_inf;
-    int negative_inf;
-    int nan;
+    // Counted in float as count is: an int of a channel's 2**31 NaNs would
+    // overflow (pieces reach 2**32 - 1 elements, and chunks merge).
+    float positive_inf;
+    float negative_inf;
+    float nan;
   };
   static welford::state finite(state s) { return welford::state{s.count, s.mean, s.m2}; }
   static state with_finite(state s, welford::state w) {
@@ -33,12 +35,12 @@ struct channel_moments {
     return s;
   }
 
-  static state identity() { return state{0.0f, 0.0f, 0.0f, 0, 0, 0}; }
+  static state identity() { return state{0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}; }
   static state fold(state s, float v) {
     if (isnan(v)) {
-      ++s.nan;
+      s.nan += 1.0f;
     } else if (isinf(v)) {
-      ++(v > 0.0f ? s.positive_inf : s.negative_inf);
+      (v > 0.0f ? s.positive_inf : s.negative_inf) += 1.0f;
     } else {
       s = with_finite(s, welford::fold(finite(s), v));
     }
@@ -73,9 +75,9 @@ struct channel_moments {
       const bool finite = isfinite(v);
       s.count += finite ? 1.0f : 0.0f;
       scaled_sum += finite ? v * (1.0f / float(run)) : 0.0f;
-      s.nan += isnan(v) ? 1 : 0;
-      s.positive_inf += !finite && v > 0.0f ? 1 : 0;
-      s.negative_inf += !finite && v < 0.0f ? 1 : 0;
+      s.nan += isnan(v) ? 1.0f : 0.0f;
+      s.positive_inf += !finite && v > 0.0f ? 1.0f : 0.0f;
+      s.negative_inf += !finite && v < 0.0f ? 1.0f : 0.0f;
     }
     s.mean = s.count == float(run) ? scaled_sum : s.count == 0.0f ? 0.0f : scaled_sum * (float(run) / s.count);
     _Pragma("clang loop unroll(full)")
@@ -99,18 +101,18 @@ struct channel_moments {
   }
 
   static float mean(state s) {
-    if (s.nan > 0 || (s.positive_inf > 0 && s.negative_inf > 0)) {
+    if (s.nan > 0.0f || (s.positive_inf > 0.0f && s.negative_inf > 0.0f)) {
       return numeric_limits<float>::quiet_NaN();
     }
-    if (s.positive_inf > 0 || s.negative_inf > 0) {
-      return s.positive_inf > 0 ? numeric_limits<float>::infinity() : -numeric_limits<float>::infinity();
+    if (s.positive_inf > 0.0f || s.negative_inf > 0.0f) {
+      return s.positive_inf > 0.0f ? numeric_limits<float>::infinity() : -numeric_limits<float>::infinity();
     }
     return s.mean;
   }
-  static float count(state s) { return s.count + float(s.positive_inf + s.negative_inf + s.nan); }
+  static float count(state s) { return s.count + s.positive_inf + s.negative_inf + s.nan; }
   // The centred sum of squares: NaN once a value is not finite.
   static float m2(state s) {
-    return s.positive_inf + s.negative_inf + s.nan > 0 ? numeric_limits<float>::quiet_NaN() : s.m2;
+    return s.positive_inf + s.negative_inf + s.nan > 0.0f ? numeric_limits<float>::quiet_NaN() : s.m2;
   }
 };
 

@@ -194,7 +194,7 @@ kernel void weight_norm_channels(
   }
   // (x - 0) * scale + -0: adding -0 keeps a -0 product's sign, as the
   // CPU's v * (g / norm) does; +0 would not.
-  device float* out = coefficients + c * mps_ops::batch_norm_coefficients;
+  device float* out = coefficients + ulong(c) * mps_ops::batch_norm_coefficients;  // 2**30 channels and more
   out[0] = 0.0f;
   out[1] = float(g[c]) / norms[c];
   out[2] = -0.0f;
@@ -271,7 +271,7 @@ kernel void weight_norm_backward_channels(
   }
   const float norm = norms[c], sum = sums[c];
   grad_g[c] = static_cast<T>(sum / norm);
-  device float* out = coefficients + c * mps_ops::batch_norm_coefficients;
+  device float* out = coefficients + ulong(c) * mps_ops::batch_norm_coefficients;  // 2**30 channels and more
   const float a = float(g[c]) / norm;
   out[0] = 0.0f;
   out[1] = a * (sum / norm) / norm;

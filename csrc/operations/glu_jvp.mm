@@ -96,9 +96,11 @@ void dispatch_glu(const KernelHandle* kernel, const char* op, int outputs, std::
   function.bind_operand_list(operands).bind(g);
   // x: the innermost dim, up to glu_elements_per_thread of it per thread; y:
   // the rest (the strided element-wise kernels' grid).
-  const uint32_t inner = static_cast<uint32_t>(g.sizes[g.ndim - 1]);
-  const uint32_t per_thread = glu_elements_per_thread;
-  function.dispatch(Dim3{(inner + per_thread - 1) / per_thread, static_cast<uint32_t>(shape_of.numel() / inner), 1});
+  // In 64 bits: an inner dim within per_thread of 2**32 would round up past 32.
+  const int64_t inner = g.sizes[g.ndim - 1];
+  const int64_t per_thread = glu_elements_per_thread;
+  function.dispatch(Dim3{static_cast<uint32_t>((inner + per_thread - 1) / per_thread),
+                         static_cast<uint32_t>(shape_of.numel() / inner), 1});
   for (int i = 0; i < outputs; ++i) {
     if (!operands[i].is_same(targets[i]) && operands[i].data_ptr() != targets[i].data_ptr()) {
       targets[i].copy_(operands[i].view(targets[i].sizes()));

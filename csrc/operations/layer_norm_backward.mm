@@ -88,7 +88,9 @@ std::pair<at::Tensor, at::Tensor> parameter_gradients(const at::Tensor& dy, cons
   const int64_t wanted_chunks = std::max<int64_t>(1, norm_partial_threads / p.columns);
   p.rows_per_chunk = std::max(norm_rows_per_chunk, (p.rows + wanted_chunks - 1) / wanted_chunks);
   p.chunks = (p.rows + p.rows_per_chunk - 1) / p.rows_per_chunk;
-  TORCH_CHECK(p.chunks <= UINT32_MAX && p.columns <= UINT32_MAX, "mps_ops: ", norm_op, " over ", p.rows,
+  // The merge pass's threads round columns up to whole groups of layer_norm_merge_columns.
+  TORCH_CHECK(p.chunks <= UINT32_MAX && p.columns <= UINT32_MAX - layer_norm_merge_columns, "mps_ops: ", norm_op,
+              " over ", p.rows,
               " rows of ", p.columns);
   const at::Tensor partials = at::empty({p.chunks, p.columns, 2}, x.options().dtype(at::kFloat));
   // Half and bfloat columns in pairs where the rows allow it.

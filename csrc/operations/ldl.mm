@@ -56,8 +56,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> factor(const at::Tensor& self, bo
   }
   const KernelHandle* handle = kernels.get(Variant::dense, at::kFloat, at::kFloat);
   const uint32_t threads = power_of_two_group(n, ldl_factor_max_threads, handle);
-  TORCH_CHECK(n <= INT32_MAX && matrices * threads <= UINT32_MAX,
-              "mps_ops: linalg_ldl_factor_ex of matrices of 2**31 rows or more, or of too many matrices");
+  // The kernel indexes a matrix's elements in 32-bit ints (j * n + i).
+  TORCH_CHECK(n * n <= INT32_MAX && matrices * threads <= UINT32_MAX,
+              "mps_ops: linalg_ldl_factor_ex of matrices of 2**31 elements or more (46341 rows), or of too many "
+              "matrices");
   KernelFunction kernel(handle);
   const ldl_factor_params params{static_cast<int>(n)};
   kernel.bind_operands(ld, pivots, info).bind(params);
