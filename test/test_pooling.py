@@ -282,3 +282,15 @@ def test_fractional_max_pool3d_errors():
             call(t, torch.rand(1, 2, 3))
         with pytest.raises(RuntimeError):
             run_on_kernels(call, t, torch.rand(1, 2, 3))
+
+
+def test_max_backward_refuses_a_plane_of_2_31_cells():
+    """A thread of adaptive_max_pool3d_backward counts the cells that cover its
+    run (up to one output plane's) in 32 bits: a grad_output plane of 2**31
+    cells or more (only a direct call can give one: the forward refuses that
+    many outputs) is refused, where the count wrapped and dropped cells."""
+    x = torch.randn(1, 1, 1, 1, 1)
+    grad = torch.ones(1).expand(1, 1, 2**16, 2**15, 1)
+    indices = torch.zeros(1, dtype=torch.long).expand(1, 1, 2**16, 2**15, 1)
+    with pytest.raises(RuntimeError, match="2\\*\\*31 - 1 cells a plane"):
+        run_on_kernels(torch.ops.aten.adaptive_max_pool3d_backward, grad, x, indices)

@@ -342,10 +342,11 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
     return grad_input;
   }
   // 32-bit coordinates in the kernel: every input size and element count,
-  // and every output size, fits 32 bits.
+  // and every output size, fits 32 bits; a thread counts the cells covering
+  // its run (at most one output plane's) in 32 bits too, B past the last.
   TORCH_CHECK(numel <= UINT32_MAX && g.out_sizes[2] <= UINT32_MAX && g.out_sizes[3] <= UINT32_MAX &&
-                  g.out_sizes[4] <= UINT32_MAX,
-              "mps_ops: adaptive_max_pool3d_backward over more than 2**32 - 1 elements");
+                  g.out_sizes[4] <= UINT32_MAX && g.out_sizes[2] * g.out_sizes[3] * g.out_sizes[4] <= INT32_MAX,
+              "mps_ops: adaptive_max_pool3d_backward over more than 2**32 - 1 elements or 2**31 - 1 cells a plane");
   // One thread per run of up to K elements along W (the kernel says why).
   const int64_t per_thread = elements_per_thread(grad_output.element_size());
   const int64_t width = g.in_sizes[4];
