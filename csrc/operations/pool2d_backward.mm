@@ -235,7 +235,10 @@ void dispatch_pieces(const char* op, KernelCache& kernels, const at::Tensor& gra
       t = t.contiguous();
     }
   }
-  int64_t per_piece = g.batch;
+  // The whole batch in 64 bits (g.batch, 32-bit, holds a piece's): a batch of
+  // 2**32 + 5 entries would otherwise run 5.
+  const int64_t batch = grad_input.dim() == 3 ? 1 : grad_input.size(0);
+  int64_t per_piece = batch;
   std::vector<const at::Tensor*> all{&grad_input};
   for (const at::Tensor& t : inputs) {
     all.push_back(&t);
@@ -253,7 +256,6 @@ void dispatch_pieces(const char* op, KernelCache& kernels, const at::Tensor& gra
   }
   const int64_t run_axis = g.channels_last ? g.channels : g.width;  // 64-bit: a run count of 2**32 - 1 + K wraps
   g.by_runs = make_fast_divisor(static_cast<unsigned>((run_axis + per_thread - 1) / per_thread));
-  const int64_t batch = g.batch;
   for (int64_t start = 0; start < batch; start += per_piece) {
     const int64_t length = std::min(per_piece, batch - start);
     const auto cut = [&](const at::Tensor& t) { return grad_input.dim() == 4 ? t.narrow(0, start, length) : t; };
