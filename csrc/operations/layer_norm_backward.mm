@@ -90,8 +90,7 @@ std::pair<at::Tensor, at::Tensor> parameter_gradients(const at::Tensor& dy, cons
   p.chunks = (p.rows + p.rows_per_chunk - 1) / p.rows_per_chunk;
   // The merge pass's threads round columns up to whole groups of layer_norm_merge_columns.
   TORCH_CHECK(p.chunks <= UINT32_MAX && p.columns <= UINT32_MAX - layer_norm_merge_columns, "mps_ops: ", norm_op,
-              " over ", p.rows,
-              " rows of ", p.columns);
+              " over ", p.rows, " rows of ", p.columns);
   const at::Tensor partials = at::empty({p.chunks, p.columns, 2}, x.options().dtype(at::kFloat));
   // Half and bfloat columns in pairs where the rows allow it.
   const bool pairs = in_element_pairs(p.columns, {&dy, &x});
