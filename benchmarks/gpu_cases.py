@@ -183,11 +183,12 @@ def own_input_cases(records) -> list:
     cases = []
     skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"} | set(POOL2D_BACKWARDS)
     for name, spec in OPS.items():
-        if spec.kind in ("elementwise", "inplace_only") or name in skip or name not in records:
+        record = records.get(spec.record or name)
+        if spec.kind in ("elementwise", "inplace_only") or name in skip or record is None:
             continue
-        if not records[name].active:  # the running torch lacks it (lanczos before 2.12)
+        if not record.active:  # the running torch lacks it (lanczos before 2.12)
             continue
-        for dtype in _dtypes(records[name]):
+        for dtype in _dtypes(record):
             # (rows, cols) per op kind: inputs of MIN_INPUT_BYTES where the op is
             # linear in its input; pdist is quadratic in its rows.
             n = _elements(dtype)

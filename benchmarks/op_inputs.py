@@ -22,6 +22,7 @@ class OpSpec:
     inplace: object = None  # the in-place method, if the op has one
     inputs: object = None  # (layout, rows, cols, dtype) -> CPU tensors, replacing makers
     dtype: torch.dtype = torch.float32  # the work table's dtype (integer-only ops: an integer one)
+    record: str = ""  # the registry entry, where the key is one of its overloads, not an entry
 
 
 def _take_inputs(layout: str, rows: int, cols: int, dtype) -> list:
@@ -231,6 +232,10 @@ def _one_class_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     return [scores, labels[:, 0].contiguous()]
 
 
+def _multi_margin_backward(x, y):
+    return torch.ops.aten.multi_margin_loss_backward(torch.ones((), dtype=x.dtype, device=x.device), x, y, 1, 1.0)
+
+
 def _multilabel_backward(x, y):
     loss, is_target = torch.ops.aten.multilabel_margin_loss_forward(x, y, 1)
     return torch.ops.aten.multilabel_margin_loss_backward(torch.ones((), dtype=x.dtype, device=x.device), x, y, 1,
@@ -284,6 +289,8 @@ WITH_OWN_INPUTS = {
         torch.pdist(x)), (), kind="reduction", inputs=_reduction_inputs),
     "multi_margin_loss": OpSpec(torch.nn.functional.multi_margin_loss, (), kind="loss",
                                 inputs=_one_class_inputs),
+    "multi_margin_loss_backward": OpSpec(_multi_margin_backward, (), kind="loss", inputs=_one_class_inputs,
+                                         record="multi_margin_loss"),
     "multilabel_margin_loss_forward": OpSpec(torch.nn.functional.multilabel_margin_loss, (),
                                              kind="loss", inputs=_loss_inputs),
     "multilabel_margin_loss_backward": OpSpec(_multilabel_backward, (), kind="loss",
