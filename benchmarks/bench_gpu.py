@@ -32,7 +32,8 @@ ceiling (copy_gbps).
 40% of the copy bandwidth; else `weak-baseline` where our kernel's
 arithmetic per byte is low (gpu_cases.HIGH_ARITHMETIC names the others),
 whose floor is min(0.5 x copy, 1.0 x torch); else `compute`, reported with
-its accuracy against float64 beside the ratio. A row meets its target when
+its accuracy against float64 (mpmath's where torch's float64 is no truth:
+airy_ai) beside the ratio. A row meets its target when
 memory: ratio >= 0.8; weak-baseline: ours >= its floor; compute: reported.
 A row whose call waits for the GPU (`waits_for_gpu`: a flag or value read
 back at the call, as DESIGN.md's errors at the call need) also times torch's
@@ -65,6 +66,7 @@ MEMORY_RATIO = 0.8  # ... then ours must reach 0.8x torch
 WEAK_COPY_SHARE, WEAK_TORCH_RATIO = 0.5, 1.0  # weak-baseline floor: min(0.5 x copy, 1.0 x torch)
 CALLS = 9
 ACCURACY_ELEMENTS = 1 << 20
+EXACT_TRUTH_ELEMENTS = 4096  # mpmath, one element at a time: some 0.2 s
 ACCURACY_ROWS = 64
 
 
@@ -150,11 +152,18 @@ def accuracy_inputs(case, inputs) -> list:
 
 def accuracy(case, inputs) -> dict:
     """Max relative error of ours and torch's against the op in float64 on
-    the CPU, on accuracy_inputs (the first tensor of the result)."""
-    from mps_ops.testing import emulate
+    the CPU, on accuracy_inputs (the first tensor of the result); for an
+    element-wise op whose float64 is no truth (mps_ops.testing.exact_float64),
+    against mpmath's on the first EXACT_TRUTH_ELEMENTS."""
+    from mps_ops.testing import emulate, exact_float64
 
     small = accuracy_inputs(case, inputs)
-    truth = case.call(*[t.cpu().double() if t.is_floating_point() else t.cpu() for t in small])
+    exact = exact_float64(case.kernel) if case.family.startswith("elementwise") and len(small) == 1 else None
+    if exact is not None:
+        small = [small[0][:EXACT_TRUTH_ELEMENTS]]
+        truth = exact(small[0].cpu())
+    else:
+        truth = case.call(*[t.cpu().double() if t.is_floating_point() else t.cpu() for t in small])
     with emulate():
         ours = case.call(*[t.clone() for t in small])
     theirs = case.call(*[t.clone() for t in small])

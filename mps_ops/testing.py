@@ -150,3 +150,28 @@ def device() -> str:
     """Where tensors under test live: "cpu" for the emulator, "cuda" for the
     CUDA backend, "mps" on Metal."""
     return _DEVICES[backend]
+
+
+# Ops whose float64 CPU result is no truth to measure float32 against, with
+# the function mpmath (installed with torch, through sympy) computes instead:
+# torch's float64 airy_ai is off by up to 2.8e-6 on [-2.5, -2.09], around its
+# first zero (-2.338, where it has the wrong sign), so there a float32 result
+# nearer the truth would read as the worse one.
+_MPMATH_TRUTHS = {"special_airy_ai": "airyai"}
+
+
+def exact_float64(op: str):
+    """fn(x) -> the float64 truth of aten op `op` (its name without overload)
+    at float tensor x, or None where torch's float64 CPU result is the truth.
+    One element at a time: callers take a few thousand elements."""
+    if op not in _MPMATH_TRUTHS:
+        return None
+    import mpmath
+
+    exact = getattr(mpmath, _MPMATH_TRUTHS[op])
+
+    def truth(x: torch.Tensor) -> torch.Tensor:
+        flat = [float(exact(float(v))) for v in x.reshape(-1).tolist()]
+        return torch.tensor(flat, dtype=torch.float64).reshape(x.shape)
+
+    return truth

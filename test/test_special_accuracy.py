@@ -1,11 +1,9 @@
 """float32 accuracy of the special functions on dense grids (OpInfo samples
-are few and narrow). Truth: torch's float64 CPU result, except for airy_ai,
-where torch's float64 is itself off by up to 2.8e-6 on [-2.5, -2.09]; there
-mpmath (installed with torch) gives the truth."""
+are few and narrow). Truth: torch's float64 CPU result, except where
+mps_ops.testing.exact_float64 names another (airy_ai: mpmath's)."""
 
 from __future__ import annotations
 
-import mpmath
 import pytest
 import torch
 
@@ -21,8 +19,7 @@ def _grid(lo, hi, n=20001):
     return torch.linspace(lo, hi, n, dtype=torch.float64).float()
 
 
-def _airy_truth(x):
-    return torch.tensor([float(mpmath.airyai(float(v))) for v in x], dtype=torch.float64)
+_airy_truth = mps_ops.testing.exact_float64("special_airy_ai")
 
 
 # The smallest normal float32: below it, errors count as absolute (subnormal
