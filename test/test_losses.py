@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 import mps_ops
-from helpers import assert_matches, run_on_kernels, to_cpu, to_device
+from helpers import assert_at_least_as_accurate, assert_matches, run_on_kernels, to_cpu, to_device
 from mps_ops.testing import emulate
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
@@ -33,6 +33,10 @@ def _case(kind):
         return torch.randn(70, 40), torch.randint(0, 40, (70,))
     if kind == "long_samples":
         return torch.randn(5, 1100), torch.randint(0, 1100, (5,))
+    # Past a group's 256 threads of 32 classes each: a thread's classes in
+    # two blocks (margin_losses.metal's class_block), the second partial.
+    if kind == "two_blocks_per_thread":
+        return torch.randn(2, 8300), torch.tensor([8299, 4])
     if kind == "strided":
         return torch.randn(6, 18)[:, ::2], torch.randint(0, 9, (12,))[::2]
     if kind == "vector":
@@ -44,7 +48,8 @@ def _case(kind):
     raise ValueError(kind)
 
 
-KINDS = ["matrix", "many_classes", "many_short_samples", "long_samples", "strided", "vector", "vector_scalar_target", "zero_dim"]
+LONG_SUMS = {"two_blocks_per_thread"}
+KINDS = ["matrix", "many_classes", "many_short_samples", "long_samples", "two_blocks_per_thread", "strided", "vector", "vector_scalar_target", "zero_dim"]
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
@@ -70,7 +75,14 @@ def test_multi_margin_loss_forward_and_backward(kind, p, margin, weighted, reduc
     x_dev.requires_grad_()
     with mps_ops.profile() as prof, emulate():
         fn(x_dev, y_dev, w_dev).backward(grad_dev)
-    assert_matches(to_cpu(x_dev.grad), x_ref.grad)
+    if kind in LONG_SUMS:
+        # The target's gradient sums some 8300 terms: the CPU, in order, drifts
+        # by up to 8e-5 from the float64 truth, ours by under 3e-7.
+        x_64 = x.double().requires_grad_()
+        fn(x_64, y, weight.double() if weighted else None).backward(grad.double())
+        assert_at_least_as_accurate(to_cpu(x_dev.grad), x_ref.grad, x_64.grad)
+    else:
+        assert_matches(to_cpu(x_dev.grad), x_ref.grad)
     assert any(d.kernel.startswith("multi_margin_loss_backward") for d in prof.dispatches)
 
 
