@@ -76,11 +76,16 @@ def test_multi_margin_loss_forward_and_backward(kind, p, margin, weighted, reduc
     with mps_ops.profile() as prof, emulate():
         fn(x_dev, y_dev, w_dev).backward(grad_dev)
     if kind in LONG_SUMS:
-        # The target's gradient sums some 8300 terms: the CPU, in order, drifts
-        # by up to 8e-5 from the float64 truth, ours by under 3e-7.
+        # Each target's gradient sums some 8300 terms: the CPU, in order,
+        # drifts by up to 8e-5 from the float64 truth, ours by under 3e-7.
+        # Those entries are held to the CPU's accuracy, every other (one term
+        # each) to the CPU's result.
         x_64 = x.double().requires_grad_()
         fn(x_64, y, weight.double() if weighted else None).backward(grad.double())
-        assert_at_least_as_accurate(to_cpu(x_dev.grad), x_ref.grad, x_64.grad)
+        ours, targets = to_cpu(x_dev.grad), (torch.arange(x.size(0)), y)
+        assert_at_least_as_accurate(ours[targets], x_ref.grad[targets], x_64.grad[targets])
+        others = torch.ones_like(ours, dtype=torch.bool).index_put_(targets, torch.tensor(False))
+        assert_matches(ours[others], x_ref.grad[others])
     else:
         assert_matches(to_cpu(x_dev.grad), x_ref.grad)
     assert any(d.kernel.startswith("multi_margin_loss_backward") for d in prof.dispatches)

@@ -18,12 +18,12 @@ using namespace metal;
 
 namespace {
 
-// A thread's classes first, first + step, ... are loaded a run at a time,
-// the whole run before any is used: one load in flight per thread leaves
-// most of the memory system idle (on an Apple GPU too), and in the backward
-// a load after a store could not move above it. Each thread still takes its
-// classes in increasing order, so the sums are unchanged. Runs are
-// elements_per_thread long, as the element-wise kernels'.
+// The forward's classes first, first + step, ... are loaded a run at a
+// time, the whole run before any is used: one load in flight per thread
+// leaves most of the memory system idle (on an Apple GPU too). Each thread
+// still takes its classes in increasing order, so the sums are unchanged.
+// Runs are elements_per_thread long, as the element-wise kernels'. (The
+// backward holds a longer block: class_block below says why.)
 template <typename T>
 inline void load_class_run(thread float* values, constant T* row, long first, long step, long c) {
   _Pragma("clang loop unroll(full)")
