@@ -341,6 +341,19 @@ def test_nothing_runs_foreign_code_on_the_stream_queue_and_reentry_is_refused():
     assert "dispatch_queue_set_specific" in text and "dispatch_get_specific" in text
 
 
+def test_the_stream_is_synchronized_only_inside_its_queue():
+    """MPSStream::synchronize does not enter the stream's queue (PyTorch calls
+    it from blocks already on it): outside, it could end and commit another
+    thread's encoder under it. Every call of ours is inside run_serially."""
+    with open(MM) as f:
+        mm = f.read()
+    calls = [m.start() for m in re.finditer(r"\bcommit_and_wait\(", mm)]
+    assert calls, "the backend never waits for the GPU"
+    for at in calls:
+        line = mm[mm.rfind("\n", 0, at) + 1:mm.find("\n", at)]
+        assert "run_serially(" in line and line.index("run_serially(") < line.index("commit_and_wait("), line
+
+
 def test_require_metallib_fails_without_a_toolchain(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(macos_build, "metal_toolchain_available", lambda run=None: False)
     monkeypatch.setattr(macos_build, "default_cxx", lambda: CLANG)

@@ -5,7 +5,7 @@
 // compute encoder, with dispatchThreads semantics. We never create an encoder
 // or a command buffer and never commit: PyTorch commits the stream when it
 // synchronizes, exactly as for its own Metal kernels (wait_for_gpu asks it
-// to, as torch.mps.synchronize() does).
+// to, inside the stream's queue as PyTorch's own read-backs do).
 //
 // Memory: manual retain/release, as PyTorch's MPS code (this file refuses to
 // build under ARC); see metal_library.mm for the conventions.
@@ -159,13 +159,15 @@ class MetalBackend final : public Backend {
     return HostVisible{torch_mps::buffer_storage(buffer), [buffer contents]};
   }
 
-  // PyTorch's stream commits its command buffer and waits for it (the
-  // stream's synchronize enters its own serial queue). The done word is not
-  // needed: the command buffer's completion is what the stream waits on.
+  // PyTorch's stream commits its command buffer and waits for it, inside the
+  // stream's serial queue as every encode on it (its synchronize does not
+  // enter the queue itself; run_serially also gives it an autorelease pool
+  // and carries an exception out). The done word is not needed: the command
+  // buffer's completion is what the stream waits on.
   void wait_for_gpu(const DoneWord&) override {
     torch_mps::Stream* stream = torch_mps::current_stream();
     TORCH_CHECK(stream != nullptr, "mps_ops: PyTorch has no current MPS stream");
-    torch_mps::commit_and_wait(stream);
+    torch_mps::run_serially(torch_mps::serial_queue(stream), [&] { torch_mps::commit_and_wait(stream); });
   }
 
   void run_command_block(void (*fn)(void*), void* context) override {

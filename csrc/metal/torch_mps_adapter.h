@@ -99,9 +99,11 @@ inline const void* buffer_storage(id<MTLBuffer> buffer) {
   return __builtin_bit_cast(const void*, buffer);
 }
 
-// Commits the stream's work and waits for the GPU to finish it, as
-// torch.mps.synchronize() does. Enters the stream's queue itself: call it
-// outside run_serially.
+// Commits the stream's work and waits for the GPU to finish it. The
+// stream's synchronize does not enter its queue (PyTorch calls it from blocks
+// already on it: its copies, MPSGraph runs, fills): call it inside
+// run_serially, or another thread's encoding on the same stream could have
+// its encoder ended and its command buffer committed under it.
 inline void commit_and_wait(Stream* stream) {
   stream->synchronize(at::mps::SyncType::COMMIT_AND_WAIT);
 }
