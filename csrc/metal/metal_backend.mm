@@ -241,8 +241,14 @@ class MetalBackend final : public Backend {
           continue;
         }
         if (arg.inline_data != nullptr) {
-          // Copied into the command stream by Metal now.
-          [encoder setBytes:arg.inline_data length:arg.bytes atIndex:static_cast<NSUInteger>(i)];
+          // Copied into the command stream by Metal now. An empty table (a
+          // 0-dim operand's sizes) goes as 4 zero bytes, which its kernel
+          // never reads: Metal's validation may refuse a length of 0.
+          static const uint32_t empty_table = 0;
+          const bool empty = arg.bytes == 0;
+          [encoder setBytes:(empty ? &empty_table : arg.inline_data)
+                     length:(empty ? sizeof(empty_table) : arg.bytes)
+                    atIndex:static_cast<NSUInteger>(i)];
         } else {
           // Borrowed: the tensor's storage owns the buffer. Keeping it (or its
           // reuse) ordered after this command is PyTorch's allocator's job, as

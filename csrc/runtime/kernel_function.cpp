@@ -104,7 +104,9 @@ void KernelFunction::set_bytes(int index, const void* data, size_t size) {
   // Compared without adding to size: a huge size must not wrap around.
   TORCH_CHECK(size <= sizeof(arena_) && aligned <= sizeof(arena_) - size, "mps_ops: more than ",
               sizeof(arena_), " bytes of inline kernel arguments (", size, " more asked for)");
-  std::memcpy(arena_ + aligned, data, size);
+  if (size > 0) {
+    std::memcpy(arena_ + aligned, data, size);  // an empty ArrayRef's data may be null
+  }
   ArgSlot& s = slot(index);
   s.inline_data = arena_ + aligned;
   s.bytes = size;
