@@ -1,7 +1,7 @@
 // What the build embeds in the extension for the Metal backend: the one
 // declaration of the symbols that tools/macos_build.py defines in its
 // generated C++ file (which includes this header, so the compiler holds both
-// sides to it) and builtin_kernels.cpp reads. Plain C++.
+// sides to it) and builtin_libraries.cpp reads. Plain C++.
 //
 // Always all of them: the sources and the kernel table are embedded whether
 // or not the build had a Metal toolchain, so that MPS_OPS_METAL_FROM_SOURCE=1

@@ -139,12 +139,6 @@ class MetalBackend final : public Backend {
     return library.get();
   }
 
-  // The C ABI's run_command_block. Every dispatch binds its arguments and
-  // encodes inside the current stream's queue by itself, in call order, so fn
-  // runs on the calling thread, outside the queue. Running fn inside it (as
-  // AOTI's shim does, whose setArg encodes at once) would make any torch MPS
-  // op in fn dispatch_sync onto the queue this thread holds, which never
-  // returns; here such ops work as anywhere else.
   // A shared-storage buffer: Apple GPUs and the CPU see the same memory,
   // coherent at command buffer boundaries, so the host reads a kernel's
   // flag once the stream's work is complete, with no blit to copy it out.
@@ -170,6 +164,12 @@ class MetalBackend final : public Backend {
     torch_mps::run_serially(torch_mps::serial_queue(stream), [&] { torch_mps::commit_and_wait(stream); });
   }
 
+  // The C ABI's run_command_block. Every dispatch binds its arguments and
+  // encodes inside the current stream's queue by itself, in call order, so fn
+  // runs on the calling thread, outside the queue. Running fn inside it (as
+  // AOTI's shim does, whose setArg encodes at once) would make any torch MPS
+  // op in fn dispatch_sync onto the queue this thread holds, which never
+  // returns; here such ops work as anywhere else.
   void run_command_block(void (*fn)(void*), void* context) override {
     fn(context);
   }
