@@ -117,14 +117,18 @@ at::Tensor solve(const at::Tensor& ld, const at::Tensor& pivots, const at::Tenso
   kernel.bind_operands(result, too_large, too_small, unpaired, ld_batches, pivot_batches)
       .bind(params);
   kernel.dispatch(Dim3{static_cast<uint32_t>(columns), static_cast<uint32_t>(matrices), 1});
-  TORCH_CHECK(!too_large.raised(),
+  // Each read before any check raises: a flag left unread by the exception
+  // would be retired (KernelFlag's destructor), not given back to the pool.
+  const bool pivot_too_large = too_large.raised(), pivot_too_small = too_small.raised(),
+             pivot_unpaired = unpaired.raised();
+  TORCH_CHECK(!pivot_too_large,
               "Pivots given to ldl_solve must all satisfy |pivot| <= LD.size(-2). Did you properly pass the result "
               "of ldl_factor?");
-  TORCH_CHECK(!too_small.raised(),
+  TORCH_CHECK(!pivot_too_small,
               "Pivots given to ldl_solve must all satisfy |pivot| >= 1. Did you properly pass the result of "
               "ldl_factor?");
   // The CPU does not check this (it reads and writes outside the matrix).
-  TORCH_CHECK(!unpaired.raised(),
+  TORCH_CHECK(!pivot_unpaired,
               "mps_ops: pivots given to ldl_solve must give each 2x2 block the same negative pivot twice, as "
               "ldl_factor does. Did you properly pass the result of ldl_factor?");
   return result;
