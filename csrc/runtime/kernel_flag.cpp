@@ -94,6 +94,11 @@ KernelFlag::~KernelFlag() {
 
 bool KernelFlag::raised(int word) const {
   TORCH_INTERNAL_ASSERT(word >= 0 && word < words_ && host_ != nullptr);
+  if (!bound_) {
+    // No kernel was handed it (an op over no elements dispatched nothing):
+    // nothing can have set it, and there is nothing to wait for.
+    return false;
+  }
   if (!waited_) {
     backend().wait_for_gpu(Backend::DoneWord{storage_, offset_ + FlagSlots::done_word * sizeof(int32_t),
                                              host_ + FlagSlots::done_word});

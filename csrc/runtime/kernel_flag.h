@@ -29,7 +29,8 @@ class KernelFlag {
   KernelFlag(KernelFlag&& other) noexcept;
   KernelFlag& operator=(KernelFlag&&) = delete;
 
-  // Whether a kernel raised word `word`: the first call waits for the GPU.
+  // Whether a kernel raised word `word`: the first call waits for the GPU
+  // (false at once when no kernel was handed the flag).
   // (A stub whose kernels never raise it, binding it only because they
   // declare it, need not ask.)
   bool raised(int word = 0) const;
