@@ -19,7 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SYMBOLS = [
     "create_shader_library", "load_metallib", "delete_shader_library", "get_kernel_function",
-    "start_encoding", "set_arg_tensor", "set_arg_int", "set_arg_float", "set_arg_bytes",
+    "delete_kernel_function", "start_encoding", "set_arg_tensor", "set_arg_int", "set_arg_float",
+    "set_arg_bytes", "set_threadgroup_memory",
     "dispatch_single", "dispatch_single_with_group_size", "dispatch_array",
     "dispatch_array_with_group_size", "run_command_block", "last_error",
 ]

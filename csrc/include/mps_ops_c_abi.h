@@ -4,8 +4,10 @@
  *
  * Exported by the mps_ops._C extension. Every function returns MPS_OPS_OK or
  * MPS_OPS_ERROR and never lets an exception cross the boundary;
- * mps_ops_last_error() gives the message of this thread's last failure.
- * On Linux the same calls run kernels on the CPU emulator (CPU tensors). */
+ * mps_ops_last_error() gives the message of this thread's last call if it
+ * failed.
+ * On Linux the same calls run kernels on the CPU emulator (CPU tensors) or, in
+ * a CUDA build, on the GPU (CUDA tensors). */
 #ifndef MPS_OPS_C_ABI_H
 #define MPS_OPS_C_ABI_H
 
@@ -26,7 +28,9 @@ typedef struct mps_ops_kernel_opaque* mps_ops_kernel;
 typedef void* mps_ops_tensor;
 
 /* MSL source; compiled (emulator: needs the Python interpreter of the process
- * that loaded mps_ops, for the prepass). */
+ * that loaded mps_ops, for the prepass; CUDA: one of the sources whose PTX was
+ * built ahead, found by the same key as compile_shader's, through the same
+ * interpreter). */
 mps_ops_status mps_ops_create_shader_library(const char* source, mps_ops_library* out);
 /* A .metallib image (Metal backend only). */
 mps_ops_status mps_ops_load_metallib(const void* data, size_t size, mps_ops_library* out);
@@ -43,6 +47,11 @@ mps_ops_status mps_ops_set_arg_int(mps_ops_kernel kernel, unsigned index, int64_
 mps_ops_status mps_ops_set_arg_float(mps_ops_kernel kernel, unsigned index, float value);
 mps_ops_status mps_ops_set_arg_bytes(mps_ops_kernel kernel, unsigned index, const void* data, size_t size);
 
+/* The length in bytes of the kernel's [[threadgroup(index)]] argument (Metal's
+ * setThreadgroupMemoryLength; an mps_ops extension, as compile_shader's
+ * threadgroup_memory=). Cleared by start_encoding. */
+mps_ops_status mps_ops_set_threadgroup_memory(mps_ops_kernel kernel, unsigned index, size_t bytes);
+
 /* dispatchThreads over `length` threads (1-D) or lengths[0..n) (1 to 3 dims). */
 mps_ops_status mps_ops_dispatch_single(mps_ops_kernel kernel, uint64_t length);
 mps_ops_status mps_ops_dispatch_single_with_group_size(mps_ops_kernel kernel, uint64_t length,
@@ -57,7 +66,8 @@ mps_ops_status mps_ops_dispatch_array_with_group_size(mps_ops_kernel kernel, con
  * queue of its own, and torch ops may be called inside it. */
 mps_ops_status mps_ops_run_command_block(void (*fn)(void* context), void* context);
 
-/* The message of this thread's last failure ("" if none). */
+/* The message of this thread's last call if it failed, "" after a success
+ * (each call sets it). The pointer is valid until this thread's next call. */
 const char* mps_ops_last_error(void);
 
 #ifdef __cplusplus

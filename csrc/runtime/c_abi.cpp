@@ -84,22 +84,38 @@ mps_ops_status guarded(F&& body) {
   return MPS_OPS_ERROR;
 }
 
-// The emulator compiles MSL through mps_ops._shader_build (prepass + clang),
-// which runs in the Python interpreter of this process.
-std::string build_emulator_library(const char* source) {
-  TORCH_CHECK(Py_IsInitialized(), "mps_ops: compiling a shader on the emulator needs the Python "
+// What the backend's load_library takes for MSL source, as compile_shader
+// computes it in the Python interpreter of this process: the emulator's
+// library path (mps_ops._shader_build.build: prepass + clang), CUDA's shader
+// key (mps_ops._prepass.shader_key: its PTX was built ahead), Metal's the
+// source itself.
+std::string library_input(const char* source) {
+  const std::string backend_name = backend().name();
+  const char* module_name = backend_name == "emulator" ? "mps_ops._shader_build"
+                            : backend_name == "cuda"   ? "mps_ops._prepass"
+                                                       : nullptr;
+  if (module_name == nullptr) {
+    return source;
+  }
+  const char* function_name = backend_name == "emulator" ? "build" : "shader_key";
+  TORCH_CHECK(Py_IsInitialized(), "mps_ops: a shader on the ", backend_name, " backend needs the Python "
               "interpreter that loaded mps_ops");
   PyGILState_STATE gil = PyGILState_Ensure();
   std::string path, error;
-  PyObject* module = PyImport_ImportModule("mps_ops._shader_build");
-  PyObject* result = module ? PyObject_CallMethod(module, "build", "s", source) : nullptr;
-  if (result && PyUnicode_Check(result)) {
-    path = PyUnicode_AsUTF8(result);
+  PyObject* module = PyImport_ImportModule(module_name);
+  PyObject* result = module ? PyObject_CallMethod(module, function_name, "s", source) : nullptr;
+  // PyUnicode_AsUTF8 gives null (and sets an error) for a path it cannot
+  // encode (undecodable bytes in the cache directory's name).
+  const char* utf8 = result && PyUnicode_Check(result) ? PyUnicode_AsUTF8(result) : nullptr;
+  if (utf8 != nullptr) {
+    path = utf8;
   } else {
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     PyObject* text = value ? PyObject_Str(value) : nullptr;
-    error = text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : "shader build failed";
+    const char* message = text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : nullptr;
+    error = message != nullptr ? message : "shader build failed";
+    PyErr_Clear();  // whatever Str or AsUTF8 raised: no error left on the thread
     Py_XDECREF(text);
     Py_XDECREF(type);
     Py_XDECREF(value);
@@ -143,9 +159,8 @@ using namespace mps_ops;
 MPS_OPS_EXPORT mps_ops_status mps_ops_create_shader_library(const char* source, mps_ops_library* out) {
   return guarded([&] {
     TORCH_CHECK(source != nullptr && out != nullptr, "mps_ops: null argument");
-    const std::string input =
-        std::string(backend().name()) == "emulator" ? build_emulator_library(source) : std::string(source);
-    const uint64_t id = track(libraries, std::make_shared<Library>(Library{backend().load_library(input)}));
+    const uint64_t id =
+        track(libraries, std::make_shared<Library>(Library{backend().load_library(library_input(source))}));
     *out = reinterpret_cast<mps_ops_library>(id);
   });
 }
@@ -220,6 +235,15 @@ MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_bytes(mps_ops_kernel kernel, unsig
   return guarded([&] {
     TORCH_CHECK(data != nullptr || size == 0, "mps_ops: null bytes");
     with_function(kernel, [&](KernelFunction& f) { f.set_bytes(static_cast<int>(index), data, size); });
+  });
+}
+
+MPS_OPS_EXPORT mps_ops_status mps_ops_set_threadgroup_memory(mps_ops_kernel kernel, unsigned index, size_t bytes) {
+  return guarded([&] {
+    TORCH_CHECK(bytes <= UINT32_MAX, "mps_ops: threadgroup memory of ", bytes, " bytes");
+    with_function(kernel, [&](KernelFunction& f) {
+      f.set_threadgroup_memory(static_cast<int>(index), static_cast<uint32_t>(bytes));
+    });
   });
 }
 

@@ -100,6 +100,19 @@ void KernelFunction::set_buffer(int index, const at::TensorBase& owner, const vo
 }
 
 void KernelFunction::set_bytes(int index, const void* data, size_t size) {
+  // A slot set again with bytes that fit where its last ones lie (a C ABI
+  // caller updating one value between dispatches) reuses that place: else
+  // each update took more of the arena, which ran out after some 60.
+  if (index >= 0 && index < count_ && args()[index].inline_data != nullptr && args()[index].bytes >= size) {
+    unsigned char* place = arena_ + (static_cast<const unsigned char*>(args()[index].inline_data) - arena_);
+    if (size > 0) {
+      std::memcpy(place, data, size);
+    }
+    ArgSlot& s = slot(index);
+    s.inline_data = place;
+    s.bytes = size;
+    return;
+  }
   const size_t aligned = (arena_used_ + 15) & ~size_t(15);
   // Compared without adding to size: a huge size must not wrap around.
   TORCH_CHECK(size <= sizeof(arena_) && aligned <= sizeof(arena_) - size, "mps_ops: more than ",

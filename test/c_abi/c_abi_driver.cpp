@@ -81,6 +81,13 @@ int main() {
       "                 constant float& a [[buffer(2)]], constant long& offset [[buffer(3)]],\n"
       "                 uint i [[thread_position_in_grid]]) {\n"
       "  y[i] += a * x[i] + float(offset);\n"
+      "}\n"
+      "kernel void reverse_in_group(device float* y [[buffer(0)]], threadgroup float* scratch [[threadgroup(0)]],\n"
+      "                             uint i [[thread_position_in_grid]], uint t [[thread_position_in_threadgroup]],\n"
+      "                             uint n [[threads_per_threadgroup]]) {\n"
+      "  scratch[t] = y[i];\n"
+      "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "  y[i] = scratch[n - 1 - t];\n"
       "}\n";
   mps_ops_library library = nullptr;
   expect(mps_ops_create_shader_library(source, &library) == MPS_OPS_OK, "create_shader_library");
@@ -99,10 +106,43 @@ int main() {
   for (int i = 0; i < 10; ++i) right &= y[i].item<float>() == 1.0f + 2.0f * i + 100.0f;
   expect(right, "y == 1 + 2x + 100");
 
-  // 2-D dispatch over the same kernel: threads (5, 2) cover 10 elements again.
+  // One value updated before each of many dispatches, without start_encoding:
+  // the slot's bytes are reused (the inline arena held some 60 updates).
+  bool updates_ok = true;
+  for (int64_t k = 0; k < 200; ++k) {
+    updates_ok &= mps_ops_set_arg_int(kernel, 3, k) == MPS_OPS_OK && mps_ops_dispatch_single(kernel, 10) == MPS_OPS_OK;
+  }
+  // y gained 2x + k for each k in [0, 200): 400 x + 19900.
+  expect(updates_ok && y[3].item<float>() == 1.0f + 6.0f + 100.0f + 200 * 6.0f + 19900.0f,
+         "200 updates of one argument between dispatches");
+  y.fill_(1.0f);
+  expect(mps_ops_dispatch_single(kernel, 10) == MPS_OPS_OK && y[9].item<float>() == 1.0f + 18.0f + 199.0f,
+         "the last update is what the next dispatch reads");
+  y.fill_(1.0f);
+  expect(mps_ops_set_arg_int(kernel, 3, 100) == MPS_OPS_OK && mps_ops_dispatch_single(kernel, 10) == MPS_OPS_OK &&
+             y[9].item<float>() == 1.0f + 18.0f + 100.0f,
+         "back to offset 100");
+
+  // 2-D dispatch over the same kernel: a grid of (10, 1) covers the 10 elements again.
   const uint64_t grid[2] = {10, 1}, group[2] = {5, 1};
   expect(mps_ops_dispatch_array_with_group_size(kernel, grid, 2, group, 2) == MPS_OPS_OK, "dispatch_array");
   expect(y[9].item<float>() == 1.0f + 2 * (2.0f * 9 + 100.0f), "second dispatch accumulated");
+
+  // A [[threadgroup(0)]] argument: its length set through the C ABI.
+  mps_ops_kernel reverse = nullptr;
+  at::Tensor r = at::arange(8, at::kFloat);
+  expect(mps_ops_get_kernel_function(library, "reverse_in_group", &reverse) == MPS_OPS_OK &&
+             mps_ops_start_encoding(reverse) == MPS_OPS_OK && mps_ops_set_arg_tensor(reverse, 0, &r) == MPS_OPS_OK,
+         "reverse_in_group bound");
+  expect(mps_ops_dispatch_single_with_group_size(reverse, 8, 4) == MPS_OPS_ERROR &&
+             std::strstr(mps_ops_last_error(), "threadgroup") != nullptr,
+         "a threadgroup argument with no length is refused");
+  expect(mps_ops_set_threadgroup_memory(reverse, 0, 4 * sizeof(float)) == MPS_OPS_OK &&
+             mps_ops_dispatch_single_with_group_size(reverse, 8, 4) == MPS_OPS_OK && r[0].item<float>() == 3.0f &&
+             r[3].item<float>() == 0.0f && r[4].item<float>() == 7.0f,
+         "set_threadgroup_memory: each group of 4 reversed");
+  expect(mps_ops_set_threadgroup_memory(reverse, 31, 16) == MPS_OPS_ERROR, "threadgroup index past the table");
+  expect(mps_ops_delete_kernel_function(reverse) == MPS_OPS_OK, "delete reverse_in_group");
 
   int calls = 0;
   expect(mps_ops_run_command_block(&count_call, &calls) == MPS_OPS_OK && calls == 1, "run_command_block");
