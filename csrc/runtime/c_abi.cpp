@@ -215,9 +215,11 @@ MPS_OPS_EXPORT mps_ops_status mps_ops_set_arg_tensor(mps_ops_kernel kernel, unsi
     TORCH_CHECK(t.device().type() == backend().device_type(), "mps_ops: tensor on ", t.device(),
                 ", but the ", backend().name(), " backend runs kernels on ",
                 c10::DeviceTypeName(backend().device_type(), true));
-    const size_t offset = t.storage_offset() * t.element_size();
+    // A zero-element view may start past its storage's end (as_strided checks
+    // no bounds then): it gets no bytes, not a wrapped-around size.
+    const size_t offset = t.storage_offset() * t.element_size(), stored = t.storage().nbytes();
     with_function(kernel, [&](KernelFunction& f) {
-      f.set_buffer(static_cast<int>(index), t, t.const_data_ptr(), t.storage().nbytes() - offset);
+      f.set_buffer(static_cast<int>(index), t, t.const_data_ptr(), offset <= stored ? stored - offset : 0);
     });
   });
 }
