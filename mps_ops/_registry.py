@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import os
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -168,7 +169,8 @@ def _overrides_named(names) -> list:
     by_name = {e.short_name: e for e in overrides}
     picked, unknown = [], []
     for name in names:
-        entry = by_name.get(str(name).split("::", 1)[-1].strip())
+        namespace, _, short = str(name).strip().rpartition("::")
+        entry = by_name.get(short.strip()) if namespace in ("", "aten") else None
         (picked if entry else unknown).append(entry or name)
     if unknown:
         raise ValueError(f"mps_ops: no override op named {', '.join(map(repr, unknown))}; "
@@ -176,28 +178,37 @@ def _overrides_named(names) -> list:
     return picked
 
 
+# Held from reading _active_overloads to updating it: two threads enabling
+# and disabling at once could otherwise leave the set saying an override is
+# on while its kernel is gone (or the reverse, which disable then skips).
+_overrides_lock = threading.Lock()
+
+
 def enable_overrides(names=None) -> None:
     """Replace torch's MPSGraph kernels with ours: all `override` ops, or
     those named (as ``ops()`` shows them). An op whose stock kernel is not
     MPSGraph in the running release stays off (``ops()`` says why)."""
-    wanted, refused = [], []
-    for entry in _overrides_named(names):
-        if not _override_allowed(entry):
-            refused.append(entry.short_name)
-            continue
-        wanted += [o for o in entry.overloads if _exists(o) and o not in _active_overloads]
+    refused = []
+    with _overrides_lock:
+        wanted = []
+        for entry in _overrides_named(names):
+            if not _override_allowed(entry):
+                refused.append(entry.short_name)
+                continue
+            wanted += [o for o in entry.overloads if _exists(o) and o not in _active_overloads]
+        _C.activate(wanted)
+        _active_overloads.update(wanted)
     if refused and names is not None:
         warnings.warn(f"mps_ops: torch {torch_release()}'s own MPS kernel stays for {', '.join(refused)} "
                       "(see mps_ops.ops())", stacklevel=2)
-    _C.activate(wanted)
-    _active_overloads.update(wanted)
 
 
 def disable_overrides(names=None) -> None:
     """Give back torch's own MPS kernels: of all `override` ops, or those named."""
-    gone = [o for e in _overrides_named(names) for o in e.overloads if o in _active_overloads]
-    _C.deactivate(gone)
-    _active_overloads.difference_update(gone)
+    with _overrides_lock:
+        gone = [o for e in _overrides_named(names) for o in e.overloads if o in _active_overloads]
+        _C.deactivate(gone)
+        _active_overloads.difference_update(gone)
 
 
 def _status(entry: _Entry, active: bool) -> str:
@@ -240,14 +251,15 @@ def active_overloads() -> frozenset:
 def _enable_from_environment(value: str) -> None:
     """MPS_OPS_OVERRIDES: "1" for all, else a comma-separated list of names
     ("" or "0": none). A name it does not know is a warning, not an import
-    error."""
+    error, and then none is enabled: a mistyped list leaves torch's kernels
+    in place, as no list would."""
     value = value.strip()
     if value in ("", "0"):
         return
     try:
         enable_overrides(None if value == "1" else [n for n in value.split(",") if n.strip()])
     except ValueError as e:
-        warnings.warn(f"MPS_OPS_OVERRIDES={value!r}: {e}", stacklevel=2)
+        warnings.warn(f"MPS_OPS_OVERRIDES={value!r}: {e}; none of the list is enabled", stacklevel=2)
 
 
 _activate_fills_and_repairs()
