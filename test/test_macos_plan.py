@@ -344,14 +344,17 @@ def test_nothing_runs_foreign_code_on_the_stream_queue_and_reentry_is_refused():
 def test_the_stream_is_synchronized_only_inside_its_queue():
     """MPSStream::synchronize does not enter the stream's queue (PyTorch calls
     it from blocks already on it): outside, it could end and commit another
-    thread's encoder under it. Every call of ours is inside run_serially."""
+    thread's encoder under it. Our one call of it runs inside run_serially."""
+    adapter = os.path.join(ROOT, "csrc", "metal", "torch_mps_adapter.h")
+    with open(adapter) as f:
+        text = f.read()
     with open(MM) as f:
         mm = f.read()
-    calls = [m.start() for m in re.finditer(r"\bcommit_and_wait\(", mm)]
-    assert calls, "the backend never waits for the GPU"
-    for at in calls:
-        line = mm[mm.rfind("\n", 0, at) + 1:mm.find("\n", at)]
-        assert "run_serially(" in line and line.index("run_serially(") < line.index("commit_and_wait("), line
+    calls = [m.start() for path_text in (text, mm) for m in re.finditer(r"->synchronize\(", path_text)]
+    assert len(calls) == 1 and "->synchronize(" not in mm, "one call of the stream's synchronize, in the adapter"
+    body = _braced_block(text, text.index("inline void commit_and_wait("))
+    assert re.search(r"run_serially\(serial_queue\(stream\),[^;]*->synchronize\(", body), body
+    assert "commit_and_wait(" in mm, "the backend never waits for the GPU"
 
 
 def test_require_metallib_fails_without_a_toolchain(monkeypatch, tmp_path, capsys):

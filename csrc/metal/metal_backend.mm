@@ -154,14 +154,13 @@ class MetalBackend final : public Backend {
   }
 
   // PyTorch's stream commits its command buffer and waits for it, inside the
-  // stream's serial queue as every encode on it (its synchronize does not
-  // enter the queue itself; run_serially also gives it an autorelease pool
-  // and carries an exception out). The done word is not needed: the command
-  // buffer's completion is what the stream waits on.
+  // stream's serial queue as every encode on it (commit_and_wait). The done
+  // word is not needed: the command buffer's completion is what the stream
+  // waits on.
   void wait_for_gpu(const DoneWord&) override {
     torch_mps::Stream* stream = torch_mps::current_stream();
     TORCH_CHECK(stream != nullptr, "mps_ops: PyTorch has no current MPS stream");
-    torch_mps::run_serially(torch_mps::serial_queue(stream), [&] { torch_mps::commit_and_wait(stream); });
+    torch_mps::commit_and_wait(stream);
   }
 
   // The C ABI's run_command_block. Every dispatch binds its arguments and

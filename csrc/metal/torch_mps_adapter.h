@@ -99,15 +99,6 @@ inline const void* buffer_storage(id<MTLBuffer> buffer) {
   return __builtin_bit_cast(const void*, buffer);
 }
 
-// Commits the stream's work and waits for the GPU to finish it. The
-// stream's synchronize does not enter its queue (PyTorch calls it from blocks
-// already on it: its copies, MPSGraph runs, fills): call it inside
-// run_serially, or another thread's encoding on the same stream could have
-// its encoder ended and its command buffer committed under it.
-inline void commit_and_wait(Stream* stream) {
-  stream->synchronize(at::mps::SyncType::COMMIT_AND_WAIT);
-}
-
 // The key under which run_serially marks each stream queue it uses, with the
 // queue itself as the value: dispatch_get_specific(key) then tells whether
 // this thread is already running a block on that queue, whoever submitted it.
@@ -180,6 +171,15 @@ void run_serially(dispatch_queue_t queue, const F& body) {
     std::rethrow_exception(cxx_failure);
   }
   TORCH_CHECK(!objc_failure, "mps_ops: Metal raised ", *objc_failure);
+}
+
+// Commits the stream's work and waits for the GPU to finish it, inside the
+// stream's queue: its synchronize does not enter the queue itself (PyTorch
+// calls it from blocks already on it: its copies, MPSGraph runs, fills), and
+// called outside, another thread's encoding on the same stream could have
+// its encoder ended and its command buffer committed under it.
+inline void commit_and_wait(Stream* stream) {
+  run_serially(serial_queue(stream), [stream] { stream->synchronize(at::mps::SyncType::COMMIT_AND_WAIT); });
 }
 
 }  // namespace mps_ops::torch_mps
