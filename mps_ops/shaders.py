@@ -72,19 +72,24 @@ def compile_shader(source: str) -> ShaderLibrary:
     cached = _libraries.get(source)
     if cached is not None:
         return cached
+    library = _libraries[source] = ShaderLibrary(_C.library_load(_library_input(source)))
+    return library
+
+
+def _library_input(source: str) -> str:
+    """What the backend's library loader takes for MSL source: the emulator's
+    compiled library's path, CUDA's shader key, Metal's the source itself.
+    The C ABI's create_shader_library asks this too (csrc/runtime/c_abi.cpp)."""
     if backend == "emulator":
         from . import _shader_build
 
-        handle = _C.library_load(_shader_build.build(source))
-    elif backend == "cuda":
+        return _shader_build.build(source)
+    if backend == "cuda":
         from . import _prepass
 
         # Built ahead by tools/cuda_build.py (test/kernels/): found by key.
-        handle = _C.library_load(_prepass.shader_key(source))
-    else:
-        handle = _C.library_load(source)
-    library = _libraries[source] = ShaderLibrary(handle)
-    return library
+        return _prepass.shader_key(source)
+    return source
 
 
 def load_metallib(metallib) -> ShaderLibrary:

@@ -85,25 +85,20 @@ mps_ops_status guarded(F&& body) {
 }
 
 // What the backend's load_library takes for MSL source, as compile_shader
-// computes it in the Python interpreter of this process: the emulator's
-// library path (mps_ops._shader_build.build: prepass + clang), CUDA's shader
-// key (mps_ops._prepass.shader_key: its PTX was built ahead), Metal's the
-// source itself.
+// computes it (mps_ops.shaders._library_input), in the Python interpreter of
+// this process: the emulator's library path (its prepass is Python), CUDA's
+// shader key. Metal takes the source itself and needs no Python.
 std::string library_input(const char* source) {
   const std::string backend_name = backend().name();
-  const char* module_name = backend_name == "emulator" ? "mps_ops._shader_build"
-                            : backend_name == "cuda"   ? "mps_ops._prepass"
-                                                       : nullptr;
-  if (module_name == nullptr) {
+  if (backend_name == "metal") {
     return source;
   }
-  const char* function_name = backend_name == "emulator" ? "build" : "shader_key";
   TORCH_CHECK(Py_IsInitialized(), "mps_ops: a shader on the ", backend_name, " backend needs the Python "
               "interpreter that loaded mps_ops");
   PyGILState_STATE gil = PyGILState_Ensure();
   std::string path, error;
-  PyObject* module = PyImport_ImportModule(module_name);
-  PyObject* result = module ? PyObject_CallMethod(module, function_name, "s", source) : nullptr;
+  PyObject* module = PyImport_ImportModule("mps_ops.shaders");
+  PyObject* result = module ? PyObject_CallMethod(module, "_library_input", "s", source) : nullptr;
   // PyUnicode_AsUTF8 gives null (and sets an error) for a path it cannot
   // encode (undecodable bytes in the cache directory's name).
   const char* utf8 = result && PyUnicode_Check(result) ? PyUnicode_AsUTF8(result) : nullptr;
