@@ -103,27 +103,25 @@ void KernelFunction::set_bytes(int index, const void* data, size_t size) {
   // A slot set again with bytes that fit where its last ones lie (a C ABI
   // caller updating one value between dispatches) reuses that place: else
   // each update took more of the arena, which ran out after some 60.
+  unsigned char* place = nullptr;
+  size_t used = arena_used_;
   if (index >= 0 && index < count_ && args()[index].inline_data != nullptr && args()[index].bytes >= size) {
-    unsigned char* place = arena_ + (static_cast<const unsigned char*>(args()[index].inline_data) - arena_);
-    if (size > 0) {
-      std::memcpy(place, data, size);
-    }
-    ArgSlot& s = slot(index);
-    s.inline_data = place;
-    s.bytes = size;
-    return;
+    place = arena_ + (static_cast<const unsigned char*>(args()[index].inline_data) - arena_);
+  } else {
+    const size_t aligned = (arena_used_ + 15) & ~size_t(15);
+    // Compared without adding to size: a huge size must not wrap around.
+    TORCH_CHECK(size <= sizeof(arena_) && aligned <= sizeof(arena_) - size, "mps_ops: more than ",
+                sizeof(arena_), " bytes of inline kernel arguments (", size, " more asked for)");
+    place = arena_ + aligned;
+    used = aligned + size;
   }
-  const size_t aligned = (arena_used_ + 15) & ~size_t(15);
-  // Compared without adding to size: a huge size must not wrap around.
-  TORCH_CHECK(size <= sizeof(arena_) && aligned <= sizeof(arena_) - size, "mps_ops: more than ",
-              sizeof(arena_), " bytes of inline kernel arguments (", size, " more asked for)");
   if (size > 0) {
-    std::memcpy(arena_ + aligned, data, size);  // an empty ArrayRef's data may be null
+    std::memcpy(place, data, size);  // an empty ArrayRef's data may be null
   }
-  ArgSlot& s = slot(index);
-  s.inline_data = arena_ + aligned;
+  ArgSlot& s = slot(index);  // checks index: the arena is taken only once it passes
+  s.inline_data = place;
   s.bytes = size;
-  arena_used_ = aligned + size;
+  arena_used_ = used;
 }
 
 void KernelFunction::set_threadgroup_memory(int index, uint32_t bytes) {
