@@ -39,7 +39,10 @@ A row whose call waits for the GPU (`waits_for_gpu`: a flag or value read
 back at the call, as DESIGN.md's errors at the call need) also times torch's
 op followed by torch.cuda.synchronize() in the same way (`torch_synced_gbps`,
 `ratio_to_synced`): the same round trip paid by both, beside the rule's
-ratio, which stays against torch's op alone.
+ratio, which stays against torch's op alone; and ours again with error
+checks deferred (mps_ops.set_error_checks("deferred"): `ours_deferred_gbps`,
+`ratio_deferred` against torch's op alone, `waits_when_deferred`), the mode
+that does not wait.
 
 Writes the JSON (rows: family, kernel, shape, dtype, ours_gbps, torch_gbps,
 copy_gbps, ratio, bound, target_met, and more; plus device), a Markdown table
@@ -122,6 +125,18 @@ def waits_for_gpu(fn, cycles_per_second: float) -> bool:
     behind_sleep = time.perf_counter() - begin
     torch.cuda.synchronize()
     return behind_sleep >= sleep / 2
+
+
+def deferred_gpu_seconds(fn, cycles_per_second: float) -> tuple[float, bool]:
+    """gpu_seconds and waits_for_gpu of fn with error checks deferred
+    (mps_ops.set_error_checks): a flagged call then no longer waits."""
+    import mps_ops
+
+    mps_ops.set_error_checks("deferred")
+    try:
+        return gpu_seconds(fn, cycles_per_second), waits_for_gpu(fn, cycles_per_second)
+    finally:
+        mps_ops.set_error_checks("at_call")  # runs the checks left (the inputs are good)
 
 
 def copy_gbps(cycles_per_second: float) -> float:
@@ -211,11 +226,9 @@ def measure(case, cycles_per_second: float, copy: float) -> dict:
         row["route"] = "native" if [d.kernel for d in routed.dispatches] == [d.kernel for d in prof.dispatches] \
             else "mode"
         if row["route"] == "native":
-            row["ours_gbps"] = round(moved / gpu_seconds(lambda: case.call(*inputs), cycles_per_second) / 1e9, 1)
-            row["waits_for_gpu"] = waits_for_gpu(lambda: case.call(*inputs), cycles_per_second)
+            time_ours(row, lambda: case.call(*inputs), moved, cycles_per_second)
     if row["route"] == "mode":
-        row["ours_gbps"] = round(moved / gpu_seconds(ours, cycles_per_second) / 1e9, 1)
-        row["waits_for_gpu"] = waits_for_gpu(ours, cycles_per_second)
+        time_ours(row, ours, moved, cycles_per_second)
     baseline = case.baseline or case.call
     if case.baseline:
         row["torch_call"] = "torch's kernels for the same job (gpu_cases.BASELINES)"
@@ -239,6 +252,8 @@ def measure(case, cycles_per_second: float, copy: float) -> dict:
             synced = gpu_seconds(lambda: (baseline(*theirs), torch.cuda.synchronize()), cycles_per_second)
             row["torch_synced_gbps"] = round(moved / synced / 1e9, 1)
             row["ratio_to_synced"] = round(row["ours_gbps"] / row["torch_synced_gbps"], 3)
+            if "ours_deferred_gbps" in row:
+                row["ratio_deferred"] = round(row["ours_deferred_gbps"] / row["torch_gbps"], 3)
     except (RuntimeError, NotImplementedError) as e:  # torch's CUDA kernel lacks the dtype
         row.update(torch_gbps=None, ratio=None, bound="no-baseline",
                    error=f"torch: {str(e).splitlines()[0][:160]}")
@@ -254,6 +269,16 @@ def measure(case, cycles_per_second: float, copy: float) -> dict:
         except (RuntimeError, NotImplementedError) as e:  # the row's figures stand without it
             row["accuracy_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
     return row
+
+
+def time_ours(row: dict, fn, moved: int, cycles_per_second: float) -> None:
+    """ours_gbps and waits_for_gpu; for a call that waits, also its GB/s with
+    error checks deferred (ours_deferred_gbps) and whether it still waits."""
+    row["ours_gbps"] = round(moved / gpu_seconds(fn, cycles_per_second) / 1e9, 1)
+    row["waits_for_gpu"] = waits_for_gpu(fn, cycles_per_second)
+    if row["waits_for_gpu"]:
+        seconds, row["waits_when_deferred"] = deferred_gpu_seconds(fn, cycles_per_second)
+        row["ours_deferred_gbps"] = round(moved / seconds / 1e9, 1)
 
 
 def classify(ours_gbps: float, torch_gbps: float, copy: float, high_arithmetic: bool) -> dict:
@@ -280,7 +305,10 @@ def markdown(report: dict) -> str:
         if r.get("bound") == "compute" and "ours_max_rel_error" in r:
             target = f"rel. error {r['ours_max_rel_error']:.1e} (torch {r['torch_max_rel_error']:.1e})"
         if r.get("ratio_to_synced") is not None:
-            target += f" (waits at the call: {r['ratio_to_synced']}x torch + sync)"
+            target += f" (waits at the call: {r['ratio_to_synced']}x torch + sync"
+            if r.get("ratio_deferred") is not None:
+                target += f"; checks deferred: {r['ratio_deferred']}x torch"
+            target += ")"
         if r.get("error"):
             target = r["error"]
         shape = "x".join(str(s) for s in r["shape"])
@@ -296,12 +324,15 @@ def summary(report: dict) -> str:
     met = {b: sum(1 for r in rs if r.get("target_met")) for b, rs in counts.items()}
     ratios = [r["ratio"] for r in counts["memory"]]
     synced = [r["ratio_to_synced"] for r in rows if r.get("ratio_to_synced") is not None]
+    deferred = [r["ratio_deferred"] for r in rows if r.get("ratio_deferred") is not None]
     return (f"bench_gpu: {len(rows)} rows; memory {met['memory']}/{len(counts['memory'])} at >= "
             f"{MEMORY_RATIO}x torch (median ratio {statistics.median(ratios) if ratios else '-'}); "
             f"weak-baseline {met['weak-baseline']}/{len(counts['weak-baseline'])} at their floor; "
             f"compute {len(counts['compute'])}; no baseline or error "
             f"{sum(1 for r in rows if r.get('bound') in ('none', 'no-baseline'))}; "
-            f"waiting at the call {len(synced)} (min ratio to torch + sync {min(synced) if synced else '-'})")
+            f"waiting at the call {len(synced)} (min ratio to torch + sync {min(synced) if synced else '-'}; "
+            f"checks deferred: min ratio {min(deferred) if deferred else '-'}, "
+            f"{sum(1 for r in deferred if r >= MEMORY_RATIO)} at >= {MEMORY_RATIO}x torch)")
 
 
 def chart(report: dict, path: Path) -> bool:

@@ -17,6 +17,7 @@ from . import _C
 backend: str = _C.backend()
 
 from . import emulator  # noqa: E402
+from ._error_checks import check_errors, error_checks, pending_error_checks, set_error_checks  # noqa: E402
 from ._registry import OpRecord, disable_overrides, enable_overrides, ops  # noqa: E402
 from .profiling import Dispatch, Profile, profile  # noqa: E402
 from .shaders import ShaderLibrary, compile_shader, load_metallib  # noqa: E402
@@ -33,4 +34,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["backend", "ops", "audit", "OpRecord", "enable_overrides", "disable_overrides", "profile", "Profile", "Dispatch",
-           "compile_shader", "load_metallib", "ShaderLibrary", "emulator"]
+           "compile_shader", "load_metallib", "ShaderLibrary", "emulator", "set_error_checks", "error_checks",
+           "check_errors", "pending_error_checks"]

@@ -67,7 +67,8 @@ def test_table_and_chart_from_a_recorded_run(tmp_path):
                  **bench_gpu.classify(700.0, 2600.0, 3000.0, False)),
             dict(family="losses", kernel="nll_loss_forward", shape=[65536, 1024], dtype="float32",
                  copy_gbps=3000.0, ours_gbps=2000.0, torch_gbps=5000.0, waits_for_gpu=True,
-                 torch_synced_gbps=1600.0, ratio_to_synced=1.25, **bench_gpu.classify(2000.0, 5000.0, 3000.0, False)),
+                 torch_synced_gbps=1600.0, ratio_to_synced=1.25, ours_deferred_gbps=4500.0, ratio_deferred=0.9,
+                 waits_when_deferred=False, **bench_gpu.classify(2000.0, 5000.0, 3000.0, False)),
             dict(family="pdist", kernel="_pdist_forward", shape=[4096, 256], dtype="float32", copy_gbps=3000.0,
                  bound="none", error="ours ran no kernel of ours")]
     path = tmp_path / "bench_gpu.json"
@@ -76,9 +77,10 @@ def test_table_and_chart_from_a_recorded_run(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "memory 1/3 at >= 0.8x torch" in done.stdout
-    assert "waiting at the call 1 (min ratio to torch + sync 1.25)" in done.stdout
+    assert ("waiting at the call 1 (min ratio to torch + sync 1.25; checks deferred: min ratio 0.9, "
+            "1 at >= 0.8x torch)") in done.stdout
     table = path.with_suffix(".md").read_text()
-    assert "| 0.4 | memory | **below** (waits at the call: 1.25x torch + sync) |" in table
+    assert "| 0.4 | memory | **below** (waits at the call: 1.25x torch + sync; checks deferred: 0.9x torch) |" in table
     assert "| reduction middle dim | var | 256x1024x256 | float16 | 700.0 | 2600.0 | 0.269 | memory | **below** |" in table
     assert "ours ran no kernel of ours" in table
 

@@ -196,18 +196,15 @@ class CudaBackend final : public Backend {
     return HostVisible{reinterpret_cast<const void*>(static_cast<uintptr_t>(on_device)), host};
   }
 
-  // A fault inside a kernel raises here.
-  //
   // The stream sets `done` after everything before it (its default fence
-  // orders the kernels' flag stores first) and the host spins on the word in
-  // place, asking the driver nothing until then: on one start of the
+  // orders the kernels' flag stores first) and the waiting host spins on the
+  // word in place, asking the driver nothing until then: on one start of the
   // sandboxed H200, cuStreamSynchronize returned tens of microseconds late
   // (on others the two waits measured alike: docs/design.md, "The CUDA
-  // backend"). cuStreamQuery, at most once a millisecond, reports a fault,
-  // after which the store never comes.
-  // MPS_OPS_CUDA_WAIT_BY_SYNC=1 (the comparison), or a driver that cannot
-  // write host memory from a stream: cuStreamSynchronize.
-  void wait_for_gpu(const DoneWord& done) override {
+  // backend"). MPS_OPS_CUDA_WAIT_BY_SYNC=1 (the comparison), or a driver
+  // that cannot write host memory from a stream: the mark synchronizes
+  // the stream and sets the word itself.
+  void mark_when_done(const DoneWord& done) override {
     const c10::Device device = cuda::current_device();
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -219,14 +216,20 @@ class CudaBackend final : public Backend {
       const CUdeviceptr word = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(done.storage)) + done.offset;
       const CUresult written = d.cuStreamWriteValue32(stream, word, 1, CU_STREAM_WRITE_VALUE_DEFAULT);
       if (written == CUDA_SUCCESS) {
-        spin_until_set(done, stream);
         return;
       }
       TORCH_CHECK(written == CUDA_ERROR_NOT_SUPPORTED || written == CUDA_ERROR_INVALID_VALUE,
-                  "mps_ops cuda: waiting for the GPU (cuStreamWriteValue32): ", describe(written));
+                  "mps_ops cuda: marking the GPU's progress (cuStreamWriteValue32): ", describe(written));
       stream_writes_host_memory_.store(false, std::memory_order_relaxed);
     }
     check(d.cuStreamSynchronize(stream), "waiting for the GPU (cuStreamSynchronize)");
+    __atomic_store_n(const_cast<int32_t*>(done.host), 1, __ATOMIC_RELEASE);
+  }
+
+  // A fault inside a kernel raises here: cuStreamQuery, at most once a
+  // millisecond, reports it, after which the store never comes.
+  void wait_until_marked(const DoneWord& done) override {
+    spin_until_set(done, static_cast<CUstream>(cuda::current_stream(cuda::current_device())));
   }
 
   std::vector<std::string> names() {
@@ -244,10 +247,13 @@ class CudaBackend final : public Backend {
     for (unsigned spins = 1; *done.host == 0; ++spins) {
       cpu_relax();
       if (spins % 256 != 0 || clock::now() - last_query < std::chrono::milliseconds(1)) continue;
+      // Only for a fault (sticky: any stream reports it). Done is not
+      // enough to stop: a word marked on another stream than this thread's
+      // current one may still be on its way, and reused before it lands
+      // it would set the next holder's.
       const CUresult state = driver().cuStreamQuery(stream);
-      if (state == CUDA_SUCCESS) break;  // done; the word is visible now
-      TORCH_CHECK(state == CUDA_ERROR_NOT_READY, "mps_ops cuda: waiting for the GPU (cuStreamQuery): ",
-                  describe(state));
+      TORCH_CHECK(state == CUDA_SUCCESS || state == CUDA_ERROR_NOT_READY,
+                  "mps_ops cuda: waiting for the GPU (cuStreamQuery): ", describe(state));
       last_query = clock::now();
     }
     // The flag's words are read after the done word.

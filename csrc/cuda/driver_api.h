@@ -73,7 +73,7 @@ using cuLaunchKernel_t = CUresult (*)(CUfunction function, unsigned int grid_x, 
 using cuStreamSynchronize_t = CUresult (*)(CUstream stream);
 using cuStreamQuery_t = CUresult (*)(CUstream stream);
 using CUdeviceptr = unsigned long long;
-// A 32-bit store in stream order (wait_for_gpu's marker). Flags
+// A 32-bit store in stream order (mark_when_done). Flags
 // (CUstreamWriteValue_flags): the default fences the stream's earlier
 // writes before the store, so whoever sees the value sees them too.
 enum CUstreamWriteValue_flags : int {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <atomic>
 #include <mutex>
+#include <vector>
 
 namespace mps_ops {
 
@@ -106,7 +107,22 @@ class EmulatorBackend final : public Backend {
     std::memset(block, 0, bytes);
     return HostVisible{block, block};
   }
-  void wait_for_gpu(const DoneWord&) override {}
+  // Every dispatch has run before it returned, but marks are set only by a
+  // wait, as on Metal, where a mark is a command buffer's completion and the
+  // buffer is committed by a sync (MPSStream): deferred error checks then run
+  // here when they would there (error_checks.h), and their tests can see them
+  // wait.
+  void mark_when_done(const DoneWord& done) override {
+    std::lock_guard<std::mutex> lock(marks_mutex_);
+    marks_.push_back(done.host);
+  }
+  void wait_until_marked(const DoneWord&) override {
+    std::lock_guard<std::mutex> lock(marks_mutex_);
+    for (volatile int32_t* word : marks_) {
+      *word = 1;
+    }
+    marks_.clear();
+  }
 
   const char* kernel_name(const KernelHandle* kernel) const override {
     return kernel->entry.host_name;
@@ -132,6 +148,8 @@ class EmulatorBackend final : public Backend {
 
   std::mutex mutex_;
   std::map<const mps_ops_emu::kernel_entry*, std::unique_ptr<KernelHandle>> handles_;
+  std::mutex marks_mutex_;
+  std::vector<volatile int32_t*> marks_;  // marked, not yet set
 };
 
 void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, int count,

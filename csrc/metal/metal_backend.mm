@@ -28,6 +28,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <thread>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -158,9 +159,24 @@ class MetalBackend final : public Backend {
   // word is not needed: the command buffer's completion is what the stream
   // waits on.
   void wait_for_gpu(const DoneWord&) override {
-    torch_mps::Stream* stream = torch_mps::current_stream();
-    TORCH_CHECK(stream != nullptr, "mps_ops: PyTorch has no current MPS stream");
-    torch_mps::commit_and_wait(stream);
+    torch_mps::commit_and_wait(torch_mps::current_stream());
+  }
+
+  // The word is set when the command buffer now being encoded completes,
+  // which is only after something commits it: PyTorch at its next sync, or
+  // wait_until_marked.
+  void mark_when_done(const DoneWord& done) override {
+    torch_mps::set_when_completed(torch_mps::current_stream(), const_cast<int32_t*>(done.host));
+  }
+
+  // The stream's wait returns once the buffer completes; Metal may call its
+  // completed handlers a moment later, and the word must be set before its
+  // slot is reused (Backend::mark_when_done).
+  void wait_until_marked(const DoneWord& done) override {
+    torch_mps::commit_and_wait(torch_mps::current_stream());
+    while (__atomic_load_n(done.host, __ATOMIC_ACQUIRE) == 0) {
+      std::this_thread::yield();
+    }
   }
 
   // The C ABI's run_command_block. Every dispatch binds its arguments and
@@ -227,7 +243,6 @@ class MetalBackend final : public Backend {
     check_declared_slots(kernel->name.c_str(), kernel->slots.buffers, kernel->slots.threadgroups,
                          args, count, threadgroup_lengths);
     torch_mps::Stream* stream = torch_mps::current_stream();  // PyTorch's, process lifetime
-    TORCH_CHECK(stream != nullptr, "mps_ops: PyTorch has no current MPS stream");
     torch_mps::run_serially(torch_mps::serial_queue(stream), [&] {
       // Borrowed from the stream, valid inside its queue until the stream ends
       // it; shared with PyTorch's own kernels (kernel coalescing).

@@ -14,6 +14,8 @@
 //                                           for the rest of that block
 //   at::mps::MPSDevice::getInstance()->device()   same
 //   MPSStream::synchronize(SyncType::COMMIT_AND_WAIT)  same
+//   MPSStream::addCompletedHandler(MTLCommandBufferHandler)  same (it enters
+//                                           the stream's queue itself)
 //   storage data pointer == id<MTLBuffer>   same (torch's getMTLBufferStorage)
 //
 // Where they differ, and why we do not depend on it:
@@ -66,7 +68,9 @@ using Stream = at::mps::MPSStream;
 // The stream PyTorch's own MPS kernels encode on right now. Owned by PyTorch,
 // lives for the process.
 inline Stream* current_stream() {
-  return at::mps::getCurrentMPSStream();
+  Stream* stream = at::mps::getCurrentMPSStream();
+  TORCH_CHECK(stream != nullptr, "mps_ops: PyTorch has no current MPS stream");
+  return stream;
 }
 
 // The device PyTorch allocates MPS tensors on; nil when MPS is unavailable.
@@ -180,6 +184,21 @@ void run_serially(dispatch_queue_t queue, const F& body) {
 // its encoder ended and its command buffer committed under it.
 inline void commit_and_wait(Stream* stream) {
   run_serially(serial_queue(stream), [stream] { stream->synchronize(at::mps::SyncType::COMMIT_AND_WAIT); });
+}
+
+// Has the stream's current command buffer set *word to 1 (release) when it
+// completes: Metal runs the handler once the GPU has run the buffer, whose
+// shared-storage writes the host then sees. PyTorch's addCompletedHandler
+// dispatch_syncs onto the stream's queue itself: called from inside it (in
+// run_serially) it would never return, which run_serially's check raises
+// instead.
+inline void set_when_completed(Stream* stream, int32_t* word) {
+  TORCH_CHECK(!this_thread_runs_on(serial_queue(stream)),
+              "mps_ops: marking the GPU's progress from code running on PyTorch's MPS stream queue would "
+              "deadlock");
+  stream->addCompletedHandler(^(id<MTLCommandBuffer>) {
+    __atomic_store_n(word, 1, __ATOMIC_RELEASE);
+  });
 }
 
 }  // namespace mps_ops::torch_mps

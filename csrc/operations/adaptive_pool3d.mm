@@ -7,7 +7,7 @@
 // messages are the CPU's.
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
-#include "../runtime/kernel_flag.h"
+#include "../runtime/error_checks.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
@@ -378,16 +378,18 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
   // backward gathers each element's gradient from the cells whose windows
   // cover it, so such an index would be dropped where the CPU scatters it
   // anywhere (even outside the tensor).
-  const KernelFlag invalid;
+  KernelFlag invalid;
   static KernelCache narrow_kernels("adaptive_max_pool3d_backward");
   static KernelCache wide_kernels("adaptive_max_pool3d_backward_wide");
   KernelCache& kernels = narrow ? narrow_kernels : wide_kernels;
   KernelFunction function(kernels.get(Variant::dense, grad_output.scalar_type(), grad_output.scalar_type()));
   function.bind_operands(target.tensor, invalid, grad_output, indices).bind(g);
   function.dispatch(Dim3{static_cast<uint32_t>(threads), 1, 1});
-  TORCH_CHECK(!invalid.raised(), "adaptive_max_pool3d_backward: every index must name an element of its "
-              "output cell's window (as adaptive_max_pool3d records it)");
   target.copy_back();
+  check_flag("adaptive_max_pool3d_backward", std::move(invalid), [](const KernelFlag& flag) {
+    TORCH_CHECK(!flag.raised(), "adaptive_max_pool3d_backward: every index must name an element of its "
+                "output cell's window (as adaptive_max_pool3d records it)");
+  });
   return grad_input;
 }
 

@@ -5,7 +5,7 @@
 // the CPU's. float32 only (the CPU's LAPACK also takes float64 and complex).
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
-#include "../runtime/kernel_flag.h"
+#include "../runtime/error_checks.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
@@ -104,7 +104,7 @@ at::Tensor solve(const at::Tensor& ld, const at::Tensor& pivots, const at::Tenso
   // Views where the broadcast allows (one LD for every batch: stride 0).
   const at::Tensor ld_batches = ld.expand(ld_shape).reshape({matrices, n, n});
   const at::Tensor pivot_batches = pivots.to(at::kLong).expand(pivots_shape).reshape({matrices, n});
-  const KernelFlag too_large, too_small, unpaired;
+  KernelFlag too_large, too_small, unpaired;
   ldl_solve_params params{};
   params.n = static_cast<int>(n);
   params.columns = static_cast<int>(columns);
@@ -117,20 +117,26 @@ at::Tensor solve(const at::Tensor& ld, const at::Tensor& pivots, const at::Tenso
   kernel.bind_operands(result, too_large, too_small, unpaired, ld_batches, pivot_batches)
       .bind(params);
   kernel.dispatch(Dim3{static_cast<uint32_t>(columns), static_cast<uint32_t>(matrices), 1});
-  // Each read before any check raises: a flag left unread by the exception
-  // would be retired (KernelFlag's destructor), not given back to the pool.
-  const bool pivot_too_large = too_large.raised(), pivot_too_small = too_small.raised(),
-             pivot_unpaired = unpaired.raised();
-  TORCH_CHECK(!pivot_too_large,
-              "Pivots given to ldl_solve must all satisfy |pivot| <= LD.size(-2). Did you properly pass the result "
-              "of ldl_factor?");
-  TORCH_CHECK(!pivot_too_small,
-              "Pivots given to ldl_solve must all satisfy |pivot| >= 1. Did you properly pass the result of "
-              "ldl_factor?");
-  // The CPU does not check this (it reads and writes outside the matrix).
-  TORCH_CHECK(!pivot_unpaired,
-              "mps_ops: pivots given to ldl_solve must give each 2x2 block the same negative pivot twice, as "
-              "ldl_factor does. Did you properly pass the result of ldl_factor?");
+  std::vector<KernelFlag> flags;
+  flags.push_back(std::move(too_large));
+  flags.push_back(std::move(too_small));
+  flags.push_back(std::move(unpaired));
+  check_flags("linalg_ldl_solve", std::move(flags), [](const std::vector<KernelFlag>& raised) {
+    // Each read before any check raises: a flag left unread by the exception
+    // would be retired (KernelFlag's destructor), not given back to the pool.
+    const bool pivot_too_large = raised[0].raised(), pivot_too_small = raised[1].raised(),
+               pivot_unpaired = raised[2].raised();
+    TORCH_CHECK(!pivot_too_large,
+                "Pivots given to ldl_solve must all satisfy |pivot| <= LD.size(-2). Did you properly pass the "
+                "result of ldl_factor?");
+    TORCH_CHECK(!pivot_too_small,
+                "Pivots given to ldl_solve must all satisfy |pivot| >= 1. Did you properly pass the result of "
+                "ldl_factor?");
+    // The CPU does not check this (it reads and writes outside the matrix).
+    TORCH_CHECK(!pivot_unpaired,
+                "mps_ops: pivots given to ldl_solve must give each 2x2 block the same negative pivot twice, as "
+                "ldl_factor does. Did you properly pass the result of ldl_factor?");
+  });
   return result;
 }
 

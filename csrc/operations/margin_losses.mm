@@ -5,7 +5,7 @@
 // as the CPU computes these losses only in float and double.
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
-#include "../runtime/kernel_flag.h"
+#include "../runtime/error_checks.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
@@ -113,8 +113,9 @@ MarginProblem multi_margin_problem(const char* op, const at::Tensor& self, const
                        KernelFlag()};
 }
 
-void check_targets(const MarginProblem& problem) {
-  TORCH_CHECK(!problem.bad_target.raised(), "target out of range");
+void check_targets(const char* op, MarginProblem& problem) {
+  check_flag(op, std::move(problem.bad_target),
+             [](const KernelFlag& flag) { TORCH_CHECK(!flag.raised(), "target out of range"); });
 }
 
 // multi_margin_loss's kernels: `share` threads per sample (row_threads, set
@@ -178,7 +179,7 @@ at::Tensor& multi_margin_loss_out(const at::Tensor& self, const at::Tensor& targ
   } else {
     reduce_losses(losses.tensor, reduction, out);
   }
-  check_targets(problem);
+  check_targets("multi_margin_loss", problem);
   return out;
 }
 
@@ -222,7 +223,7 @@ at::Tensor& multi_margin_loss_backward_out(const at::Tensor& grad_output, const 
   function.bind_operands(grad_input, grad, problem.x, problem.target, problem.weight,
                          problem.bad_target);
   dispatch_per_sample_rows(function, kernel, problem);
-  check_targets(problem);
+  check_targets(op, problem);
   return grad_input;
 }
 

@@ -6,7 +6,7 @@
 // (sample, position). Checks and messages are the CPU's, in its order.
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
-#include "../runtime/kernel_flag.h"
+#include "../runtime/error_checks.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
@@ -131,10 +131,13 @@ NllProblem nll_problem(const at::Tensor& self, const at::Tensor& target, const s
                     KernelFlag()};
 }
 
-void check_targets(const NllProblem& problem) {
-  // The CPU names the bad target; reading it back would cost another pass.
-  TORCH_CHECK_INDEX(!problem.bad_target.raised(), "Target out of bounds: a target is outside [0, ",
-                    problem.params.classes, ") and is not ignore_index ", problem.params.ignore_index);
+void check_targets(const char* op, NllProblem& problem) {
+  check_flag(op, std::move(problem.bad_target),
+             [classes = problem.params.classes, ignore_index = problem.params.ignore_index](const KernelFlag& flag) {
+               // The CPU names the bad target; reading it back would cost another pass.
+               TORCH_CHECK_INDEX(!flag.raised(), "Target out of bounds: a target is outside [0, ", classes,
+                                 ") and is not ignore_index ", ignore_index);
+             });
 }
 
 void check_position_count(const char* op, int64_t positions) {
@@ -164,7 +167,7 @@ void nll_forward_into(const char* op, NllProblem& problem, int64_t reduction, bo
       function.dispatch(Dim3{static_cast<uint32_t>(positions), 1, 1});
       out.copy_back();
     }
-    check_targets(problem);
+    check_targets(op, problem);
     return;
   }
   // Two passes: each group's chunk of positions, then the chunks in order.
@@ -193,7 +196,7 @@ void nll_forward_into(const char* op, NllProblem& problem, int64_t reduction, bo
   second.dispatch(Dim3{total_threads, 1, 1}, Dim3{total_threads, 1, 1});
   out.copy_back();
   weight_sum.copy_back();
-  check_targets(problem);
+  check_targets(op, problem);
 }
 
 // The backward into grad_input (the input's shape). One spatial position
@@ -228,7 +231,7 @@ void nll_backward_into(const char* op, NllProblem& problem, const at::Tensor& gr
     function.dispatch(Dim3{static_cast<uint32_t>(positions), planes ? static_cast<uint32_t>(chunks) : 1, 1});
   }
   target.copy_back();
-  check_targets(problem);
+  check_targets(op, problem);
 }
 
 // The backwards' grad_output and total_weight: read as the input's dtype

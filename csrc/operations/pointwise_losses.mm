@@ -6,7 +6,7 @@
 // TensorIterator's configuration), so each stub states its own.
 #include "../runtime/element_pairs.h"
 #include "../runtime/host_name.h"
-#include "../runtime/kernel_flag.h"
+#include "../runtime/error_checks.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/reduction.h"
@@ -311,7 +311,7 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
                                 : flat_operands({as_operand(self, dtype, like), as_operand(target, dtype, like)}, shape);
   // binary_cross_entropy's flags: an input, a target outside [0, 1] (the
   // other losses' kernels bind it and never raise it).
-  const KernelFlag flag(2);
+  KernelFlag flag(2);
   pointwise_loss_params p = loss_params(flat.tensors[0].numel(), threshold);
   p.weighted = weight != nullptr ? 1 : 0;
   at::Tensor result;
@@ -329,9 +329,11 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
     result = target_out.tensor;
   }
   if (kind.raises_on_input) {
-    // One wait, after the kernels (kernel_flag.h says why).
-    TORCH_CHECK(!flag.raised(0), "all elements of input should be between 0 and 1");
-    TORCH_CHECK(!flag.raised(1), "all elements of target should be between 0 and 1");
+    // After the kernels (kernel_flag.h says why).
+    check_flag(kind.op, std::move(flag), [](const KernelFlag& raised) {
+      TORCH_CHECK(!raised.raised(0), "all elements of input should be between 0 and 1");
+      TORCH_CHECK(!raised.raised(1), "all elements of target should be between 0 and 1");
+    });
   }
   if (out != nullptr) {
     if (!out->is_same(result)) {

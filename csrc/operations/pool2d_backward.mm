@@ -6,7 +6,7 @@
 // torch), then grad_input's dtype and size, then the dtype dispatch.
 // grad_input takes self's suggested memory format, as the CPU's.
 #include "../runtime/host_name.h"
-#include "../runtime/kernel_flag.h"
+#include "../runtime/error_checks.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 
@@ -297,13 +297,15 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, 
   check_fits_kernel(op, grad_input, w);
   const pool2d_backward_geometry g = geometry_of(grad_input, grad_output, w);
   // Set by the kernel where an index lies outside its cell's window.
-  const KernelFlag invalid;
+  KernelFlag invalid;
   static KernelCache kernels("max_pool2d_backward");
   dispatch_pieces(op, kernels, grad_input, &invalid, {grad_output, indices}, g,
                   elements_per_thread(grad_input.element_size()));
-  TORCH_CHECK(grad_input.numel() == 0 || !invalid.raised(), op,
-              ": every index must name an element of its output cell's window (as max_pool2d_with_indices "
-              "records it) or be -1");
+  check_flag(op, std::move(invalid), [op](const KernelFlag& flag) {
+    TORCH_CHECK(!flag.raised(), op,
+                ": every index must name an element of its output cell's window (as max_pool2d_with_indices "
+                "records it) or be -1");
+  });
   return grad_input;
 }
 

@@ -3,7 +3,7 @@
 // messages are the CPU's.
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
-#include "../runtime/kernel_flag.h"
+#include "../runtime/error_checks.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
@@ -128,16 +128,18 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   const at::Tensor index_c = index.contiguous();
   const ContiguousOutput result(out);
   const at::Tensor& target = result.tensor;
-  const KernelFlag out_of_range;
+  KernelFlag out_of_range;
   dispatch_per_index(kernels.get(Variant::dense, self.scalar_type(), self.scalar_type()), target, out_of_range,
                      index_c, BufferSpan{source, source.const_data_ptr(), view_span_bytes(source)}, layout);
   // Enqueued before the wait, so the GPU runs it inside the same round trip
   // (an out= that raises holds garbage, as the CPU's).
   result.copy_back();
-  if (out_of_range.raised()) {
-    check_flat_indices(index, numel);
-    TORCH_CHECK_INDEX(false, "out of range: take() read an index outside [", -numel, ", ", numel, ")");
-  }
+  check_flag("take", std::move(out_of_range), [index, numel](const KernelFlag& flag) {
+    if (flag.raised()) {
+      check_flat_indices(index, numel);
+      TORCH_CHECK_INDEX(false, "out of range: take() read an index outside [", -numel, ", ", numel, ")");
+    }
+  });
   return out;
 }
 
@@ -216,7 +218,7 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   const at::Tensor source_c = source.reshape({-1}).contiguous();
   const BufferSpan words = words_of(target);
   if (const KernelHandle* one_pass = one_pass_put(self.scalar_type(), accumulate, words.data != nullptr)) {
-    const KernelFlag out_of_range;
+    KernelFlag out_of_range;
     dispatch_per_index(one_pass, source_c, out_of_range, index.reshape({-1}).contiguous(),
                        accumulate ? words : BufferSpan{target, target.const_data_ptr(), view_span_bytes(target)},
                        layout);
@@ -226,10 +228,12 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
     if (!target.is_same(self)) {
       self.copy_(target);
     }
-    if (out_of_range.raised()) {
-      check_flat_indices(index, numel);
-      TORCH_CHECK_INDEX(false, "out of range: put_() wrote an index outside [", -numel, ", ", numel, ")");
-    }
+    check_flag("put_", std::move(out_of_range), [index, numel](const KernelFlag& flag) {
+      if (flag.raised()) {
+        check_flat_indices(index, numel);
+        TORCH_CHECK_INDEX(false, "out of range: put_() wrote an index outside [", -numel, ", ", numel, ")");
+      }
+    });
     return self;
   }
   TORCH_CHECK(index.numel() <= UINT32_MAX, "mps_ops: put_ of more than 2**32 - 1 indices");

@@ -4,6 +4,7 @@
 // here only: one translation unit, because torch's Python headers cost about
 // as much to compile as all of this code.
 #include "audit_support.h"
+#include "error_check_bindings.h"
 #include "introspection.h"
 #include "registration.h"
 #include "shader_libraries.h"
@@ -14,4 +15,5 @@ PYBIND11_MODULE(_C, m) {
   mps_ops::python::bind_introspection(m);
   mps_ops::python::bind_shader_libraries(m);
   mps_ops::python::bind_audit_support(m);
+  mps_ops::python::bind_error_checks(m);
 }

@@ -79,9 +79,20 @@ class Backend {
     size_t offset = 0;              // byte offset into it
     volatile int32_t* host = nullptr;
   };
+  // Has the GPU set `done` (to 1) once it has run everything enqueued so far
+  // on the stream this thread dispatches to, without waiting for it. The
+  // host may read the word from any thread (acquire), and must not reuse it
+  // before it is set: a mark still in flight would set the next holder's.
+  virtual void mark_when_done(const DoneWord& done) = 0;
+  // Returns once `done`, marked by this thread, is set: the GPU has run what
+  // came before the mark (on its stream: the one this thread dispatches to).
+  virtual void wait_until_marked(const DoneWord& done) = 0;
   // Returns once the GPU has run everything enqueued so far on the stream
-  // this thread dispatches to.
-  virtual void wait_for_gpu(const DoneWord& done) = 0;
+  // this thread dispatches to. `done` is left set or untouched.
+  virtual void wait_for_gpu(const DoneWord& done) {
+    mark_when_done(done);
+    wait_until_marked(done);
+  }
 
   // Runs fn(context) on the calling thread, in both backends: every dispatch
   // enters whatever serialisation it needs by itself (PyTorch's MPS stream

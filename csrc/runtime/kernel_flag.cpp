@@ -58,6 +58,11 @@ class FlagSlots {
   std::vector<Slot> free_;
 };
 
+// The word after a slot's flag words.
+Backend::DoneWord done_word_of(const void* storage, size_t offset, int32_t* host) {
+  return Backend::DoneWord{storage, offset + FlagSlots::done_word * sizeof(int32_t), host + FlagSlots::done_word};
+}
+
 FlagSlots& flag_slots() {
   static FlagSlots* slots = new FlagSlots();  // never destroyed: blocks live for the process
   return *slots;
@@ -78,17 +83,46 @@ KernelFlag::KernelFlag(int words) : words_(words), exceptions_at_start_(std::unc
 
 KernelFlag::KernelFlag(KernelFlag&& other) noexcept
     : storage_(other.storage_), offset_(other.offset_), host_(other.host_), words_(other.words_),
-      exceptions_at_start_(other.exceptions_at_start_), bound_(other.bound_), waited_(other.waited_) {
+      exceptions_at_start_(other.exceptions_at_start_), bound_(other.bound_), waited_(other.waited_),
+      marked_(other.marked_) {
   other.host_ = nullptr;
 }
 
 KernelFlag::~KernelFlag() {
   // A flag bound, then left by an exception before its check, may still be
-  // written by a kernel in flight: it is retired, not reused. One left
-  // unread otherwise is one its kernels never write.
+  // written by a kernel in flight: it is retired, not reused. So is one
+  // marked and left before its mark was seen (the mark would set the next
+  // holder's done word). One left unread otherwise is one its kernels never
+  // write.
   const bool unwinding = std::uncaught_exceptions() > exceptions_at_start_;
-  if (host_ != nullptr && (waited_ || !bound_ || !unwinding)) {
+  if (host_ != nullptr && (waited_ || (!marked_ && (!bound_ || !unwinding)))) {
     flag_slots().give_back(FlagSlots::Slot{storage_, offset_, host_});
+  }
+}
+
+void KernelFlag::mark_when_done() {
+  TORCH_INTERNAL_ASSERT(host_ != nullptr && !marked_);
+  if (bound_ && !waited_) {
+    marked_ = true;
+    backend().mark_when_done(done_word_of(storage_, offset_, host_));
+  }
+}
+
+bool KernelFlag::finished() const {
+  if (!waited_ && (!bound_ || (marked_ && __atomic_load_n(host_ + FlagSlots::done_word, __ATOMIC_ACQUIRE) != 0))) {
+    waited_ = true;
+  }
+  return waited_;
+}
+
+void KernelFlag::wait_until_finished() const {
+  if (!finished()) {
+    if (marked_) {
+      backend().wait_until_marked(done_word_of(storage_, offset_, host_));
+    } else {
+      backend().wait_for_gpu(done_word_of(storage_, offset_, host_));
+    }
+    waited_ = true;
   }
 }
 
@@ -99,11 +133,7 @@ bool KernelFlag::raised(int word) const {
     // nothing can have set it, and there is nothing to wait for.
     return false;
   }
-  if (!waited_) {
-    backend().wait_for_gpu(Backend::DoneWord{storage_, offset_ + FlagSlots::done_word * sizeof(int32_t),
-                                             host_ + FlagSlots::done_word});
-    waited_ = true;
-  }
+  wait_until_finished();
   // volatile: written by the GPU, not by anything the compiler sees.
   return static_cast<const volatile int32_t*>(host_)[word] != 0;
 }

@@ -35,6 +35,13 @@ class KernelFlag {
   // declare it, need not ask.)
   bool raised(int word = 0) const;
 
+  // Deferred checks (error_checks.h): has the GPU mark the flag once it has
+  // run what was enqueued so far, then asks, without waiting, whether it
+  // has; or waits for it. raised() then reads the words without a wait.
+  void mark_when_done();
+  bool finished() const;
+  void wait_until_finished() const;
+
   // What KernelFunction::bind binds: a buffer of words() ints.
   const void* storage() const { return storage_; }
   size_t offset() const { return offset_; }
@@ -47,7 +54,8 @@ class KernelFlag {
   int words_ = 0;
   int exceptions_at_start_ = 0;  // std::uncaught_exceptions() when made
   mutable bool bound_ = false;   // a kernel was handed it (KernelFunction::bind)
-  mutable bool waited_ = false;
+  mutable bool waited_ = false;  // its kernels have run
+  bool marked_ = false;          // mark_when_done was called
   friend class KernelFunction;
 };
 
