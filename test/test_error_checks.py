@@ -83,26 +83,29 @@ def test_a_deferred_check_raises_what_the_call_raises(sample, record):
     assert late_errors > 0, f"{sample.overload}: no error came from a deferred check"
 
 
+def _nll(targets):
+    """nll_loss on our kernels (its operands moved to the test device)."""
+    x = torch.randn(4, 5)
+    return lambda: run_on_kernels(torch.nn.functional.nll_loss, x, torch.tensor(targets))
+
+
 def _bad_nll():
-    x, target = torch.randn(4, 5), torch.tensor([0, 1, 7, 2])
-    return lambda: torch.nn.functional.nll_loss(x, target)
+    return _nll([0, 1, 7, 2])
 
 
 def _good_nll():
-    x, target = torch.randn(4, 5), torch.tensor([0, 1, 4, 2])
-    return lambda: torch.nn.functional.nll_loss(x, target)
+    return _nll([0, 1, 4, 2])
 
 
 def test_at_call_is_the_default_and_raises_at_the_call():
     assert mps_ops.error_checks() == "at_call"
     with pytest.raises(IndexError, match="Target out of bounds"):
-        run_on_kernels(_bad_nll())
+        _bad_nll()()
     assert mps_ops.pending_error_checks() == 0
 
 
 def test_a_deferred_call_returns_and_check_errors_raises_once(deferred):
-    bad = _bad_nll()
-    _, dispatches = run_on_kernels(bad)
+    _, dispatches = _bad_nll()()
     assert dispatches, "nll_loss did not reach our kernels"
     assert mps_ops.pending_error_checks() == 1
     with pytest.raises(IndexError, match="Target out of bounds") as late:
@@ -114,9 +117,9 @@ def test_a_deferred_call_returns_and_check_errors_raises_once(deferred):
 
 def test_good_calls_leave_nothing_to_raise(deferred):
     good = _good_nll()
-    expected, _ = run_on_kernels(good)
+    expected, _ = good()
     for _ in range(5):
-        result, _ = run_on_kernels(good)
+        result, _ = good()
     assert mps_ops.pending_error_checks() == 6 if MARKS_AT_WAITS else mps_ops.pending_error_checks() <= 6
     mps_ops.check_errors()
     assert mps_ops.pending_error_checks() == 0
@@ -127,12 +130,12 @@ def test_waiting_checks_are_bounded_and_a_later_call_raises(deferred):
     """The call that finds max_pending_error_checks waiting waits for them
     all, and raises the earliest error among them."""
     limit = mps_ops._error_checks.max_pending_error_checks
-    run_on_kernels(_bad_nll())
+    _bad_nll()()
     good = _good_nll()
     raised_at = None
     for call in range(1, limit + 1):
         try:
-            run_on_kernels(good)
+            good()
         except IndexError as error:
             assert LATE in str(error)
             raised_at = call
@@ -145,14 +148,14 @@ def test_waiting_checks_are_bounded_and_a_later_call_raises(deferred):
 def test_switching_back_to_at_call_runs_what_waits():
     mps_ops.set_error_checks("deferred")
     try:
-        run_on_kernels(_bad_nll())
+        _bad_nll()()
     finally:
         with pytest.raises(IndexError, match=LATE):
             mps_ops.set_error_checks("at_call")
     assert mps_ops.error_checks() == "at_call"
     assert mps_ops.pending_error_checks() == 0
     with pytest.raises(IndexError, match="Target out of bounds"):
-        run_on_kernels(_bad_nll())
+        _bad_nll()()
 
 
 @pytest.mark.parametrize("bad", ["input", "target"])
@@ -174,7 +177,7 @@ def test_checks_belong_to_the_thread_that_made_them(deferred):
     seen = {}
 
     def worker():
-        run_on_kernels(_bad_nll())
+        _bad_nll()()
         seen["pending"] = mps_ops.pending_error_checks()
         try:
             mps_ops.check_errors()
@@ -221,10 +224,10 @@ def _python(code: str, **env) -> subprocess.CompletedProcess:
 
 def test_the_environment_sets_the_mode_and_exit_reports_what_waits():
     code = ("import torch, mps_ops\n"
-            "from mps_ops.testing import emulate\n"
+            "from mps_ops.testing import device, emulate\n"
             "mps_ops.enable_overrides(['nll_loss_forward'])\n"
             "print(mps_ops.error_checks())\n"
-            "with emulate():\n"
+            "with torch.device(device()), emulate():\n"
             "    torch.nn.functional.nll_loss(torch.randn(2, 3), torch.tensor([0, 5]))\n"
             "print(mps_ops.pending_error_checks())\n")
     done = _python(code, MPS_OPS_ERROR_CHECKS="deferred")
