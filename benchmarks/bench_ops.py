@@ -4,6 +4,7 @@
     python benchmarks/bench_ops.py --work     # work figures, any backend
     python benchmarks/bench_ops.py --ops heaviside,frexp --sizes 1e3,1e6 --out results/
     python benchmarks/bench_ops.py --memory 100  # overrides: driver memory over 100 shapes (a Mac)
+    python benchmarks/bench_ops.py --error-checks deferred  # flagged ops without their wait (a Mac)
 
 Timings (Mac only). For each op, layout (dense, transposed, strided ``[:, ::2]``,
 scalar-broadcast), dtype (float32 / float16 / bfloat16, where the op supports
@@ -33,6 +34,10 @@ once, outputs written once); see mps_ops/profiling.py for the definitions.
 Contiguous and transposed layouts of an element-wise op must take one
 dispatch, stay within 1.05x and run no aten copy; the ``check`` column says
 so, and the script exits 1 if one does not.
+
+``--error-checks deferred`` times every op with mps_ops.set_error_checks("deferred"): the ops
+that read a flag back for bad input (nll_loss, cross_entropy's backward, take, put_, ...) then
+do not wait for the GPU at the call; the environment in bench_ops.json records the mode.
 
 Without a Mac no timing is measured and none is printed: this script never
 prints invented numbers.
@@ -82,6 +87,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="bench_ops_results", help="directory for the outputs")
     parser.add_argument("--memory", type=int, default=0, metavar="N",
                         help="driver memory growth over N distinct shapes per override op, stock vs ours")
+    parser.add_argument("--error-checks", choices=("at_call", "deferred"), default="at_call",
+                        help="when flagged ops raise for bad input (mps_ops.set_error_checks)")
     opts = parser.parse_args(argv)
     if opts.ops:
         # Registry entries only: a key naming another entry's overload (its
@@ -96,6 +103,7 @@ def main(argv=None) -> int:
 
     # Ours for every op, the overrides' too (timing toggles each around its cases).
     mps_ops.enable_overrides()
+    mps_ops.set_error_checks(opts.error_checks)
     if opts.work:
         return print_work(work_rows(names=opts.ops))
     ok, why = can_time()

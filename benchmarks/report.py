@@ -32,7 +32,7 @@ def write_outputs(opts, results, rows, work_table) -> None:
     print(compare)
     env = {"chip": chip, "gpu_cores": cores, "nominal_bandwidth_gbps": nominal,
            "nominal_source": "--bandwidth" if opts.bandwidth else "Apple's published figure (table)",
-           "torch": torch.__version__, "mps_ops_backend": mps_ops.backend,
+           "torch": torch.__version__, "mps_ops_backend": mps_ops.backend, "error_checks": mps_ops.error_checks(),
            "macos": platform.mac_ver()[0]}
     (out / "bench_ops.json").write_text(json.dumps({"environment": env, "results": rows,
                                                     "work": work_table}, indent=2))
