@@ -121,11 +121,11 @@ at::Tensor solve(const at::Tensor& ld, const at::Tensor& pivots, const at::Tenso
   flags.push_back(std::move(too_large));
   flags.push_back(std::move(too_small));
   flags.push_back(std::move(unpaired));
-  check_flags("linalg_ldl_solve", std::move(flags), [](const std::vector<KernelFlag>& raised) {
+  check_flags("linalg_ldl_solve", std::move(flags), [](const std::vector<KernelFlag>& pivot_flags) {
     // Each read before any check raises: a flag left unread by the exception
     // would be retired (KernelFlag's destructor), not given back to the pool.
-    const bool pivot_too_large = raised[0].raised(), pivot_too_small = raised[1].raised(),
-               pivot_unpaired = raised[2].raised();
+    const bool pivot_too_large = pivot_flags[0].raised(), pivot_too_small = pivot_flags[1].raised(),
+               pivot_unpaired = pivot_flags[2].raised();
     TORCH_CHECK(!pivot_too_large,
                 "Pivots given to ldl_solve must all satisfy |pivot| <= LD.size(-2). Did you properly pass the "
                 "result of ldl_factor?");

@@ -330,9 +330,9 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
   }
   if (kind.raises_on_input) {
     // After the kernels (kernel_flag.h says why).
-    check_flag(kind.op, std::move(flag), [](const KernelFlag& raised) {
-      TORCH_CHECK(!raised.raised(0), "all elements of input should be between 0 and 1");
-      TORCH_CHECK(!raised.raised(1), "all elements of target should be between 0 and 1");
+    check_flag(kind.op, std::move(flag), [](const KernelFlag& out_of_domain) {
+      TORCH_CHECK(!out_of_domain.raised(0), "all elements of input should be between 0 and 1");
+      TORCH_CHECK(!out_of_domain.raised(1), "all elements of target should be between 0 and 1");
     });
   }
   if (out != nullptr) {
