@@ -9,11 +9,11 @@ range), the max-pool backwards (an index outside its window), ldl_solve.
 kernels, and raises before it returns, as the CPU does.
 
 ``"deferred"``: it returns at once. The error, if any, is raised once the GPU
-has run the op's kernels, on the thread that called it: by a later such op
-that finds them run, by :func:`check_errors`, or when
-``max_pending_error_checks`` checks wait (one wait for them all). It is the
-exception the call would have raised, naming the op; until then that call's
-results must not be used. On a Mac this saves a command-buffer commit and
+has run the op's kernels: by a later such op (on any thread: autograd runs
+a backward on its own) that finds them run, by :func:`check_errors`, or when
+more than 64 checks wait (one wait for them all); checks run in call order.
+It is the exception the call would have raised, naming the op; until then
+that call's results must not be used. On a Mac this saves a command-buffer commit and
 wait per call (cross_entropy's forward and backward: two per training step).
 PyTorch's own Metal indexing kernels report their errors at the next sync the
 same way.
@@ -31,8 +31,8 @@ max_pending_error_checks: int = _C.max_pending_error_checks
 
 
 def set_error_checks(mode: str) -> None:
-    """"at_call" or "deferred" for every thread. Back to "at_call", this
-    thread's waiting checks run first (and may raise)."""
+    """"at_call" or "deferred" for every thread. Back to "at_call", the
+    waiting checks run first (and may raise)."""
     _C.set_error_checks(mode)
 
 
@@ -42,13 +42,13 @@ def error_checks() -> str:
 
 
 def check_errors() -> None:
-    """Waits for the GPU to run this thread's deferred checks' kernels, then
-    raises the first error they found (the others are dropped)."""
+    """Waits for the GPU to run the deferred checks' kernels, then raises
+    the first error they found (the others are dropped)."""
     _C.check_errors()
 
 
 def pending_error_checks() -> int:
-    """How many of this thread's deferred checks have not run yet."""
+    """How many deferred checks have not run yet."""
     return _C.pending_error_checks()
 
 

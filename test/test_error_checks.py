@@ -19,6 +19,7 @@ import torch
 import mps_ops
 from helpers import assert_matches, run_on_kernels
 from mps_ops.samples import cpu_dtype
+from mps_ops.testing import device, emulate
 from sweep import assert_same_outcome, run
 from test_index_checks import CASES, _cases
 
@@ -173,25 +174,36 @@ def test_binary_cross_entropy_defers_its_range_checks(deferred, bad):
     assert "binary_cross_entropy" in str(late.value) and LATE in str(late.value)
 
 
-def test_checks_belong_to_the_thread_that_made_them(deferred):
-    seen = {}
-
-    def worker():
-        _bad_nll()()
-        seen["pending"] = mps_ops.pending_error_checks()
-        try:
-            mps_ops.check_errors()
-        except IndexError as error:
-            seen["error"] = error
-
-    mps_ops.check_errors()
-    thread = threading.Thread(target=worker)
+def test_any_thread_raises_a_check_another_thread_made(deferred):
+    """As autograd's device threads make a backward's checks, which the
+    user's thread must see."""
+    thread = threading.Thread(target=_bad_nll())
     thread.start()
     thread.join()
-    assert seen["pending"] == 1
-    assert "Target out of bounds" in str(seen.get("error"))
+    with pytest.raises(IndexError, match=LATE):
+        mps_ops.check_errors()
     assert mps_ops.pending_error_checks() == 0
-    mps_ops.check_errors()  # this thread made none
+
+
+def test_switching_back_from_another_thread_runs_what_waits():
+    mps_ops.set_error_checks("deferred")
+    try:
+        _bad_nll()()
+        failure = {}
+
+        def switch_back():
+            try:
+                mps_ops.set_error_checks("at_call")
+            except IndexError as error:
+                failure["error"] = error
+
+        thread = threading.Thread(target=switch_back)
+        thread.start()
+        thread.join()
+        assert LATE in str(failure.get("error"))
+    finally:
+        mps_ops.set_error_checks("at_call")
+    assert mps_ops.pending_error_checks() == 0
 
 
 def test_a_backward_check_is_deferred_too(deferred):
@@ -209,6 +221,19 @@ def test_a_backward_check_is_deferred_too(deferred):
             assert mps_ops.pending_error_checks() == 2  # the forward's and the backward's
         mps_ops.check_errors()
     assert "nll_loss" in str(late.value)
+
+
+def test_a_raising_call_leaves_an_out_as_it_was():
+    """At the call, adaptive_max_pool3d_backward raises before it copies into
+    a non-contiguous out=."""
+    with torch.device(device()):
+        x, grad = torch.randn(1, 1, 2, 2, 2), torch.ones(1, 1, 1, 1, 1)
+        indices = torch.full((1, 1, 1, 1, 1), 100, dtype=torch.long)
+        out = torch.full((1, 1, 2, 2, 4), 7.0)[..., ::2]
+    with emulate(), mps_ops.profile() as prof, pytest.raises(RuntimeError, match="every index must name"):
+        torch.ops.aten.adaptive_max_pool3d_backward.grad_input(grad, x, indices, grad_input=out)
+    assert prof.dispatches, "the call did not reach our kernel"
+    assert bool((out == 7).all())
 
 
 def test_a_bad_mode_is_refused():

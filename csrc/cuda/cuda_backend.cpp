@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 namespace mps_ops {
@@ -204,7 +205,7 @@ class CudaBackend final : public Backend {
   // backend"). MPS_OPS_CUDA_WAIT_BY_SYNC=1 (the comparison), or a driver
   // that cannot write host memory from a stream: the mark synchronizes
   // the stream and sets the word itself.
-  void mark_when_done(const DoneWord& done) override {
+  const void* mark_when_done(const DoneWord& done) override {
     const c10::Device device = cuda::current_device();
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -216,7 +217,7 @@ class CudaBackend final : public Backend {
       const CUdeviceptr word = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(done.storage)) + done.offset;
       const CUresult written = d.cuStreamWriteValue32(stream, word, 1, CU_STREAM_WRITE_VALUE_DEFAULT);
       if (written == CUDA_SUCCESS) {
-        return;
+        return stream;
       }
       TORCH_CHECK(written == CUDA_ERROR_NOT_SUPPORTED || written == CUDA_ERROR_INVALID_VALUE,
                   "mps_ops cuda: marking the GPU's progress (cuStreamWriteValue32): ", describe(written));
@@ -224,12 +225,15 @@ class CudaBackend final : public Backend {
     }
     check(d.cuStreamSynchronize(stream), "waiting for the GPU (cuStreamSynchronize)");
     __atomic_store_n(const_cast<int32_t*>(done.host), 1, __ATOMIC_RELEASE);
+    return stream;
   }
 
-  // A fault inside a kernel raises here: cuStreamQuery, at most once a
-  // millisecond, reports it, after which the store never comes.
-  void wait_until_marked(const DoneWord& done) override {
-    spin_until_set(done, static_cast<CUstream>(cuda::current_stream(cuda::current_device())));
+  // A fault inside a kernel raises here: cuStreamQuery of the marked
+  // stream, at most once a millisecond, reports it, after which the store
+  // never comes. So does a mark that never ran although its stream is done
+  // (captured into a CUDA graph instead): its word is then retired unread.
+  void wait_until_marked(const DoneWord& done, const void* stream) override {
+    spin_until_set(done, static_cast<CUstream>(const_cast<void*>(stream)));
   }
 
   std::vector<std::string> names() {
@@ -244,17 +248,23 @@ class CudaBackend final : public Backend {
   static void spin_until_set(const DoneWord& done, CUstream stream) {
     using clock = std::chrono::steady_clock;
     auto last_query = clock::now();
-    for (unsigned spins = 1; *done.host == 0; ++spins) {
+    // Set once the stream is done: the word may reach the host a moment
+    // after the driver reports the stream idle.
+    std::optional<clock::time_point> stream_done;
+    for (unsigned spins = 1; __atomic_load_n(done.host, __ATOMIC_ACQUIRE) == 0; ++spins) {
       cpu_relax();
       if (spins % 256 != 0 || clock::now() - last_query < std::chrono::milliseconds(1)) continue;
-      // Only for a fault (sticky: any stream reports it). Done is not
-      // enough to stop: a word marked on another stream than this thread's
-      // current one may still be on its way, and reused before it lands
-      // it would set the next holder's.
+      last_query = clock::now();
+      if (stream_done) {
+        TORCH_CHECK(last_query - *stream_done < std::chrono::milliseconds(100),
+                    "mps_ops cuda: the stream finished without running the mark that follows a flagged op's "
+                    "kernels (was it captured into a CUDA graph? ops that check their input on the GPU cannot be)");
+        continue;
+      }
       const CUresult state = driver().cuStreamQuery(stream);
       TORCH_CHECK(state == CUDA_SUCCESS || state == CUDA_ERROR_NOT_READY,
                   "mps_ops cuda: waiting for the GPU (cuStreamQuery): ", describe(state));
-      last_query = clock::now();
+      if (state == CUDA_SUCCESS) stream_done = last_query;
     }
     // The flag's words are read after the done word.
     std::atomic_thread_fence(std::memory_order_acquire);

@@ -112,14 +112,15 @@ class EmulatorBackend final : public Backend {
   // buffer is committed by a sync (MPSStream): deferred error checks then run
   // here when they would there (error_checks.h), and their tests can see them
   // wait.
-  void mark_when_done(const DoneWord& done) override {
+  const void* mark_when_done(const DoneWord& done) override {
     std::lock_guard<std::mutex> lock(marks_mutex_);
-    marks_.push_back(done.host);
+    marks_.push_back(const_cast<int32_t*>(done.host));
+    return nullptr;
   }
-  void wait_until_marked(const DoneWord&) override {
+  void wait_until_marked(const DoneWord&, const void*) override {
     std::lock_guard<std::mutex> lock(marks_mutex_);
-    for (volatile int32_t* word : marks_) {
-      *word = 1;
+    for (int32_t* word : marks_) {
+      __atomic_store_n(word, 1, __ATOMIC_RELEASE);  // read by other threads' checks (acquire)
     }
     marks_.clear();
   }
@@ -149,7 +150,7 @@ class EmulatorBackend final : public Backend {
   std::mutex mutex_;
   std::map<const mps_ops_emu::kernel_entry*, std::unique_ptr<KernelHandle>> handles_;
   std::mutex marks_mutex_;
-  std::vector<volatile int32_t*> marks_;  // marked, not yet set
+  std::vector<int32_t*> marks_;  // marked, not yet set
 };
 
 void EmulatorBackend::dispatch(const KernelHandle* kernel, const ArgSlot* args, int count,

@@ -165,15 +165,18 @@ class MetalBackend final : public Backend {
   // The word is set when the command buffer now being encoded completes,
   // which is only after something commits it: PyTorch at its next sync, or
   // wait_until_marked.
-  void mark_when_done(const DoneWord& done) override {
-    torch_mps::set_when_completed(torch_mps::current_stream(), const_cast<int32_t*>(done.host));
+  const void* mark_when_done(const DoneWord& done) override {
+    torch_mps::Stream* stream = torch_mps::current_stream();
+    torch_mps::set_when_completed(stream, const_cast<int32_t*>(done.host));
+    return stream;
   }
 
-  // The stream's wait returns once the buffer completes; Metal may call its
-  // completed handlers a moment later, and the word must be set before its
-  // slot is reused (Backend::mark_when_done).
-  void wait_until_marked(const DoneWord& done) override {
-    torch_mps::commit_and_wait(torch_mps::current_stream());
+  // The marked stream's wait (whichever stream is current now: 2.15 has one
+  // per thread, and torch.mps.stream switches it) returns once the buffer
+  // completes; Metal may call its completed handlers a moment later, and the
+  // word must be set before its slot is reused (Backend::mark_when_done).
+  void wait_until_marked(const DoneWord& done, const void* stream) override {
+    torch_mps::commit_and_wait(static_cast<torch_mps::Stream*>(const_cast<void*>(stream)));
     while (__atomic_load_n(done.host, __ATOMIC_ACQUIRE) == 0) {
       std::this_thread::yield();
     }

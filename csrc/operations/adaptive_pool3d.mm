@@ -385,11 +385,12 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
   KernelFunction function(kernels.get(Variant::dense, grad_output.scalar_type(), grad_output.scalar_type()));
   function.bind_operands(target.tensor, invalid, grad_output, indices).bind(g);
   function.dispatch(Dim3{static_cast<uint32_t>(threads), 1, 1});
-  target.copy_back();
+  // Raising at the call, before the copy: an out= is left as it was.
   check_flag("adaptive_max_pool3d_backward", std::move(invalid), [](const KernelFlag& flag) {
     TORCH_CHECK(!flag.raised(), "adaptive_max_pool3d_backward: every index must name an element of its "
                 "output cell's window (as adaptive_max_pool3d records it)");
   });
+  target.copy_back();
   return grad_input;
 }
 

@@ -1,5 +1,5 @@
 // mps_ops._C's error-check part: when flagged ops report bad input
-// (csrc/runtime/error_checks.h; mps_ops/error_checks.py is the Python face).
+// (csrc/runtime/error_checks.h; mps_ops/_error_checks.py is the Python face).
 #pragma once
 
 #include "../runtime/error_checks.h"
@@ -15,7 +15,7 @@ inline void bind_error_checks(py::module& m) {
   m.def("set_error_checks", [](const std::string& mode) {
     TORCH_CHECK_VALUE(mode == "at_call" || mode == "deferred",
                       "mps_ops.set_error_checks: mode must be \"at_call\" or \"deferred\", not \"", mode, "\"");
-    // Back to at_call, this thread's waiting checks run: a wait for the GPU.
+    // Back to at_call, the waiting checks run: a wait for the GPU.
     py::gil_scoped_release released;
     set_error_checks(mode == "deferred" ? ErrorChecks::deferred : ErrorChecks::at_call);
   });

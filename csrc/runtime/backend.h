@@ -80,19 +80,17 @@ class Backend {
     volatile int32_t* host = nullptr;
   };
   // Has the GPU set `done` (to 1) once it has run everything enqueued so far
-  // on the stream this thread dispatches to, without waiting for it. The
-  // host may read the word from any thread (acquire), and must not reuse it
-  // before it is set: a mark still in flight would set the next holder's.
-  virtual void mark_when_done(const DoneWord& done) = 0;
-  // Returns once `done`, marked by this thread, is set: the GPU has run what
-  // came before the mark (on its stream: the one this thread dispatches to).
-  virtual void wait_until_marked(const DoneWord& done) = 0;
+  // on the stream this thread dispatches to, without waiting for it, and
+  // returns that stream (opaque; it lives for the process). The host may
+  // read the word from any thread (acquire), and must not reuse it before it
+  // is set: a mark still in flight would set the next holder's.
+  virtual const void* mark_when_done(const DoneWord& done) = 0;
+  // Returns once `done`, marked on `stream`, is set: the GPU has run what
+  // came before the mark. Any thread may wait.
+  virtual void wait_until_marked(const DoneWord& done, const void* stream) = 0;
   // Returns once the GPU has run everything enqueued so far on the stream
   // this thread dispatches to. `done` is left set or untouched.
-  virtual void wait_for_gpu(const DoneWord& done) {
-    mark_when_done(done);
-    wait_until_marked(done);
-  }
+  virtual void wait_for_gpu(const DoneWord& done) { wait_until_marked(done, mark_when_done(done)); }
 
   // Runs fn(context) on the calling thread, in both backends: every dispatch
   // enters whatever serialisation it needs by itself (PyTorch's MPS stream

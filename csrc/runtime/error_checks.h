@@ -5,14 +5,15 @@
 // waits for the GPU once, after its dispatches, and raises before it returns.
 //
 // deferred (mps_ops.set_error_checks("deferred")): the op returns without
-// waiting. Its check runs once the GPU has run its kernels, on the thread
-// that called it: at a later flagged op of that thread that finds them run,
-// at check_errors(), or once max_pending checks are waiting (one wait for
-// all). It raises what the call would have raised, naming the op. Until
-// then the op's outputs may hold what a raising call leaves (garbage). On a
-// Mac this saves a command-buffer commit and wait per flagged call (a
-// training step's cross_entropy: two); PyTorch's own Metal index kernels
-// report errors the same way, at the next sync (c10/metal/error.h).
+// waiting. Its check runs once the GPU has run its kernels: at a later
+// flagged op (of any thread: a backward's run on autograd's device threads)
+// that finds them run, at check_errors(), or once max_pending checks are
+// waiting (one wait for all); in call order. It raises what the call would
+// have raised, naming the op. Until then the op's outputs may hold what a
+// raising call leaves (garbage). On a Mac this saves a command-buffer
+// commit and wait per flagged call (a training step's cross_entropy: two);
+// PyTorch's own Metal index kernels report errors the same way, at the next
+// sync (c10/metal/error.h).
 #pragma once
 
 #include "kernel_flag.h"
@@ -26,7 +27,7 @@ namespace mps_ops {
 enum class ErrorChecks { at_call, deferred };
 
 ErrorChecks error_checks();
-// Process-wide. Back to at_call, this thread's waiting checks run first.
+// Process-wide. Back to at_call, the waiting checks run first.
 void set_error_checks(ErrorChecks mode);
 
 // Reads the flags (raised()) and throws what the CPU throws.
@@ -37,10 +38,10 @@ using FlagCheck = std::function<void(const std::vector<KernelFlag>& flags)>;
 void check_flags(const char* op, std::vector<KernelFlag> flags, FlagCheck check);
 void check_flag(const char* op, KernelFlag flag, std::function<void(const KernelFlag& flag)> check);
 
-// Waits for this thread's waiting checks and raises the first error among
-// them (the others are dropped).
+// Waits for the waiting checks and raises the first error among them (the
+// others are dropped).
 void check_errors();
-// This thread's checks not yet run.
+// Checks not yet run.
 size_t pending_error_checks();
 
 // More waiting checks than this and the next flagged call waits for all.

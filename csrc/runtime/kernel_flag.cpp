@@ -84,7 +84,7 @@ KernelFlag::KernelFlag(int words) : words_(words), exceptions_at_start_(std::unc
 KernelFlag::KernelFlag(KernelFlag&& other) noexcept
     : storage_(other.storage_), offset_(other.offset_), host_(other.host_), words_(other.words_),
       exceptions_at_start_(other.exceptions_at_start_), bound_(other.bound_), waited_(other.waited_),
-      marked_(other.marked_) {
+      marked_(other.marked_), mark_stream_(other.mark_stream_) {
   other.host_ = nullptr;
 }
 
@@ -103,8 +103,8 @@ KernelFlag::~KernelFlag() {
 void KernelFlag::mark_when_done() {
   TORCH_INTERNAL_ASSERT(host_ != nullptr && !marked_);
   if (bound_ && !waited_) {
+    mark_stream_ = backend().mark_when_done(done_word_of(storage_, offset_, host_));
     marked_ = true;
-    backend().mark_when_done(done_word_of(storage_, offset_, host_));
   }
 }
 
@@ -118,7 +118,7 @@ bool KernelFlag::finished() const {
 void KernelFlag::wait_until_finished() const {
   if (!finished()) {
     if (marked_) {
-      backend().wait_until_marked(done_word_of(storage_, offset_, host_));
+      backend().wait_until_marked(done_word_of(storage_, offset_, host_), mark_stream_);
     } else {
       backend().wait_for_gpu(done_word_of(storage_, offset_, host_));
     }

@@ -37,7 +37,8 @@ class KernelFlag {
 
   // Deferred checks (error_checks.h): has the GPU mark the flag once it has
   // run what was enqueued so far, then asks, without waiting, whether it
-  // has; or waits for it. raised() then reads the words without a wait.
+  // has; or waits for it (from any thread). raised() then reads the words
+  // without a wait.
   void mark_when_done();
   bool finished() const;
   void wait_until_finished() const;
@@ -56,6 +57,7 @@ class KernelFlag {
   mutable bool bound_ = false;   // a kernel was handed it (KernelFunction::bind)
   mutable bool waited_ = false;  // its kernels have run
   bool marked_ = false;          // mark_when_done was called
+  const void* mark_stream_ = nullptr;  // ... on this stream (Backend::mark_when_done)
   friend class KernelFunction;
 };
 
