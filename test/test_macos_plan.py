@@ -357,6 +357,29 @@ def test_the_stream_is_synchronized_only_inside_its_queue():
     assert "commit_and_wait(" in mm, "the backend never waits for the GPU"
 
 
+def test_a_deferred_mark_is_waited_for_on_the_stream_it_was_made_on():
+    """Deferred error checks (error_checks.h) on Metal: the mark is a completed
+    handler, added outside the stream's queue (PyTorch's addCompletedHandler
+    dispatch_syncs onto it: inside, it would never return), and a wait
+    commits the stream the mark was made on, not whichever is current now
+    (2.15: one per thread, switched by torch.mps.stream), then waits for the
+    handler itself, which Metal may run after the buffer's wait returns."""
+    adapter = os.path.join(ROOT, "csrc", "metal", "torch_mps_adapter.h")
+    with open(adapter) as f:
+        text = f.read()
+    with open(MM) as f:
+        mm = f.read()
+    helper = _braced_block(text, text.index("inline void set_when_completed("))
+    assert "!this_thread_runs_on(serial_queue(stream))" in helper and "run_serially" not in helper, helper
+    assert re.search(r"stream->addCompletedHandler\(\^\(id<MTLCommandBuffer>\)\s*\{\s*__atomic_store_n\(word, 1, "
+                     r"__ATOMIC_RELEASE\);", helper), helper
+    mark = _braced_block(mm, mm.index("const void* mark_when_done("))
+    assert "set_when_completed(stream," in mark and "return stream;" in mark, mark
+    wait = _braced_block(mm, mm.index("void wait_until_marked("))
+    assert "current_stream()" not in wait and re.search(r"commit_and_wait\(static_cast<torch_mps::Stream\*>", wait), wait
+    assert re.search(r"while \(__atomic_load_n\(done.host, __ATOMIC_ACQUIRE\) == 0\)", wait), wait
+
+
 def test_require_metallib_fails_without_a_toolchain(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(macos_build, "metal_toolchain_available", lambda run=None: False)
     monkeypatch.setattr(macos_build, "default_cxx", lambda: CLANG)
