@@ -12,7 +12,8 @@
 # Each mode builds the extension (incrementally) and fits 10 minutes:
 #   --tests     the whole suite on CUDA tensors, each test file in its own
 #               process (default; GPU_TEST_FILES="test/test_a.py test/test_b.py":
-#               only those)
+#               only those; GPU_CHECK_JOBS=N: N files at a time, default 4:
+#               the whole suite no longer fits 540 s at 4)
 #   --sanitize [TOOL ...]
 #               tools/gpu_launch_all.py under compute-sanitizer racecheck,
 #               memcheck (torch's caching allocator off) and synccheck, or
@@ -86,7 +87,7 @@ case "$MODE" in
   --tests)
     rm -rf "$RESULTS/launched_tests.txt" "$RESULTS/tests" "$RESULTS/test_files.txt"
     mkdir -p "$RESULTS/tests"
-    # Each test file in its own pytest, four at a time: a crash (the first
+    # Each test file in its own pytest, GPU_CHECK_JOBS at a time: a crash (the first
     # run's segmentation faults) ends one file, not the suite. SIGINT at a
     # file's or the run's deadline: pytest stops and still writes its JUnit
     # XML, so a run cut short reports what it did. test_files.txt: file, exit
@@ -97,7 +98,7 @@ case "$MODE" in
     # device-free tool tests pick their own clang.
     # test_mps_coverage_data.py reads the macOS wheels from PyPI, which the
     # GPU machine cannot reach, and runs no kernel: CI runs it.
-    ls ${GPU_TEST_FILES:-test/test_*.py} | grep -v -x -F test/test_mps_coverage_data.py | timeout -s INT "$(( budget - 20 ))" env -u CXX -u CC xargs -P 4 -I{} sh -c '
+    ls ${GPU_TEST_FILES:-test/test_*.py} | grep -v -x -F test/test_mps_coverage_data.py | timeout -s INT "$(( budget - 20 ))" env -u CXX -u CC xargs -P "${GPU_CHECK_JOBS:-4}" -I{} sh -c '
       name=$(basename {} .py)
       timeout -s INT "$PER_FILE" python -X faulthandler -m pytest {} -q -rfEs -p no:cacheprovider \
         --junitxml="$RESULTS/tests/$name.xml" > "$RESULTS/tests/$name.log" 2>&1
