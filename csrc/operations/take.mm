@@ -73,6 +73,19 @@ void check_flat_indices(const at::Tensor& index, int64_t numel) {
                     lo < -numel ? lo : hi, " on a tensor of ", numel, " elements.");
 }
 
+// The check of a per-index kernel's out_of_range flag (error_checks.h). It
+// holds the index tensor until it runs, and finds the bad index then, for
+// the CPU's message.
+void check_index_flag(const char* op, const char* access, KernelFlag out_of_range, const at::Tensor& index,
+                      int64_t numel) {
+  check_flag(op, std::move(out_of_range), [op, access, index, numel](const KernelFlag& flag) {
+    if (flag.raised()) {
+      check_flat_indices(index, numel);
+      TORCH_CHECK_INDEX(false, "out of range: ", op, "() ", access, " an index outside [", -numel, ", ", numel, ")");
+    }
+  });
+}
+
 // Dispatches one of take.metal's per-index kernels (take, put_store,
 // put_add) over the contiguous index: per_position is the operand indexed
 // by position (take's out, put_'s source), flat the one indexed through
@@ -134,12 +147,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   // Enqueued before the wait, so the GPU runs it inside the same round trip
   // (an out= that raises holds garbage, as the CPU's).
   result.copy_back();
-  check_flag("take", std::move(out_of_range), [index, numel](const KernelFlag& flag) {
-    if (flag.raised()) {
-      check_flat_indices(index, numel);
-      TORCH_CHECK_INDEX(false, "out of range: take() read an index outside [", -numel, ", ", numel, ")");
-    }
-  });
+  check_index_flag("take", "read", std::move(out_of_range), index, numel);
   return out;
 }
 
@@ -228,12 +236,7 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
     if (!target.is_same(self)) {
       self.copy_(target);
     }
-    check_flag("put_", std::move(out_of_range), [index, numel](const KernelFlag& flag) {
-      if (flag.raised()) {
-        check_flat_indices(index, numel);
-        TORCH_CHECK_INDEX(false, "out of range: put_() wrote an index outside [", -numel, ", ", numel, ")");
-      }
-    });
+    check_index_flag("put_", "wrote", std::move(out_of_range), index, numel);
     return self;
   }
   TORCH_CHECK(index.numel() <= UINT32_MAX, "mps_ops: put_ of more than 2**32 - 1 indices");
