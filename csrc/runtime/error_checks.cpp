@@ -28,7 +28,7 @@ struct PendingCheck {
 struct PendingChecks {
   std::mutex mutex;
   std::deque<PendingCheck> checks;
-  std::atomic<size_t> count{0};
+  std::atomic<size_t> count{0};  // checks.size(), read without the lock by every at_call check
 };
 
 PendingChecks& pending() {

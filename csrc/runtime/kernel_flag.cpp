@@ -109,7 +109,8 @@ void KernelFlag::mark_when_done() {
 }
 
 bool KernelFlag::finished() const {
-  if (!waited_ && (!bound_ || (marked_ && __atomic_load_n(host_ + FlagSlots::done_word, __ATOMIC_ACQUIRE) != 0))) {
+  if (!waited_ && (!bound_ || (marked_ && __atomic_load_n(done_word_of(storage_, offset_, host_).host,
+                                                          __ATOMIC_ACQUIRE) != 0))) {
     waited_ = true;
   }
   return waited_;
