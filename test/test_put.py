@@ -13,6 +13,7 @@ in any order, int32 adds exactly in any order)."""
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
 import torch
@@ -74,6 +75,37 @@ def _assert_one_of_the_writes_won(actual, self, index, source):
         assert (values[flat == target] == actual[target]).any(), (target, actual[target])
 
 
+@contextlib.contextmanager
+def _bins(bin_bytes):
+    """put_ through bins of bin_bytes wherever it can be binned (take.mm's
+    put_bin_shift: MPS_OPS_PUT_BIN_BYTES), or as sizes decide (None)."""
+    saved = os.environ.get("MPS_OPS_PUT_BIN_BYTES")
+    if bin_bytes is not None:
+        os.environ["MPS_OPS_PUT_BIN_BYTES"] = str(bin_bytes)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("MPS_OPS_PUT_BIN_BYTES", None)
+        else:
+            os.environ["MPS_OPS_PUT_BIN_BYTES"] = saved
+
+
+PUT_KERNELS = {"put", "put_store", "put_add", "put_bin_count", "put_bin_scatter", "put_bin_store", "put_bin_add"}
+
+
+def _expected_kernels(self, accumulate, deterministic):
+    """The kernels put_ runs on self: the sort's, the one pass's, or the one
+    pass's through bins, where MPS_OPS_PUT_BIN_BYTES asks for them and self
+    is contiguous with more than one element (a layout of one dim)."""
+    one_pass = _one_pass_kernel(self, accumulate, deterministic)
+    if one_pass is None:
+        return {"put"}
+    if os.environ.get("MPS_OPS_PUT_BIN_BYTES", "0") != "0" and self.is_contiguous() and self.numel() > 1:
+        return {"put_bin_count", "put_bin_scatter", one_pass.replace("put_", "put_bin_")}
+    return {one_pass}
+
+
 def _check(self, index, source, accumulate, deterministic=True):
     # Repeated targets are resolved in index's logical order. The CPU walks
     # index and source in TensorIterator's order, their memory order, which
@@ -83,8 +115,10 @@ def _check(self, index, source, accumulate, deterministic=True):
     target = self.clone()
     with deterministic_algorithms(deterministic):
         actual, dispatches = run_on_kernels(_put, target, index, source, accumulate)
-    kernel = _one_pass_kernel(target, accumulate, deterministic) or "put"
-    assert {d.kernel.split("_dense_")[0] for d in dispatches} & {"put", "put_store", "put_add"} == {kernel}
+    kernels = _expected_kernels(target, accumulate, deterministic)
+    assert {d.kernel.split("_dense_")[0] for d in dispatches} & PUT_KERNELS == kernels
+    kernel = "put_store" if "put_store" in kernels or "put_bin_store" in kernels else \
+        "put_add" if "put_add" in kernels or "put_bin_add" in kernels else "put"
     flat = index.reshape(-1).remainder(max(self.numel(), 1))
     repeats = flat.bincount().max().item()
     if kernel == "put_store" and repeats > 1:
@@ -101,32 +135,78 @@ def _check(self, index, source, accumulate, deterministic=True):
         assert_matches(actual, expected)
 
 
+# Bins of 4 bytes: one to four elements each (the most bins); of 64: a few.
+BIN_SIZES = pytest.mark.parametrize("bin_bytes", [None, 4, 64], ids=["sizes_decide", "bins_4", "bins_64"])
+
+
 @pytest.mark.parametrize("deterministic", [True, False], ids=["index_order", "any_order"])
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(7, 9), (8, 9)], ids=["odd_bytes", "whole_words"])
-def test_repeated_targets(shape, dtype, accumulate, deterministic):
+@BIN_SIZES
+def test_repeated_targets(bin_bytes, shape, dtype, accumulate, deterministic):
     torch.manual_seed(0)
     self = _values(shape, dtype)
     # Many repeats of few targets, with -1 and numel - 1 naming one element.
     index = torch.randint(-63, 63, (500,))
     index[::50] = -1
     index[1::50] = 62
-    _check(self, index, _values((500,), dtype), accumulate, deterministic)
+    with _bins(bin_bytes):
+        _check(self, index, _values((500,), dtype), accumulate, deterministic)
 
 
 @pytest.mark.parametrize("deterministic", [True, False], ids=["index_order", "any_order"])
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("layout", ["transposed", "strided", "zero_dim"])
-def test_self_layouts(layout, accumulate, deterministic):
+@pytest.mark.parametrize("binned", [False, True], ids=["sizes_decide", "bins_asked"])
+def test_self_layouts(layout, accumulate, deterministic, binned):
+    """(Bins asked for: only a contiguous self takes them, so these go straight
+    to their targets still.)"""
     torch.manual_seed(1)
     self = {"transposed": torch.randn(9, 7).t(), "strided": torch.randn(6, 20)[:, ::3],
             "zero_dim": torch.tensor(2.5)}[layout]
     n = self.numel()
     index = torch.randint(-n, n, (4, 10))
-    _check(self, index, torch.randn(40), accumulate, deterministic)
-    # Non-contiguous index and source, read in their logical order.
-    _check(self, index.t(), torch.randn(20, 4)[::2].t(), accumulate, deterministic)
+    with _bins(16 if binned else None):
+        _check(self, index, torch.randn(40), accumulate, deterministic)
+        # Non-contiguous index and source, read in their logical order.
+        _check(self, index.t(), torch.randn(20, 4)[::2].t(), accumulate, deterministic)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.uint8, torch.int64])
+@pytest.mark.parametrize("bin_bytes", [4, 256], ids=["most_bins", "bins_256"])
+def test_bins_across_threadgroups(bin_bytes, dtype, accumulate):
+    """More indices than one threadgroup counts (4096) and up to the most
+    bins (512; 4-byte bins of 3001 elements need more, so they widen): every
+    write reaches its target once. Small whole sources: every sum is exact in
+    any order."""
+    torch.manual_seed(2)
+    self = torch.randint(0, 3, (3001,)).to(dtype)
+    index = torch.randint(-3001, 3001, (10000,))
+    index[-7:] = 3000  # the last element, in the last group's tail
+    source = torch.randint(1, 3, (10000,)).to(dtype)
+    with _bins(bin_bytes):
+        _check(self, index, source, accumulate, deterministic=False)
+
+
+@pytest.mark.parametrize("case", ["binned", "small_self", "few_indices"])
+def test_sizes_decide_bins(case):
+    """Without MPS_OPS_PUT_BIN_BYTES, put_ bins a self of 64 MiB or more that
+    takes at least an eighth as many indices as it has elements (take.mm's
+    put_bin_shift). On the emulator the kernels are bound, not run."""
+    numel = (64 << 20) // 4 if case != "small_self" else (32 << 20) // 4
+    n = numel // 8 - (case == "few_indices")
+    self = torch.zeros(numel, device=device())
+    index = torch.randint(0, numel, (n,), device=device())
+    source = torch.ones(n, device=device())
+    dry = mps_ops.emulator.dry_run() if mps_ops.backend == "emulator" else contextlib.nullcontext()
+    with _bins(None), mps_ops.profile() as prof, emulate(), dry:
+        self.put_(index, source, accumulate=True)
+    kernels = [d.kernel.split("_dense_")[0] for d in prof.dispatches if d.kernel.startswith("put")]
+    assert kernels == (["put_bin_count", "put_bin_scatter", "put_bin_add"] if case == "binned" else ["put_add"])
+    if mps_ops.backend != "emulator":
+        assert self.sum().item() == n
 
 
 def test_integer_accumulation_wraps_like_the_cpu():
@@ -158,7 +238,8 @@ def test_half_accumulation_rounds_at_each_step(size, deterministic):
     "out_of_range", "negative_out_of_range", "int_index", "dtype_mismatch", "numel_mismatch",
     "empty_self", "expanded_self",
 ])
-def test_errors_are_the_cpus(case, deterministic):
+@pytest.mark.parametrize("binned", [False, True], ids=["sizes_decide", "bins_asked"])
+def test_errors_are_the_cpus(case, deterministic, binned):
     self, index, source = torch.zeros(3, 4), torch.tensor([0, 5]), torch.ones(2)
     if case == "out_of_range":
         index = torch.tensor([0, 12])
@@ -179,7 +260,8 @@ def test_errors_are_the_cpus(case, deterministic):
     target, index, source = to_device((self.clone() if case != "expanded_self" else self, index, source))
     # (The one-pass kernel checks its indices as it reads them; the sort's
     # path, before it sorts.)
-    with pytest.raises(Exception) as our_error, emulate(), deterministic_algorithms(deterministic):
+    with pytest.raises(Exception) as our_error, emulate(), deterministic_algorithms(deterministic), \
+            _bins(4 if binned else None):
         _put(target, index, source, False)
     assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
     assert str(our_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]
@@ -201,15 +283,17 @@ def test_float64_is_refused():
        picks=st.lists(st.integers(-10**6, 10**6), min_size=1, max_size=40),
        accumulate=st.booleans(),
        deterministic=st.booleans(),
-       dtype=st.sampled_from([torch.float32, torch.float16, torch.int32, torch.int8, torch.bool]))
-def test_put_property(shape, transposed, picks, accumulate, deterministic, dtype):
+       dtype=st.sampled_from([torch.float32, torch.float16, torch.int32, torch.int8, torch.bool]),
+       bin_bytes=st.sampled_from([None, 2, 8]))
+def test_put_property(shape, transposed, picks, accumulate, deterministic, dtype, bin_bytes):
     torch.manual_seed(len(picks))
     self = _values(shape, dtype)
     if transposed and self.dim() >= 2:
         self = self.transpose(0, -1)
     n = self.numel()
     index = torch.tensor([p % (2 * n) - n for p in picks])  # spans [-n, n)
-    _check(self, index, _values((len(picks),), dtype), accumulate, deterministic)
+    with _bins(bin_bytes):
+        _check(self, index, _values((len(picks),), dtype), accumulate, deterministic)
 
 
 @pytest.mark.parametrize("index", [[0, 12], [-13, 0], [3, 2**40], [-(2**40), 1]], ids=str)

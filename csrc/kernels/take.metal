@@ -254,6 +254,142 @@ kernel void put_add(constant T* source [[buffer(0)]],
                                  thread_index);
 }
 
+// put_ through bins (take.mm's binned_put says when): three passes that
+// reorder the writes by where they land, so that the writes running at
+// once fall in a few cache-sized pieces of self instead of all over it.
+// put_bin_count: each threadgroup counts its indices per bin; put_bin_scatter
+// (after a running sum over the counts, on the host's side) writes each
+// index's flat position and source value to its bin's slots; put_bin_add and
+// put_bin_store then apply them in bin order. Writes within a bin go in any
+// order, as put_add's and put_store's do.
+namespace {
+
+// Index i's flat position in [0, numel), or -1 where it lies outside
+// [-numel, numel).
+inline long flat_position(constant long* index, uint i, long numel) {
+  long flat = index[i];
+  if (flat < 0) {
+    flat += numel;
+  }
+  return ulong(flat) < ulong(numel) ? flat : -1;
+}
+
+inline uint bin_group_first(uint group) {
+  return group * uint(mps_ops::put_bin_group_threads * mps_ops::put_bin_per_thread);
+}
+
+}  // namespace
+
+template <typename I>
+kernel void put_bin_count(device uint* counts [[buffer(0)]],
+                          device int* out_of_range [[buffer(1)]],
+                          constant I* index [[buffer(2)]],
+                          constant mps_ops::put_bin_params& params [[buffer(3)]],
+                          uint group [[threadgroup_position_in_grid]],
+                          uint lane [[thread_index_in_threadgroup]]) {
+  threadgroup atomic_uint in_bin[mps_ops::put_bins_max];
+  for (uint b = lane; b < uint(params.bins); b += mps_ops::put_bin_group_threads) {
+    atomic_store_explicit(&in_bin[b], 0u, memory_order_relaxed);
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  bool outside = false;
+  const uint first = bin_group_first(group) + lane;
+  for (uint k = 0; k < mps_ops::put_bin_per_thread; ++k) {
+    const uint i = first + k * mps_ops::put_bin_group_threads;
+    if (i < uint(params.count)) {
+      const long flat = flat_position(index, i, params.numel);
+      if (flat < 0) {
+        outside = true;
+      } else {
+        atomic_fetch_add_explicit(&in_bin[uint(flat >> params.bin_shift)], 1u, memory_order_relaxed);
+      }
+    }
+  }
+  if (outside) {
+    *out_of_range = 1;
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint b = lane; b < uint(params.bins); b += mps_ops::put_bin_group_threads) {
+    counts[b * uint(params.groups) + group] = atomic_load_explicit(&in_bin[b], memory_order_relaxed);
+  }
+}
+
+// B: an unsigned type of the element's size (the values are moved as bits).
+// ends: the inclusive running sum of counts, so this group's first slot in
+// bin b is ends - counts at [b][group]. An index outside [-numel, numel)
+// takes no slot (put_bin_count raised the flag).
+template <typename B>
+kernel void put_bin_scatter(device uint* positions [[buffer(0)]],
+                            device B* values [[buffer(1)]],
+                            constant uint* counts [[buffer(2)]],
+                            constant uint* ends [[buffer(3)]],
+                            constant long* index [[buffer(4)]],
+                            constant B* source [[buffer(5)]],
+                            constant mps_ops::put_bin_params& params [[buffer(6)]],
+                            uint group [[threadgroup_position_in_grid]],
+                            uint lane [[thread_index_in_threadgroup]]) {
+  threadgroup atomic_uint next_slot[mps_ops::put_bins_max];
+  for (uint b = lane; b < uint(params.bins); b += mps_ops::put_bin_group_threads) {
+    const uint at = b * uint(params.groups) + group;
+    atomic_store_explicit(&next_slot[b], ends[at] - counts[at], memory_order_relaxed);
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  const uint first = bin_group_first(group) + lane;
+  for (uint k = 0; k < mps_ops::put_bin_per_thread; ++k) {
+    const uint i = first + k * mps_ops::put_bin_group_threads;
+    if (i < uint(params.count)) {
+      const long flat = flat_position(index, i, params.numel);
+      if (flat >= 0) {
+        const uint slot = atomic_fetch_add_explicit(&next_slot[uint(flat >> params.bin_shift)], 1u,
+                                                    memory_order_relaxed);
+        positions[slot] = uint(flat);
+        values[slot] = source[i];
+      }
+    }
+  }
+}
+
+namespace {
+
+// The first `*filled` slots (the running sum's last entry: every index in
+// range, unless the flag is raised), each thread up to take_per_thread.
+template <typename T, typename Mode>
+inline void put_binned(device char* self, constant uint* positions, constant T* values, constant uint* filled,
+                       uint thread_index) {
+  constexpr uint K = mps_ops::take_per_thread;
+  const uint first = mps_ops::per_element_first<K>(thread_index);
+  const uint count = *filled;
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint i = first + k * mps_ops::elementwise_tile;
+    if (i < count) {
+      Mode::write(self, long(positions[i]) * long(sizeof(T)), values[i]);
+    }
+  }
+}
+
+}  // namespace
+
+// self: contiguous (the host bins only then), bound as for put_add.
+template <typename T>
+kernel void put_bin_add(device char* self [[buffer(0)]],
+                        constant uint* positions [[buffer(1)]],
+                        constant T* values [[buffer(2)]],
+                        constant uint* filled [[buffer(3)]],
+                        uint thread_index [[thread_position_in_grid]]) {
+  put_binned<T, put_add_mode>(self, positions, values, filled, thread_index);
+}
+
+// B as put_bin_scatter's.
+template <typename B>
+kernel void put_bin_store(device char* self [[buffer(0)]],
+                          constant uint* positions [[buffer(1)]],
+                          constant B* values [[buffer(2)]],
+                          constant uint* filled [[buffer(3)]],
+                          uint thread_index [[thread_position_in_grid]]) {
+  put_binned<B, put_store_mode>(self, positions, values, filled, thread_index);
+}
+
 // targets: the normalised indices sorted by value, each run of equal targets
 // in index order (the host sorts target * n + position); order: where each
 // came from in index and source. The thread at the end of a run writes that
@@ -290,9 +426,16 @@ kernel void put(device char* self [[buffer(0)]],
 MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, take, dense)
 MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, put, dense)
 MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, put_store, dense)
-MPS_OPS_FOR_BOOL(MPS_OPS_INSTANTIATE_FOR_TYPE, put_add, dense)
-MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, uchar)
-MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, char)
-MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, short)
-MPS_OPS_INSTANTIATE_FOR_TYPE(put_add, dense, int)
-MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, put_add, dense)
+// What put_add can add atomically: MSL has no 64-bit atomics (long), and
+// no float64.
+#define MPS_OPS_FOR_PUT_ADDABLE(M, ...)                                                            \
+  MPS_OPS_FOR_BOOL(M, __VA_ARGS__) M(__VA_ARGS__, uchar) M(__VA_ARGS__, char) M(__VA_ARGS__, short) \
+  M(__VA_ARGS__, int) MPS_OPS_FOR_FLOATING(M, __VA_ARGS__)
+// The binned passes move values as bits: one instantiation per element size.
+#define MPS_OPS_FOR_ELEMENT_BITS(M, ...) \
+  M(__VA_ARGS__, uchar) M(__VA_ARGS__, ushort) M(__VA_ARGS__, uint) M(__VA_ARGS__, ulong)
+MPS_OPS_FOR_PUT_ADDABLE(MPS_OPS_INSTANTIATE_FOR_TYPE, put_add, dense)
+MPS_OPS_INSTANTIATE_FOR_TYPE(put_bin_count, dense, long)
+MPS_OPS_FOR_ELEMENT_BITS(MPS_OPS_INSTANTIATE_FOR_TYPE, put_bin_scatter, dense)
+MPS_OPS_FOR_ELEMENT_BITS(MPS_OPS_INSTANTIATE_FOR_TYPE, put_bin_store, dense)
+MPS_OPS_FOR_PUT_ADDABLE(MPS_OPS_INSTANTIATE_FOR_TYPE, put_bin_add, dense)

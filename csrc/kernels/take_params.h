@@ -13,6 +13,22 @@ namespace mps_ops {
 // system waiting: 0.95x torch's CUDA take on an H200, which takes 4 too).
 enum { take_per_thread = 4 };
 
+// put_ through bins (take.mm's binned_put): threads of a threadgroup of
+// put_bin_count and put_bin_scatter, and the indices each takes; the most
+// bins (a threadgroup counts into one uint per bin).
+enum { put_bin_group_threads = 256, put_bin_per_thread = 16, put_bins_max = 512 };
+
+// put_bin_count's and put_bin_scatter's: counts (and their running sums)
+// are [bins][groups] matrices of uint, so that one running sum over the
+// matrix gives each threadgroup's first slot in each bin.
+struct put_bin_params {
+  long numel;     // self's elements: indices lie in [-numel, numel)
+  int count;      // indices (at most 2**31 - 1)
+  int groups;     // threadgroups
+  int bins;       // at most put_bins_max
+  int bin_shift;  // a flat position's bin: flat >> bin_shift
+};
+
 // take / put_: self indexed as if flattened, through its sizes and byte
 // strides (row-major decomposition). put_: `count` (target, source position)
 // pairs sorted by target; whether the writes accumulate.
