@@ -176,17 +176,22 @@ def test_self_layouts(layout, accumulate, deterministic, binned):
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.uint8, torch.int64])
 @pytest.mark.parametrize("bin_bytes", [4, 256], ids=["most_bins", "bins_256"])
-def test_bins_across_threadgroups(bin_bytes, dtype, accumulate):
-    """More indices than one threadgroup counts (4096) and up to the most
-    bins (512; 4-byte bins of 3001 elements need more, so they widen): every
-    write reaches its target once. Small whole sources: every sum is exact in
-    any order."""
+@pytest.mark.parametrize("thread_limit", [None, 96], ids=["256_threads", "pipeline_of_96"])
+def test_bins_across_threadgroups(thread_limit, bin_bytes, dtype, accumulate):
+    """More indices than one threadgroup takes (2048) and up to the most bins
+    (two per thread; 4-byte bins of 3001 elements need more, so they widen),
+    also where the pipelines allow fewer threads (96: 192 bins at most, 768
+    indices a group): every write reaches its target once. Small whole
+    sources: every sum is exact in any order."""
+    if thread_limit is not None and mps_ops.backend != "emulator":
+        pytest.skip("a pipeline's thread limit is set on the emulator only")
     torch.manual_seed(2)
     self = torch.randint(0, 3, (3001,)).to(dtype)
     index = torch.randint(-3001, 3001, (10000,))
     index[-7:] = 3000  # the last element, in the last group's tail
     source = torch.randint(1, 3, (10000,)).to(dtype)
-    with _bins(bin_bytes):
+    limit = mps_ops.emulator.pipeline_thread_limit(thread_limit) if thread_limit else contextlib.nullcontext()
+    with _bins(bin_bytes), limit:
         _check(self, index, source, accumulate, deterministic=False)
 
 

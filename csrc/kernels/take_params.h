@@ -13,10 +13,12 @@ namespace mps_ops {
 // system waiting: 0.95x torch's CUDA take on an H200, which takes 4 too).
 enum { take_per_thread = 4 };
 
-// put_ through bins (take.mm's binned_put): threads of a threadgroup of
-// put_bin_count and put_bin_scatter, and the indices each takes; the most
-// bins (a threadgroup counts into one uint per bin).
-enum { put_bin_group_threads = 256, put_bin_per_thread = 16, put_bins_max = 512 };
+// put_ through bins (take.mm's binned_put): the most threads of a
+// threadgroup of put_bin_count and put_bin_scatter, the indices each thread
+// takes, and the most bins (two per thread: put_bin_scatter's running sum).
+// put_bin_scatter stages a group's entries in threadgroup memory: 8 KiB of
+// positions and up to 16 KiB of values, inside Apple GPUs' 32 KiB.
+enum { put_bin_group_threads = 256, put_bin_per_thread = 8, put_bins_max = 2 * put_bin_group_threads };
 
 // put_bin_count's and put_bin_scatter's: counts (and their running sums)
 // are [bins][groups] matrices of uint, so that one running sum over the

@@ -210,7 +210,8 @@ constexpr int64_t bin_bytes = int64_t(2) << 20;
 constexpr int64_t smallest_binned_self_bytes = int64_t(64) << 20;
 constexpr int64_t least_indices_per_binned_element = 8;  // at least numel / 8 indices
 
-// The shift of put_'s bins (a flat position's bin is flat >> shift), or none
+// The shift of put_'s bins (a flat position's bin is flat >> shift; binned_put
+// widens the bins where they would be too many), or none
 // where put_ goes straight to its targets: self not contiguous, past 2**32 - 1
 // elements (positions are 32-bit), more than 2**31 - 1 indices, or below the
 // sizes above. MPS_OPS_PUT_BIN_BYTES sets the bin size and bins every put_
@@ -232,9 +233,6 @@ std::optional<int> put_bin_shift(const FlatLayout& layout, int64_t numel, int64_
   }
   int shift = 0;
   while ((int64_t(1) << (shift + 1)) * element_size <= bin) {
-    ++shift;
-  }
-  while (((numel - 1) >> shift) + 1 > put_bins_max) {
     ++shift;
   }
   return shift;
@@ -263,24 +261,33 @@ void binned_put(bool accumulate, const at::Tensor& target, const BufferSpan& sel
   static KernelCache add_kernels("put_bin_add");
   static KernelCache store_kernels("put_bin_store");
   const int64_t n = index_c.numel(), numel = target.numel();
-  constexpr int64_t group_span = put_bin_group_threads * put_bin_per_thread;
+  const at::ScalarType bits = bits_of(target.element_size());
+  const KernelHandle* count_kernel = count_kernels.get(Variant::dense, at::kLong, at::kLong);
+  const KernelHandle* scatter_kernel = scatter_kernels.get(Variant::dense, bits, bits);
+  // As many threads as both kernels' pipelines allow, up to
+  // put_bin_group_threads; two bins a thread at most.
+  const uint32_t threads = std::min<uint32_t>({put_bin_group_threads, backend().max_threads_per_group(count_kernel),
+                                               backend().max_threads_per_group(scatter_kernel)});
+  while (((numel - 1) >> shift) + 1 > 2 * int64_t(threads)) {
+    ++shift;
+  }
+  const int64_t group_span = int64_t(threads) * put_bin_per_thread;
   put_bin_params params{};
   params.numel = numel;
   params.count = static_cast<int>(n);
   params.groups = static_cast<int>((n + group_span - 1) / group_span);
   params.bins = static_cast<int>(((numel - 1) >> shift) + 1);
   params.bin_shift = shift;
-  const Dim3 grid{static_cast<uint32_t>(params.groups) * put_bin_group_threads, 1, 1};
-  const Dim3 group{put_bin_group_threads, 1, 1};
+  const Dim3 grid{static_cast<uint32_t>(params.groups) * threads, 1, 1};
+  const Dim3 group{threads, 1, 1};
   const at::Tensor counts = at::empty({int64_t(params.bins) * params.groups}, index_c.options().dtype(at::kInt));
-  KernelFunction count(count_kernels.get(Variant::dense, at::kLong, at::kLong));
+  KernelFunction count(count_kernel);
   count.bind_operands(counts, out_of_range, index_c).bind(params);
   count.dispatch(grid, group);
   const at::Tensor ends = at::cumsum(counts, 0, at::kInt);
   const at::Tensor positions = at::empty({n}, index_c.options().dtype(at::kInt));
   const at::Tensor values = at::empty({n}, source_c.options());
-  const at::ScalarType bits = bits_of(target.element_size());
-  KernelFunction scatter(scatter_kernels.get(Variant::dense, bits, bits));
+  KernelFunction scatter(scatter_kernel);
   scatter.bind_operands(positions, values, counts, ends, index_c, source_c).bind(params);
   scatter.dispatch(grid, group);
   const BufferSpan filled{ends, ends.const_data_ptr<int32_t>() + (ends.numel() - 1), sizeof(int32_t)};
