@@ -257,6 +257,29 @@ def values_with_limits(dtype, shape, scale=100.0):
 CPU_CHECKS_LDL_PIVOTS = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 12)
 
 
+def ldl_pivots_unchecked_by_cpu(pivots) -> bool:
+    """Whether the CPU passes these pivots to LAPACK unchecked although they
+    are bad: magnitudes out of range before torch 2.12 (no check then), or a
+    2x2 block without its partner (a negative pivot not repeated right after
+    it), which no release checks."""
+    if pivots.numel() == 0:
+        return False
+    n = pivots.shape[-1]
+    pivots = pivots.long()  # as the CPU reads them (uint16 has no abs)
+    magnitudes = pivots.abs()
+    if bool((magnitudes > n).any()) or bool((magnitudes < 1).any()):
+        return not CPU_CHECKS_LDL_PIVOTS  # from 2.12 the CPU's own checks raise first
+    for row in pivots.reshape(-1, n).tolist():
+        k = 0
+        while k < n:
+            if row[k] < 0:
+                if k + 1 >= n or row[k + 1] != row[k]:
+                    return True
+                k += 1
+            k += 1
+    return False
+
+
 # Batches of matrices (at least two) in the layouts linear-algebra kernels
 # must read: transposed (column-major), every other column, one matrix
 # broadcast over the batch, and a storage offset.

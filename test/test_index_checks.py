@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import mps_ops
-from helpers import CPU_CHECKS_LDL_PIVOTS, assert_matches, run_on_kernels
+from helpers import assert_matches, ldl_pivots_unchecked_by_cpu, run_on_kernels
 from mps_ops.samples import INDEX, SAMPLES, cpu_dtype, samples
 from sweep import assert_same_outcome, run
 from mps_ops.testing import emulate
@@ -52,28 +52,8 @@ CPU_UNCHECKED = [
      lambda args: args["reduction"] == 0 and _targets_out_of_range(args)),
     # The CPU checks the pivots' magnitudes, not that each 2x2 block's pair
     # matches (MKL's sytrs then writes outside the right-hand side).
-    (r"linalg_ldl_solve.*", "pivots", RuntimeError, lambda args: _ldl_pivots_unpaired(args["pivots"])),
+    (r"linalg_ldl_solve.*", "pivots", RuntimeError, lambda args: ldl_pivots_unchecked_by_cpu(args["pivots"])),
 ]
-
-
-def _ldl_pivots_unpaired(pivots) -> bool:
-    """Whether the CPU passes these pivots to LAPACK unchecked although they
-    are bad: magnitudes out of range before torch 2.12 (no check then), or a
-    2x2 block without its partner (a negative pivot not repeated right after
-    it), which no release checks."""
-    n = pivots.shape[-1]
-    magnitudes = pivots.abs()
-    if bool((magnitudes > n).any()) or bool((magnitudes < 1).any()):
-        return not CPU_CHECKS_LDL_PIVOTS  # from 2.12 the CPU's own checks raise first
-    for row in pivots.reshape(-1, n).tolist():
-        k = 0
-        while k < n:
-            if row[k] < 0:
-                if k + 1 >= n or row[k + 1] != row[k]:
-                    return True
-                k += 1
-            k += 1
-    return False
 
 
 def _targets_out_of_range(args) -> bool:
