@@ -195,7 +195,6 @@ const KernelHandle* one_pass_put(at::ScalarType dtype, bool accumulate, bool wor
   return addable && (any_order || exact_in_any_order) ? add_kernels.get(Variant::dense, dtype, dtype) : nullptr;
 }
 
-
 // put_'s bins (take.metal's put_bin_*): worth their two extra passes where
 // self is far larger than a GPU's last cache (an Apple GPU's system cache:
 // 8 to 96 MiB; an H200's L2: 50 MiB) and the indices many beside self's
@@ -211,10 +210,10 @@ constexpr int64_t smallest_binned_self_bytes = int64_t(64) << 20;
 constexpr int64_t least_indices_per_binned_element = 8;  // at least numel / 8 indices
 
 // The shift of put_'s bins (a flat position's bin is flat >> shift; binned_put
-// widens the bins where they would be too many), or none
-// where put_ goes straight to its targets: self not contiguous, past 2**32 - 1
-// elements (positions are 32-bit), more than 2**31 - 1 indices, or below the
-// sizes above. MPS_OPS_PUT_BIN_BYTES sets the bin size and bins every put_
+// widens the bins where they would be too many), or none where put_ goes
+// straight to its targets: self not contiguous, past 2**32 - 1 elements
+// (positions are 32-bit), more than 2**31 - 1 indices, or below the sizes
+// above. MPS_OPS_PUT_BIN_BYTES sets the bin size and bins every put_
 // that can be binned (the tests' way onto this path with small tensors; 0:
 // never).
 std::optional<int> put_bin_shift(const FlatLayout& layout, int64_t numel, int64_t element_size, int64_t n) {
