@@ -173,26 +173,58 @@ def test_self_layouts(layout, accumulate, deterministic, binned):
         _check(self, index.t(), torch.randn(20, 4)[::2].t(), accumulate, deterministic)
 
 
+def _thread_limit(limit):
+    if limit is None:
+        return contextlib.nullcontext()
+    if mps_ops.backend != "emulator":
+        pytest.skip("a pipeline's thread limit is set on the emulator only")
+    return mps_ops.emulator.pipeline_thread_limit(limit)
+
+
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.uint8, torch.int64])
 @pytest.mark.parametrize("bin_bytes", [4, 256], ids=["most_bins", "bins_256"])
-@pytest.mark.parametrize("thread_limit", [None, 96], ids=["256_threads", "pipeline_of_96"])
-def test_bins_across_threadgroups(thread_limit, bin_bytes, dtype, accumulate):
+@pytest.mark.parametrize("thread_limit, numel", [(None, 3001), (None, 4096), (96, 3001), (96, 3072)],
+                         ids=["256_threads", "256_threads_every_bin", "pipeline_of_96", "pipeline_of_96_every_bin"])
+def test_bins_across_threadgroups(thread_limit, numel, bin_bytes, dtype, accumulate):
     """More indices than one threadgroup takes (2048) and up to the most bins
-    (two per thread; 4-byte bins of 3001 elements need more, so they widen),
-    also where the pipelines allow fewer threads (96: 192 bins at most, 768
-    indices a group): every write reaches its target once. Small whole
-    sources: every sum is exact in any order."""
-    if thread_limit is not None and mps_ops.backend != "emulator":
-        pytest.skip("a pipeline's thread limit is set on the emulator only")
+    (two per thread; 4-byte bins need more, so they widen: 4096 float32
+    elements to exactly 512 bins), also where the pipelines allow fewer
+    threads (96: 192 bins at most, 3072 float32 elements exactly; 768 indices
+    a group): every write reaches its target once. Small whole sources: every
+    sum is exact in any order."""
     torch.manual_seed(2)
-    self = torch.randint(0, 3, (3001,)).to(dtype)
-    index = torch.randint(-3001, 3001, (10000,))
-    index[-7:] = 3000  # the last element, in the last group's tail
+    self = torch.randint(0, 3, (numel,)).to(dtype)
+    index = torch.randint(-numel, numel, (10000,))
+    index[-7:] = numel - 1  # the last element, in the last group's tail
     source = torch.randint(1, 3, (10000,)).to(dtype)
-    limit = mps_ops.emulator.pipeline_thread_limit(thread_limit) if thread_limit else contextlib.nullcontext()
-    with _bins(bin_bytes), limit:
+    with _bins(bin_bytes), _thread_limit(thread_limit):
         _check(self, index, source, accumulate, deterministic=False)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("thread_limit", [None, 96], ids=["256_threads", "pipeline_of_96"])
+def test_bins_around_an_index_out_of_range(thread_limit, accumulate):
+    """An index out of range in the first threadgroup: put_ raises the CPU's
+    IndexError, and every other write, in every group, has landed (the
+    groups after it take their slots from the counts that skipped it)."""
+    torch.manual_seed(3)
+    numel, n = 3001, 10000
+    self = torch.randint(0, 3, (numel,)).float()
+    index = torch.randint(-numel, numel, (n,))
+    index[100] = numel
+    source = torch.randint(1, 3, (n,)).float()
+    keep = torch.arange(n) != 100
+    expected = _put(self.clone(), index[keep], source[keep], accumulate)
+    target, dev_index, dev_source = to_device((self.clone(), index, source))
+    with pytest.raises(IndexError, match="out of range"), _bins(64), _thread_limit(thread_limit), emulate(), \
+            deterministic_algorithms(False):
+        _put(target, dev_index, dev_source, accumulate)
+    written = target.cpu()
+    if accumulate:
+        assert torch.equal(written, expected)
+    else:
+        _assert_one_of_the_writes_won(written, self, index[keep], source[keep])
 
 
 @pytest.mark.parametrize("case", ["binned", "small_self", "few_indices"])
@@ -210,8 +242,8 @@ def test_sizes_decide_bins(case):
         self.put_(index, source, accumulate=True)
     kernels = [d.kernel.split("_dense_")[0] for d in prof.dispatches if d.kernel.startswith("put")]
     assert kernels == (["put_bin_count", "put_bin_scatter", "put_bin_add"] if case == "binned" else ["put_add"])
-    if mps_ops.backend != "emulator":
-        assert self.sum().item() == n
+    if mps_ops.backend != "emulator":  # there the kernels ran: each element got its indices' ones
+        assert torch.equal(self.cpu(), torch.bincount(index.cpu(), minlength=numel).float())
 
 
 def test_integer_accumulation_wraps_like_the_cpu():
@@ -238,12 +270,12 @@ def test_half_accumulation_rounds_at_each_step(size, deterministic):
     assert {d.kernel.split("_dense_")[0] for d in dispatches} == {kernel}
 
 
-@pytest.mark.parametrize("deterministic", [True, False], ids=["index_order", "any_order"])
+@pytest.mark.parametrize("deterministic, binned", [(True, False), (False, False), (False, True)],
+                         ids=["index_order", "any_order", "any_order_bins_asked"])  # (bins: any order only)
 @pytest.mark.parametrize("case", [
     "out_of_range", "negative_out_of_range", "int_index", "dtype_mismatch", "numel_mismatch",
     "empty_self", "expanded_self",
 ])
-@pytest.mark.parametrize("binned", [False, True], ids=["sizes_decide", "bins_asked"])
 def test_errors_are_the_cpus(case, deterministic, binned):
     self, index, source = torch.zeros(3, 4), torch.tensor([0, 5]), torch.ones(2)
     if case == "out_of_range":

@@ -313,7 +313,6 @@ kernel void put_bin_count(device uint* counts [[buffer(0)]],
   }
 }
 
-// B: an unsigned type of the element's size (the values are moved as bits).
 // ends: the inclusive running sum of counts, so this group's first slot in
 // bin b is ends - counts at [b][group]. The group first stages its entries
 // in threadgroup memory, grouped by bin, then copies them out in that order:
@@ -321,13 +320,13 @@ kernel void put_bin_count(device uint* counts [[buffer(0)]],
 // writes scattered over every bin (first version: 3.0 of the float32 put_'s
 // 4.3 ms on an H200 in this pass, 128 bins). An index outside [-numel, numel)
 // takes no slot (put_bin_count raised the flag).
-template <typename B>
+template <typename T>
 kernel void put_bin_scatter(device uint* positions [[buffer(0)]],
-                            device B* values [[buffer(1)]],
+                            device T* values [[buffer(1)]],
                             constant uint* counts [[buffer(2)]],
                             constant uint* ends [[buffer(3)]],
                             constant long* index [[buffer(4)]],
-                            constant B* source [[buffer(5)]],
+                            constant T* source [[buffer(5)]],
                             constant mps_ops::put_bin_params& params [[buffer(6)]],
                             uint group [[threadgroup_position_in_grid]],
                             uint lane [[thread_index_in_threadgroup]],
@@ -337,7 +336,7 @@ kernel void put_bin_scatter(device uint* positions [[buffer(0)]],
   threadgroup atomic_uint next_staged[mps_ops::put_bins_max];
   threadgroup uint staged_to_slot[mps_ops::put_bins_max];  // a bin's slot less its staging place
   threadgroup uint staged_positions[most_staged];
-  threadgroup B staged_values[most_staged];
+  threadgroup T staged_values[most_staged];
   // This group's counts, two bins a thread, and their running sum over the
   // threads (Hillis-Steele: log2(threads) steps).
   const uint bins = uint(params.bins);
@@ -418,14 +417,13 @@ kernel void put_bin_add(device char* self [[buffer(0)]],
   put_binned<T, put_add_mode>(self, positions, values, filled, thread_index);
 }
 
-// B as put_bin_scatter's.
-template <typename B>
+template <typename T>
 kernel void put_bin_store(device char* self [[buffer(0)]],
                           constant uint* positions [[buffer(1)]],
-                          constant B* values [[buffer(2)]],
+                          constant T* values [[buffer(2)]],
                           constant uint* filled [[buffer(3)]],
                           uint thread_index [[thread_position_in_grid]]) {
-  put_binned<B, put_store_mode>(self, positions, values, filled, thread_index);
+  put_binned<T, put_store_mode>(self, positions, values, filled, thread_index);
 }
 
 // targets: the normalised indices sorted by value, each run of equal targets
@@ -469,11 +467,8 @@ MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, put_store, dense
 #define MPS_OPS_FOR_PUT_ADDABLE(M, ...)                                                            \
   MPS_OPS_FOR_BOOL(M, __VA_ARGS__) M(__VA_ARGS__, uchar) M(__VA_ARGS__, char) M(__VA_ARGS__, short) \
   M(__VA_ARGS__, int) MPS_OPS_FOR_FLOATING(M, __VA_ARGS__)
-// The binned passes move values as bits: one instantiation per element size.
-#define MPS_OPS_FOR_ELEMENT_BITS(M, ...) \
-  M(__VA_ARGS__, uchar) M(__VA_ARGS__, ushort) M(__VA_ARGS__, uint) M(__VA_ARGS__, ulong)
 MPS_OPS_FOR_PUT_ADDABLE(MPS_OPS_INSTANTIATE_FOR_TYPE, put_add, dense)
 MPS_OPS_INSTANTIATE_FOR_TYPE(put_bin_count, dense, long)
-MPS_OPS_FOR_ELEMENT_BITS(MPS_OPS_INSTANTIATE_FOR_TYPE, put_bin_scatter, dense)
-MPS_OPS_FOR_ELEMENT_BITS(MPS_OPS_INSTANTIATE_FOR_TYPE, put_bin_store, dense)
+MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, put_bin_scatter, dense)
+MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(MPS_OPS_INSTANTIATE_FOR_TYPE, put_bin_store, dense)
 MPS_OPS_FOR_PUT_ADDABLE(MPS_OPS_INSTANTIATE_FOR_TYPE, put_bin_add, dense)

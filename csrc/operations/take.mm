@@ -230,22 +230,12 @@ std::optional<int> put_bin_shift(const FlatLayout& layout, int64_t numel, int64_
   } else if (numel * element_size < smallest_binned_self_bytes || n * least_indices_per_binned_element < numel) {
     return std::nullopt;
   }
+  // At most 31: positions are 32-bit, and the kernels shift them.
   int shift = 0;
-  while ((int64_t(1) << (shift + 1)) * element_size <= bin) {
+  while (shift < 31 && (int64_t(2) << shift) * element_size <= bin) {
     ++shift;
   }
   return shift;
-}
-
-// An unsigned dtype of the element's size: the binned passes move values as
-// bits.
-at::ScalarType bits_of(int64_t element_size) {
-  switch (element_size) {
-    case 1: return at::kByte;
-    case 2: return at::kUInt16;
-    case 4: return at::kUInt32;
-    default: return at::kUInt64;
-  }
 }
 
 // put_ through bins: count per threadgroup and bin, a running sum over the
@@ -260,9 +250,9 @@ void binned_put(bool accumulate, const at::Tensor& target, const BufferSpan& sel
   static KernelCache add_kernels("put_bin_add");
   static KernelCache store_kernels("put_bin_store");
   const int64_t n = index_c.numel(), numel = target.numel();
-  const at::ScalarType bits = bits_of(target.element_size());
+  const at::ScalarType dtype = target.scalar_type();
   const KernelHandle* count_kernel = count_kernels.get(Variant::dense, at::kLong, at::kLong);
-  const KernelHandle* scatter_kernel = scatter_kernels.get(Variant::dense, bits, bits);
+  const KernelHandle* scatter_kernel = scatter_kernels.get(Variant::dense, dtype, dtype);
   // As many threads as both kernels' pipelines allow, up to
   // put_bin_group_threads; two bins a thread at most.
   const uint32_t threads = std::min<uint32_t>({put_bin_group_threads, backend().max_threads_per_group(count_kernel),
@@ -290,8 +280,7 @@ void binned_put(bool accumulate, const at::Tensor& target, const BufferSpan& sel
   scatter.bind_operands(positions, values, counts, ends, index_c, source_c).bind(params);
   scatter.dispatch(grid, group);
   const BufferSpan filled{ends, ends.const_data_ptr<int32_t>() + (ends.numel() - 1), sizeof(int32_t)};
-  KernelFunction apply(accumulate ? add_kernels.get(Variant::dense, target.scalar_type(), target.scalar_type())
-                                  : store_kernels.get(Variant::dense, bits, bits));
+  KernelFunction apply((accumulate ? add_kernels : store_kernels).get(Variant::dense, dtype, dtype));
   apply.bind_operands(self_span, positions, values, filled);
   apply.dispatch(Dim3{tiled_threads(static_cast<uint64_t>(n), take_per_thread), 1, 1});
 }
