@@ -12,8 +12,13 @@
 # Each mode builds the extension (incrementally) and fits 10 minutes:
 #   --tests     the whole suite on CUDA tensors, each test file in its own
 #               process (default; GPU_TEST_FILES="test/test_a.py test/test_b.py":
-#               only those; GPU_CHECK_JOBS=N: N files at a time, default 4:
-#               the whole suite no longer fits 540 s at 4)
+#               only those; GPU_CHECK_JOBS=N: N files at a time, default 4;
+#               GPU_CHECK_FILE_SECONDS: each file's limit, default 150). The
+#               whole suite no longer fits one 540 s command: at stop 49 it
+#               took two, every file but five at GPU_CHECK_JOBS=8, then
+#               test_bad_inputs, test_edge_values, test_opinfo, test_overrides
+#               and test_cuda_backend_build at 5 with GPU_CHECK_FILE_SECONDS=445
+#               (each 250-360 s there)
 #   --sanitize [TOOL ...]
 #               tools/gpu_launch_all.py under compute-sanitizer racecheck,
 #               memcheck (torch's caching allocator off) and synccheck, or
