@@ -278,6 +278,7 @@ inline long flat_position(constant long* index, uint i, long numel) {
 
 }  // namespace
 
+// I: index's type, long (a template for the host name's type).
 template <typename I>
 kernel void put_bin_count(device uint* counts [[buffer(0)]],
                           device int* out_of_range [[buffer(1)]],
