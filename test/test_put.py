@@ -217,9 +217,11 @@ def test_bins_around_an_index_out_of_range(thread_limit, accumulate):
     keep = torch.arange(n) != 100
     expected = _put(self.clone(), index[keep], source[keep], accumulate)
     target, dev_index, dev_source = to_device((self.clone(), index, source))
-    with pytest.raises(IndexError, match="out of range"), _bins(64), _thread_limit(thread_limit), emulate(), \
-            deterministic_algorithms(False):
+    with pytest.raises(IndexError, match="out of range"), _bins(64), _thread_limit(thread_limit), \
+            mps_ops.profile() as prof, emulate(), deterministic_algorithms(False):
         _put(target, dev_index, dev_source, accumulate)
+    assert {d.kernel.split("_dense_")[0] for d in prof.dispatches} & PUT_KERNELS == {
+        "put_bin_count", "put_bin_scatter", "put_bin_add" if accumulate else "put_bin_store"}
     written = target.cpu()
     if accumulate:
         assert torch.equal(written, expected)
