@@ -12,6 +12,7 @@ with the Metal backend the same tests run on real ``mps`` tensors and
 from __future__ import annotations
 
 import contextlib
+import os
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -144,6 +145,24 @@ def deterministic_algorithms(on: bool):
         yield
     finally:
         torch.use_deterministic_algorithms(was_on, warn_only=was_warn_only)
+
+
+@contextlib.contextmanager
+def put_bins(bin_bytes: int | None):
+    """put_ through bins of bin_bytes wherever it can take them, whatever its
+    sizes (take.mm's put_bin_shift reads MPS_OPS_PUT_BIN_BYTES at each call):
+    the way onto that path with small tensors. None leaves the sizes to
+    decide. The caller's setting back on exit."""
+    saved = os.environ.get("MPS_OPS_PUT_BIN_BYTES")
+    if bin_bytes is not None:
+        os.environ["MPS_OPS_PUT_BIN_BYTES"] = str(bin_bytes)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("MPS_OPS_PUT_BIN_BYTES", None)
+        else:
+            os.environ["MPS_OPS_PUT_BIN_BYTES"] = saved
 
 
 def device() -> str:

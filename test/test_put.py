@@ -21,7 +21,7 @@ from hypothesis import given, settings, strategies as st
 
 import mps_ops
 from helpers import assert_matches, run_on_kernels, to_device
-from mps_ops.testing import deterministic_algorithms, device, emulate
+from mps_ops.testing import deterministic_algorithms, device, emulate, put_bins
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -73,22 +73,6 @@ def _assert_one_of_the_writes_won(actual, self, index, source):
     assert torch.equal(actual, expected), "an element no index names changed"
     for target in written.tolist():
         assert (values[flat == target] == actual[target]).any(), (target, actual[target])
-
-
-@contextlib.contextmanager
-def _bins(bin_bytes):
-    """put_ through bins of bin_bytes wherever it can be binned (take.mm's
-    put_bin_shift: MPS_OPS_PUT_BIN_BYTES), or as sizes decide (None)."""
-    saved = os.environ.get("MPS_OPS_PUT_BIN_BYTES")
-    if bin_bytes is not None:
-        os.environ["MPS_OPS_PUT_BIN_BYTES"] = str(bin_bytes)
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("MPS_OPS_PUT_BIN_BYTES", None)
-        else:
-            os.environ["MPS_OPS_PUT_BIN_BYTES"] = saved
 
 
 PUT_KERNELS = {"put", "put_store", "put_add", "put_bin_count", "put_bin_scatter", "put_bin_store", "put_bin_add"}
@@ -151,7 +135,7 @@ def test_repeated_targets(bin_bytes, shape, dtype, accumulate, deterministic):
     index = torch.randint(-63, 63, (500,))
     index[::50] = -1
     index[1::50] = 62
-    with _bins(bin_bytes):
+    with put_bins(bin_bytes):
         _check(self, index, _values((500,), dtype), accumulate, deterministic)
 
 
@@ -167,7 +151,7 @@ def test_self_layouts(layout, accumulate, deterministic, binned):
             "zero_dim": torch.tensor(2.5)}[layout]
     n = self.numel()
     index = torch.randint(-n, n, (4, 10))
-    with _bins(16 if binned else None):
+    with put_bins(16 if binned else None):
         _check(self, index, torch.randn(40), accumulate, deterministic)
         # Non-contiguous index and source, read in their logical order.
         _check(self, index.t(), torch.randn(20, 4)[::2].t(), accumulate, deterministic)
@@ -198,7 +182,7 @@ def test_bins_across_threadgroups(thread_limit, numel, bin_bytes, dtype, accumul
     index = torch.randint(-numel, numel, (10000,))
     index[-7:] = numel - 1  # the last element, in the last group's tail
     source = torch.randint(1, 3, (10000,)).to(dtype)
-    with _bins(bin_bytes), _thread_limit(thread_limit):
+    with put_bins(bin_bytes), _thread_limit(thread_limit):
         _check(self, index, source, accumulate, deterministic=False)
 
 
@@ -217,7 +201,7 @@ def test_bins_around_an_index_out_of_range(thread_limit, accumulate):
     keep = torch.arange(n) != 100
     expected = _put(self.clone(), index[keep], source[keep], accumulate)
     target, dev_index, dev_source = to_device((self.clone(), index, source))
-    with pytest.raises(IndexError, match="out of range"), _bins(64), _thread_limit(thread_limit), \
+    with pytest.raises(IndexError, match="out of range"), put_bins(64), _thread_limit(thread_limit), \
             mps_ops.profile() as prof, emulate(), deterministic_algorithms(False):
         _put(target, dev_index, dev_source, accumulate)
     assert {d.kernel.split("_dense_")[0] for d in prof.dispatches} & PUT_KERNELS == {
@@ -240,7 +224,7 @@ def test_sizes_decide_bins(case):
     index = torch.randint(0, numel, (n,), device=device())
     source = torch.ones(n, device=device())
     dry = mps_ops.emulator.dry_run() if mps_ops.backend == "emulator" else contextlib.nullcontext()
-    with _bins(None), mps_ops.profile() as prof, emulate(), dry:
+    with put_bins(None), mps_ops.profile() as prof, emulate(), dry:
         self.put_(index, source, accumulate=True)
     kernels = [d.kernel.split("_dense_")[0] for d in prof.dispatches if d.kernel.startswith("put")]
     assert kernels == (["put_bin_count", "put_bin_scatter", "put_bin_add"] if case == "binned" else ["put_add"])
@@ -300,7 +284,7 @@ def test_errors_are_the_cpus(case, deterministic, binned):
     # (The one-pass kernel checks its indices as it reads them; the sort's
     # path, before it sorts.)
     with pytest.raises(Exception) as our_error, emulate(), deterministic_algorithms(deterministic), \
-            _bins(4 if binned else None):
+            put_bins(4 if binned else None):
         _put(target, index, source, False)
     assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
     assert str(our_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]
@@ -331,7 +315,7 @@ def test_put_property(shape, transposed, picks, accumulate, deterministic, dtype
         self = self.transpose(0, -1)
     n = self.numel()
     index = torch.tensor([p % (2 * n) - n for p in picks])  # spans [-n, n)
-    with _bins(bin_bytes):
+    with put_bins(bin_bytes):
         _check(self, index, _values((len(picks),), dtype), accumulate, deterministic)
 
 

@@ -19,9 +19,9 @@ sample builds:
   lhs/rhs scalar
            for two data inputs of one shape: one of them a 0-dim CPU tensor
            (the kernels taking it as a value);
-  binned   (put_) the large call again with MPS_OPS_PUT_BIN_BYTES set: the
-           kernels put_ takes only for a self of 64 MiB or more
-           (ENVIRONMENT_VARIANTS).
+  binned   (put_) the large call again through put_'s bins (testing.put_bins):
+           the kernels put_ takes only for a self of 64 MiB or more
+           (SETTING_VARIANTS).
 Each call is seeded and followed by a synchronisation, so a fault is charged
 to it. The report lists each host name launched with the most threads and
 groups one of its launches had, and the calls that raised; --record saves
@@ -46,13 +46,13 @@ import torch
 
 import mps_ops
 from mps_ops import samples as sample_table
-from mps_ops.testing import deterministic_algorithms, device, emulate
+from mps_ops.testing import deterministic_algorithms, device, emulate, put_bins
 
 mps_ops.enable_overrides()  # their kernels are launched and checked too
 
 # Kernels an op takes only past a size, reached on the large call through the
-# environment variable that lowers the size: variant -> (overloads, variables).
-ENVIRONMENT_VARIANTS = {"binned": ({"put_"}, {"MPS_OPS_PUT_BIN_BYTES": "256"})}
+# setting that lowers the size: variant -> (overloads, the setting around the call).
+SETTING_VARIANTS = {"binned": ({"put_"}, lambda: put_bins(256))}
 
 # Two full groups of 1024 threads at 8 elements per thread (element-wise
 # kernels on 1- and 2-byte types, shape_limits.h), twice over.
@@ -145,25 +145,15 @@ def variants(sample, dtype, built: dict) -> list:
             out.append((f"strided{suffix}", spread))
         out += [(variant + suffix, call) for variant, call in scalar_operands(big, sample)]
         if bigs:
-            out += [(variant + suffix, big) for variant, (overloads, _) in ENVIRONMENT_VARIANTS.items()
+            out += [(variant + suffix, big) for variant, (overloads, _) in SETTING_VARIANTS.items()
                     if sample.overload in overloads]
     return out
 
 
-@contextlib.contextmanager
-def environment_of(variant: str):
-    """The variables ENVIRONMENT_VARIANTS sets for this variant, set around the call."""
-    variables = ENVIRONMENT_VARIANTS.get(variant.split()[0], (set(), {}))[1]
-    saved = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+def setting_of(variant: str):
+    """The setting SETTING_VARIANTS puts around this variant's call, or none."""
+    entry = SETTING_VARIANTS.get(variant.split()[0])
+    return entry[1]() if entry else contextlib.nullcontext()
 
 
 def results(returned, args: dict, sample) -> list:
@@ -243,12 +233,12 @@ def run(args) -> int:
                 continue
             modes = (False, True) if sample.deterministic_too else (False,)
             for (variant, call_args), deterministic in itertools.product(calls_of_dtype, modes):
-                variables = environment_of(variant)
+                setting = setting_of(variant)
                 variant += " deterministic" if deterministic else ""
                 calls += 1
                 try:
                     torch.manual_seed(0)  # random ops draw the same numbers in every run
-                    with mps_ops.profile() as prof, emulate(), deterministic_algorithms(deterministic), variables:
+                    with mps_ops.profile() as prof, emulate(), deterministic_algorithms(deterministic), setting:
                         returned = sample.op(**call_args)
                     synchronize()
                 except Exception as e:  # recorded, and the run goes on
