@@ -57,7 +57,8 @@ class OpRecord:
     # OpInfos whose input gradients reach it (a backward op's).
     grad_opinfo: tuple = ()
     # An override's speed against torch's CUDA kernel for the same op on an
-    # NVIDIA H100 ("0.95-1.28 at <commit>"), or "unmeasured"; "" for a fill.
+    # NVIDIA GPU ("0.96-1.62 H200 at <commit>", tools/gpu_ratios.py), or
+    # "unmeasured"; "" for a fill.
     # A stand-in for an Apple GPU, never a Mac figure.
     gpu_ratio: str = ""
     # Why it is active or not in this process, in words.

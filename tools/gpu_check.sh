@@ -3,7 +3,7 @@
 # stand-in for an Apple GPU under real parallelism (docs/design.md, "The CUDA
 # backend"). For the borrowed GPU machine: no network, no pip, no clang-19.
 #
-#   bash tools/gpu_check.sh RESULTS_DIR [--tests|--sanitize|--compare|--bench]
+#   bash tools/gpu_check.sh RESULTS_DIR [--tests|--sanitize [TOOL ...]|--compare|--bench|--profile]
 #
 # Needs, carried with the tree: build/cuda (the PTX: `python tools/cuda_build.py`
 # where clang-19 is) and build/wheels (pure or cp312 wheels of what the tests
@@ -15,10 +15,10 @@
 #               only those; GPU_CHECK_JOBS=N: N files at a time, default 4;
 #               GPU_CHECK_FILE_SECONDS: each file's limit, default 150). The
 #               whole suite no longer fits one 540 s command: at stop 49 it
-#               took two, every file but five at GPU_CHECK_JOBS=8, then
-#               test_bad_inputs, test_edge_values, test_opinfo, test_overrides
-#               and test_cuda_backend_build at 5 with GPU_CHECK_FILE_SECONDS=445
-#               (each 250-360 s there)
+#               took two, every file but five at GPU_CHECK_JOBS=8 (stop 50's
+#               62, test_put left out too: 253 s), then test_bad_inputs, test_edge_values, test_opinfo,
+#               test_overrides and test_cuda_backend_build at 5 with
+#               GPU_CHECK_FILE_SECONDS=445 (each 250-360 s there)
 #   --sanitize [TOOL ...]
 #               tools/gpu_launch_all.py under compute-sanitizer racecheck,
 #               memcheck (torch's caching allocator off) and synccheck, or
@@ -36,7 +36,7 @@
 # names launched and never launched; a one-line summary last) beside the logs.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-RESULTS="${1:?usage: bash tools/gpu_check.sh RESULTS_DIR [--tests|--sanitize|--compare|--bench]}"
+RESULTS="${1:?usage: bash tools/gpu_check.sh RESULTS_DIR [--tests|--sanitize [TOOL ...]|--compare|--bench|--profile]}"
 MODE="${2:---tests}"
 shift $(( $# < 2 ? $# : 2 ))
 TOOLS=("$@")

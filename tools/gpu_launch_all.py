@@ -5,6 +5,7 @@ keep it working where no GPU is, and to record the emulator's results).
 
     python tools/gpu_launch_all.py [--deadline SECONDS] [--report FILE.json]
                                    [--record FILE.pt] [--reverse-groups]
+                                   [--only OVERLOAD ...]
 
 Per registry overload (mps_ops/samples/), in every dtype of the op that the
 sample builds:
