@@ -94,3 +94,16 @@ def test_errors_are_the_cpus():
         run_on_kernels(lambda t: torch.ops.aten._pdist_forward(t, 2.0), torch.randn(4, 3).t())
     with pytest.raises(TypeError, match="float64"):
         run_on_kernels(torch.pdist, torch.randn(3, 4).double())
+
+
+@pytest.mark.parametrize("p", P_VALUES)
+def test_special_values_are_the_cpus(p):
+    """NaN and infinite elements, and inf - inf differences (NaN): p = 0 keeps a
+    NaN difference as NaN, as the CPU's min(ceil(|d|), 1) does, and counts an
+    infinite one once."""
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([[0.0, 1.0, 2.0], [nan, 1.0, 2.0], [inf, 1.0, 2.0], [inf, 1.0, 5.0],
+                      [-inf, 0.0, 2.0], [0.0, 1.0, 2.0]])
+    actual, dispatches = run_on_kernels(torch.pdist, x, p)
+    assert dispatches
+    torch.testing.assert_close(actual, torch.pdist(x, p), equal_nan=True)

@@ -91,3 +91,19 @@ def test_special_values_match_cpu(fn, inputs):
     actual, dispatches = run_on_kernels(fn, x)
     assert dispatches
     torch.testing.assert_close(actual, fn(x), equal_nan=True, rtol=0, atol=0)
+
+
+def test_airy_ai_stays_in_its_envelope_where_the_phase_is_lost():
+    """Past |x| ~ 1e8 float32 cannot place zeta's phase; Ai must still be an
+    O(|x|^-1/4) value: |Ai(x)| <= M(x) ~ |x|^-1/4 / sqrt(pi) (the envelope),
+    up to where |x|^(3/2) overflows float32 (NaN from there: the CPU's
+    float32 is NaN from ~3.1e25 on)."""
+    x = -torch.logspace(2, 38, 4001, dtype=torch.float64).float()
+    actual, dispatches = run_on_kernels(torch.special.airy_ai, x)
+    assert dispatches
+    overflows = x.double().abs().pow(1.5) > torch.finfo(torch.float32).max
+    assert torch.equal(actual.isnan(), overflows), "NaN before zeta overflows, or a value after"
+    finite = ~overflows
+    envelope = x[finite].double().abs().pow(-0.25) / torch.pi ** 0.5
+    excess = (actual[finite].double().abs() / envelope).max().item()
+    assert excess <= 1.001, f"|Ai| reaches {excess:.3g} x its envelope"

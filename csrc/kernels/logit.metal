@@ -1,6 +1,9 @@
 // logit_(eps): log(x / (1 - x)) in place, x first clamped to [eps, 1 - eps]
 // when eps >= 0 (a NaN stays NaN), computed in float for half and bfloat as
-// the CPU does.
+// the CPU does. The bounds are float, as torch's CUDA kernel has them; the
+// CPU rounds eps and 1 - eps to half or bfloat first (half, eps = 1e-6: its
+// hi is 1, so x = 1 gives inf there, 13.8 here; test_outputs.py takes the
+// result nearer the float32 one).
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
 

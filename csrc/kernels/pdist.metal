@@ -37,11 +37,12 @@ inline void pair_of(long k, long n, thread long& i, thread long& j) {
   j = k - row_start(i, n) + i + 1;
 }
 
-// One column's share of the distance: |d|^p (p = 0: d != 0; p = inf: |d|).
+// One column's share of the distance: |d|^p (p = 0: d != 0, NaN kept as the
+// CPU's min(ceil(|d|), 1) keeps it; p = inf: |d|).
 inline float distance_term(float d, float p) {
   const float a = abs(d);
   if (p == 0.0f) {
-    return a != 0.0f ? 1.0f : 0.0f;
+    return isnan(a) ? a : (a != 0.0f ? 1.0f : 0.0f);
   }
   if (p == 1.0f || isinf(p)) {
     return a;
