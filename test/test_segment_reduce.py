@@ -30,12 +30,17 @@ def _case(kind):
     if kind == "ties_and_zeros":
         x = torch.tensor([1.0, 3.0, 3.0, 0.0, 2.0, 0.0, 0.0, 5.0])
         return x, dict(lengths=torch.tensor([3, 2, 3]), axis=0)
+    if kind == "nan_and_inf":
+        # prod's gradient at a NaN is the product of the others (the CPU's
+        # rule, as at a zero); a NaN beside a zero; an infinity.
+        x = torch.tensor([0.5, float("nan"), 2.0, float("inf"), 1.0, float("nan"), 0.0, 3.0])
+        return x, dict(lengths=torch.tensor([3, 2, 3]), axis=0)
     raise ValueError(kind)
 
 
 @pytest.mark.parametrize("initial", [None, 2.0])
 @pytest.mark.parametrize("reduce", REDUCTIONS)
-@pytest.mark.parametrize("kind", ["1d", "2d_offsets", "batched_axis1", "ties_and_zeros"])
+@pytest.mark.parametrize("kind", ["1d", "2d_offsets", "batched_axis1", "ties_and_zeros", "nan_and_inf"])
 def test_segment_reduce_forward_and_backward(kind, reduce, initial):
     data, kwargs = _case(kind)
     kwargs = dict(kwargs, initial=initial)

@@ -10,7 +10,8 @@
 //   max/min: g for each element equal to the result (NaN: each NaN), divided
 //            by their number only where g > 0: the CPU kernel splits only
 //            positive gradients among ties, and we match it
-//   prod: g * result / x, or for x == 0 the product of the others (0 if another is 0)
+//   prod: g * result / x, or for x == 0 or NaN the product of the others (0 if
+//         another is 0; the CPU's rule: result / x would be NaN there)
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
 #include <mps_ops/per_element.h>
@@ -80,7 +81,7 @@ inline float segment_gradient(mps_ops::segment_params p, float g, float result, 
       break;
     }
     default: {  // prod
-      if (x != 0.0f) {
+      if (x != 0.0f && !isnan(x)) {
         value = g * result / x;
       } else {
         float others = p.has_initial ? p.initial : 1.0f;
