@@ -170,6 +170,9 @@ ERRORS = {
     "normalized shape": lambda g, x, m, r, w, b: backward(g, x, [7], m, r, None, None, [True, True, True]),
     "weight shape": lambda g, x, m, r, w, b: backward(g, x, [8], m, r, w[:4], b, [True, True, True]),
     "integers": lambda g, x, m, r, w, b: backward(g.long(), x.long(), [8], m, r, None, None, [True, False, False]),
+    # A gradient asked for a parameter that is not there (autograd never asks).
+    "weight's gradient without a weight": lambda g, x, m, r, w, b: backward(g, x, [8], m, r, None, b, [True, True, True]),
+    "bias's gradient without a bias": lambda g, x, m, r, w, b: backward(g, x, [8], m, r, w, None, [True, False, True]),
 }
 
 

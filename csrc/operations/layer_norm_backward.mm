@@ -155,6 +155,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
               " elements (one per row), got ", mean.numel(), " and ", rstd.numel());
   TORCH_CHECK(grad_out.numel() == input.numel(), norm_op, ": grad_out has ", grad_out.numel(),
               " elements, the input ", input.numel());
+  // The CPU raises RuntimeError here (its gradient is allocated like the
+  // missing parameter); autograd never asks.
+  TORCH_CHECK(!output_mask[1] || weight != nullptr, norm_op, ": output_mask asks for the weight's gradient, ",
+              "but there is no weight (input ", dtype, " on ", input.device(), ")");
+  TORCH_CHECK(!output_mask[2] || bias != nullptr, norm_op, ": output_mask asks for the bias's gradient, ",
+              "but there is no bias (input ", dtype, " on ", input.device(), ")");
   const at::Tensor x = input.contiguous().view({rows, columns});
   const at::Tensor dy = grad_out.contiguous().view({rows, columns});
   const at::Tensor mean_f = mean.to(at::kFloat).contiguous();
@@ -173,7 +179,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
       input_gradient(dx.view({rows, columns}), dy, x, mean_f, rstd_f, gamma, p);
     }
   }
-  const bool want_gamma = output_mask[1] && weight != nullptr, want_beta = output_mask[2] && bias != nullptr;
+  const bool want_gamma = output_mask[1], want_beta = output_mask[2];  // their parameters exist (checked above)
   if (want_gamma || want_beta) {
     // Weight and bias are both of param_type (checked above).
     auto [gamma_grad, beta_grad] = parameter_gradients(dy, x, mean_f, rstd_f, p, param_type);
