@@ -16,9 +16,10 @@
 #               GPU_CHECK_FILE_SECONDS: each file's limit, default 150). The
 #               whole suite no longer fits one 540 s command: at stop 49 it
 #               took two, every file but five at GPU_CHECK_JOBS=8 (stop 50's
-#               62, test_put left out too: 253 s), then test_bad_inputs, test_edge_values, test_opinfo,
-#               test_overrides and test_cuda_backend_build at 5 with
-#               GPU_CHECK_FILE_SECONDS=445 (each 250-360 s there)
+#               62, test_put left out too: 253 s), then test_bad_inputs,
+#               test_edge_values, test_opinfo, test_overrides and
+#               test_cuda_backend_build at 5 with GPU_CHECK_FILE_SECONDS=445
+#               (each 250-360 s there)
 #   --sanitize [TOOL ...]
 #               tools/gpu_launch_all.py under compute-sanitizer racecheck,
 #               memcheck (torch's caching allocator off) and synccheck, or
