@@ -1,3 +1,5 @@
+import os
+
 import pytest
 import torch
 
@@ -31,3 +33,18 @@ def _no_cudnn():
     off, so CUDA tensors take the ops a Mac's take."""
     with torch.backends.cudnn.flags(enabled=False):
         yield
+
+
+def pytest_collection_modifyitems(config, items):
+    """MPS_OPS_TEST_SHARD=i/n keeps every n-th test from the i-th: one file
+    split over n processes (tools/gpu_check.sh's GPU_CHECK_SHARDS), where a
+    whole file outlasts one command's limit on the GPU machine."""
+    shard = os.environ.get("MPS_OPS_TEST_SHARD")
+    if not shard:
+        return
+    index, _, count = shard.partition("/")
+    index, count = int(index), int(count)
+    assert 0 <= index < count, f"MPS_OPS_TEST_SHARD={shard}: want i/n with 0 <= i < n"
+    kept = [item for position, item in enumerate(items) if position % count == index]
+    config.hook.pytest_deselected(items=[item for position, item in enumerate(items) if position % count != index])
+    items[:] = kept

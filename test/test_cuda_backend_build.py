@@ -35,7 +35,9 @@ def test_gpu_check_report_counts_junit_crashes_and_launches(tmp_path):
         '<testcase classname="t" name="b"><failure message="boom"/></testcase>'
         '<testcase classname="t" name="c"><skipped message="emulator-only behaviour"/></testcase>'
         "</testsuite></testsuites>")
-    (tmp_path / "test_files.txt").write_text("test_api 1\ntest_put 139\n")
+    # test_opinfo in two shards, one cut short.
+    (tmp_path / "test_files.txt").write_text(
+        "test_api 1\ntest_put 139\ntest_opinfo.shard0of2 0\ntest_opinfo.shard1of2 130\n")
     (tmp_path / "launched_tests.txt").write_text(names[0] + "\n")
     done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gpu_check_report.py"),
                            str(tmp_path), "--mode=--tests"], capture_output=True, text=True)
@@ -43,8 +45,10 @@ def test_gpu_check_report_counts_junit_crashes_and_launches(tmp_path):
     report = (tmp_path / "gpu_check.txt").read_text().splitlines()
     files = len(glob.glob(os.path.join(ROOT, "test", "test_*.py")))
     assert report[-1] == (f"SUMMARY --tests: tests: 1 passed, 1 failed, 1 skipped, 1 files crashed, "
-                          f"0 cut short, {files - 2} never started; 1/{len(names)} host names launched")
+                          f"1 cut short, {files - 3} never started; 1/{len(names)} host names launched")
+    assert f"tests: 1 passed, 1 failed, 1 skipped in 3 of {files} test files" in report
     assert any(line == "  files that crashed (1): test_put" for line in report)
+    assert any(line == "  files cut short (1): test_opinfo.shard1of2" for line in report)
     assert any("skipped 1: emulator-only behaviour" in line for line in report)
     assert any(line.startswith("  FAILED t::b") for line in report)
 
@@ -97,3 +101,20 @@ def test_launcher_reaches_every_kernel_and_the_comparison_sees_an_ulp(tmp_path):
     assert same.returncode == 0 and ", 0 differ (0 ops)" in same.stdout, same.stdout + same.stderr
     differ = subprocess.run(compare + [str(record), str(tmp_path / "moved.pt")], capture_output=True, text=True)
     assert ", 1 differ (1 ops)" in differ.stdout and "up to 1 ulps" in differ.stdout, differ.stdout
+
+
+def test_shards_split_a_file_into_disjoint_parts():
+    """MPS_OPS_TEST_SHARD=i/n (test/conftest.py; gpu_check.sh's GPU_CHECK_SHARDS):
+    the shards of a file collect every test once between them."""
+    def collected(shard):
+        env = {k: v for k, v in os.environ.items() if k != "MPS_OPS_TEST_SHARD"}
+        if shard:
+            env["MPS_OPS_TEST_SHARD"] = shard
+        done = subprocess.run([sys.executable, "-m", "pytest", "test/test_api.py", "--collect-only", "-q",
+                               "-p", "no:cacheprovider"], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return [line for line in done.stdout.splitlines() if "::" in line]
+    whole = collected(None)
+    parts = [collected(f"{i}/3") for i in range(3)]
+    assert len(whole) >= 3 and all(parts)
+    assert sorted(sum(parts, [])) == sorted(whole)

@@ -13,13 +13,16 @@
 #   --tests     the whole suite on CUDA tensors, each test file in its own
 #               process (default; GPU_TEST_FILES="test/test_a.py test/test_b.py":
 #               only those; GPU_CHECK_JOBS=N: N files at a time, default 4;
-#               GPU_CHECK_FILE_SECONDS: each file's limit, default 150). The
+#               GPU_CHECK_FILE_SECONDS: each file's limit, default 150;
+#               GPU_CHECK_SHARDS=N: each file split over N processes). The
 #               whole suite no longer fits one 540 s command: at stop 49 it
 #               took two, every file but five at GPU_CHECK_JOBS=8 (stop 50's
 #               62, test_put left out too: 253 s), then test_bad_inputs,
 #               test_edge_values, test_opinfo, test_overrides and
 #               test_cuda_backend_build at 5 with GPU_CHECK_FILE_SECONDS=445
-#               (each 250-360 s there)
+#               (each 250-360 s there; 350-440+ s on stop 51's slower start,
+#               where test_edge_values, test_opinfo and test_cuda_backend_build
+#               ran again in 3 shards each, GPU_CHECK_JOBS=9: 450 s)
 #   --sanitize [TOOL ...]
 #               tools/gpu_launch_all.py under compute-sanitizer racecheck,
 #               memcheck (torch's caching allocator off) and synccheck, or
@@ -104,10 +107,16 @@ case "$MODE" in
     # device-free tool tests pick their own clang.
     # test_mps_coverage_data.py reads the macOS wheels from PyPI, which the
     # GPU machine cannot reach, and runs no kernel: CI runs it.
-    ls ${GPU_TEST_FILES:-test/test_*.py} | grep -v -x -F test/test_mps_coverage_data.py | timeout -s INT "$(( budget - 20 ))" env -u CXX -u CC xargs -P "${GPU_CHECK_JOBS:-4}" -I{} sh -c '
-      name=$(basename {} .py)
-      timeout -s INT "$PER_FILE" python -X faulthandler -m pytest {} -q -rfEs -p no:cacheprovider \
-        --junitxml="$RESULTS/tests/$name.xml" > "$RESULTS/tests/$name.log" 2>&1
+    # GPU_CHECK_SHARDS=N: each file as N processes (MPS_OPS_TEST_SHARD, test/conftest.py),
+    # named test_x.shard<i>of<N>.
+    shards="${GPU_CHECK_SHARDS:-1}"
+    ls ${GPU_TEST_FILES:-test/test_*.py} | grep -v -x -F test/test_mps_coverage_data.py \
+      | while read -r file; do for i in $(seq 0 $(( shards - 1 ))); do echo "$file $i"; done; done \
+      | timeout -s INT "$(( budget - 20 ))" env -u CXX -u CC SHARDS="$shards" xargs -P "${GPU_CHECK_JOBS:-4}" -L 1 sh -c '
+      name=$(basename "$0" .py)
+      [ "$SHARDS" -gt 1 ] && name="$name.shard$1of$SHARDS"
+      MPS_OPS_TEST_SHARD="$1/$SHARDS" timeout -s INT "$PER_FILE" python -X faulthandler -m pytest "$0" -q -rfEs \
+        -p no:cacheprovider --junitxml="$RESULTS/tests/$name.xml" > "$RESULTS/tests/$name.log" 2>&1
       echo "$name $?" >> "$RESULTS/test_files.txt"'
     echo "gpu_check: test files done after $(elapsed) s"
     (cd "$RESULTS/tests" && tar czf ../tests_logs.tgz *.log)
