@@ -139,6 +139,15 @@ def test_many_targets(shape, reduction):
     _check(shape, reduction)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("shape", [(262_145, 3), (3, 2, 300, 300)], ids=str)
+def test_every_groups_chunk_starts_inside_the_targets(shape, reduction):
+    """Between 2**18 and 2**20 positions the first pass's 1024 chunks,
+    rounded up, would cover more than every position (262145 in chunks of
+    257; 270000 in chunks of 264): fewer groups, none past the end."""
+    _check(shape, reduction)
+
+
 @pytest.mark.parametrize("weighted", [True, False])
 @pytest.mark.parametrize("shape", [(1_100_003, 3), (2, 3, 601, 1000)], ids=str)
 def test_positions_in_runs(shape, weighted):

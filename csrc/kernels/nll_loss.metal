@@ -194,7 +194,8 @@ kernel void nll_loss_partials(
   const mps_ops::group_position at{index, group_size, lane, simd_group, simd_size};
   const nll_fields f = nll_fields::of(p);
   // Positions and offsets within the chunk in 32 bits (positions < 2**32:
-  // the host's check; a chunk is at most 2**22 + 1 of them there).
+  // the host's check; a chunk is at most 2**22 + 1 of them there). Every
+  // group's chunk starts before `positions` (the host's chunked_passes).
   const uint begin = group * uint(p.chunk);
   const uint length = uint(min(p.chunk, p.positions - long(begin)));
   bool bad = false;

@@ -374,8 +374,12 @@ void dispatch_reduction(const ReducerKernels& kernels, std::initializer_list<con
 }
 
 ChunkedPasses chunked_passes(int64_t n, int64_t least_per_group, int64_t most_groups) {
-  const int64_t groups = std::clamp<int64_t>((n + least_per_group - 1) / least_per_group, 1, most_groups);
-  return ChunkedPasses{groups, std::max<int64_t>(1, (n + groups - 1) / groups)};
+  const int64_t wanted = std::clamp<int64_t>((n + least_per_group - 1) / least_per_group, 1, most_groups);
+  const int64_t chunk = std::max<int64_t>(1, (n + wanted - 1) / wanted);
+  // Only the groups whose chunk starts inside n: with chunks rounded up,
+  // `wanted` groups can reach past it (n = 2**18 + 1 in 1024 groups of 257:
+  // the last three would start at or past n).
+  return ChunkedPasses{std::max<int64_t>(1, (n + chunk - 1) / chunk), chunk};
 }
 
 uint32_t merge_group_threads(int64_t groups, int64_t cap, const KernelHandle* kernel) {

@@ -53,7 +53,8 @@ constexpr int64_t split_groups = 1024;
 // losses'): each group sums `chunk` consecutive items of n into a partial,
 // then one group merges the partials in order. ceil(n / least_per_group)
 // groups, at least one and at most most_groups (split_groups unless the
-// caller says), so that the merge reads few partials per thread.
+// caller says), so that the merge reads few partials per thread; every
+// group's chunk starts inside n (the last may be shorter).
 struct ChunkedPasses {
   int64_t groups;
   int64_t chunk;
