@@ -313,6 +313,32 @@ def test_var_std_where_the_sum_of_squares_overflows(mapping):
     _check(lambda t: torch.std_mean(t, dim), big)
 
 
+@pytest.mark.parametrize("mapping", ["short_rows_32_per_group", "slice_longer_than_a_group",
+                                     "outer_dim_columns", "middle_dim_columns"])
+def test_equal_values_near_the_float_limit_have_no_variance(mapping):
+    """Slices of one value of 1e26-3e38: the variance is 0 (a run's mean
+    summed as values / 8 came out an ulp off, and its squared deviations
+    overflowed float: var inf), the mean that value."""
+    make, dim, _ = MAPPINGS[mapping]
+    shape = make().shape
+    slice_values = torch.tensor([1e26, -1e30, 3e38, -7.5e33, 2.0**100])
+    # Each slice one value, picked by its position along the other dims.
+    position = torch.arange(torch.Size(shape).numel()).reshape(shape).select(dim, 0)
+    x = slice_values[position.remainder(len(slice_values))].unsqueeze(dim).expand(shape).contiguous()
+    for fn in (lambda t: torch.var(t, dim, out=torch.empty(0)), lambda t: torch.std(t, dim, out=torch.empty(0)),
+               lambda t: torch.var_mean(t, dim)):
+        _check(fn, x)
+        actual, _ = run_on_kernels(fn, x)
+        assert (actual[0] if isinstance(actual, tuple) else actual).eq(0).all()
+
+
+def test_batch_norm_statistics_of_equal_values_near_the_float_limit():
+    x = torch.tensor([1e30, -3e38, 1e26])[None, :, None].expand(8, 3, 300).contiguous()
+    fn = _batch_norm_stats(0.1, running=())
+    (mean, var, _, _), dispatches = run_on_kernels(fn, x, None, None)
+    assert dispatches and var.eq(0).all() and mean.equal(x[0, :, 0]), (mean, var)
+
+
 def test_empty_reduced_dim_in_columns():
     with pytest.warns(UserWarning, match="degrees of freedom"):
         _check(lambda t: torch.var(t, 0, out=torch.empty(0)), torch.empty(0, 40))

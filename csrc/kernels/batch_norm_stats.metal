@@ -49,10 +49,8 @@ struct channel_moments {
   using runs = mps_ops::runs_merged;  // runs merge by of_run (reduction.h's run_folding)
   // A run's own moments. All finite (as good as always), they are
   // welford_reducer::of_run's: a value that is not finite makes that mean
-  // (the sum of values / run) infinite or NaN, and only then (or on the
-  // sum's overflow, which values near the float maximum can give) does the
-  // run take the counting below, which gives the same bits for finite runs
-  // at twice the instructions.
+  // infinite or NaN, and only then does the run take the counting below, at
+  // twice the instructions.
   template <uint run>
   static state of_run(thread const float* values) {
     const welford::state finite_run = welford::template of_run<run>(values);

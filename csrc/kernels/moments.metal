@@ -129,10 +129,10 @@ struct var_mean_reducer {
     return state{s.count + 1.0f, isfinite(v) ? s.mean : s.mean + v, numeric_limits<float>::quiet_NaN(), false};
   }
   using runs = mps_ops::runs_merged;
-  // A run's mean (its values times 1 / run, summed: no finite run
-  // overflows) is finite exactly where every value is, and otherwise has
-  // the sign of the sum of its non-finite values (NaN where both signs or a
-  // NaN meet), its m2 NaN: a non-finite state already.
+  // A run's mean (welford_reducer::of_run's) is finite exactly where every
+  // value is, and otherwise has the class of the sum of its non-finite
+  // values (NaN where both signs or a NaN meet), its m2 NaN: a non-finite
+  // state already.
   template <uint run>
   static state of_run(thread const float* values) {
     return base::template of_run<run>(values);

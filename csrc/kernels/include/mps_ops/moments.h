@@ -26,16 +26,28 @@ struct welford_reducer {
   }
   using runs = mps_ops::runs_merged;  // runs merge by of_run (reduction.h's run_folding)
   // The moments of a run of values alone (reduction.h's run_folding merges them
-  // in): the mean from the values times 1 / run (exact for a power of two,
-  // and no sum of finite values overflows), then their squared deviations.
+  // in): the mean as the first value plus the others' differences from it
+  // over run, then their squared deviations. The plain sum of the values
+  // over run rounded at their magnitude: a run of equal values near 1e30 got
+  // a mean an ulp off, whose squared deviations overflowed float where the
+  // variance is 0. Every term is scaled by 1 / (2 run) and the result
+  // doubled (powers of two: exact), so no finite run overflows (each
+  // difference is below twice float's maximum): the mean is finite exactly
+  // where every value is, and otherwise has the class of the sum of the
+  // non-finite values (inf, -inf, or NaN where both signs or a NaN meet),
+  // as var_mean's and batch_norm_stats' reducers need. A non-finite first
+  // value is no reference: the values themselves are summed then.
   template <uint run>
   static state of_run(thread const float* values) {
     static_assert((run & (run - 1)) == 0, "a run's length scales exactly only as a power of two");
-    float mean = 0.0f;
+    constexpr float half_share = 1.0f / float(2 * run);
+    const float reference = metal::isfinite(values[0]) ? values[0] : 0.0f;
+    float half_offset = 0.0f;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
-      mean += values[k] * (1.0f / float(run));
+      half_offset += values[k] * half_share - reference * half_share;
     }
+    const float mean = 2.0f * (reference * 0.5f + half_offset);
     float m2 = 0.0f;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
