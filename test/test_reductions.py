@@ -154,6 +154,13 @@ def test_empty_inputs():
     # var_mean over an empty dim: NaN for both (Welford's identity has mean 0).
     with pytest.warns(UserWarning, match="degrees of freedom"):
         _check(REDUCTIONS["var_mean_last"], torch.empty(3, 0))
+    # A negative correction over nothing: NaN still, not 0 / -correction.
+    for fn in (lambda x: torch.var(x, 1, correction=-1, out=torch.empty(0)),
+               lambda x: torch.std(x, 1, correction=-2, out=torch.empty(0)),
+               lambda x: torch.var_mean(x, 1, correction=-1), lambda x: torch.std_mean(x, correction=-1)):
+        _check(fn, torch.empty(3, 0))
+        actual, _ = run_on_kernels(fn, torch.empty(3, 0))
+        assert (actual[0] if isinstance(actual, tuple) else actual).isnan().all()
     # No slices at all: nothing to dispatch.
     actual, dispatches = run_on_kernels(lambda x: torch._aminmax(x, 1), torch.empty(0, 4))
     assert actual[0].shape == (0,) and not dispatches

@@ -2,7 +2,8 @@
 // and std_mean with their means, override ops): Welford
 // per thread, Chan et al.'s pairwise merge across threads, in float for
 // half and bfloat inputs. The variance divides the centred sum of squares by
-// max(0, n - correction), so n <= correction gives inf or NaN as on the CPU.
+// max(0, n - correction), so n <= correction gives inf or NaN as on the CPU
+// (and no elements NaN, whatever the correction).
 #include <metal_stdlib>
 #include <mps_ops/moments.h>
 
@@ -89,6 +90,11 @@ struct var_reducer {
                  mps_ops::shuffle_xor(s.m2, mask), mps_ops::shuffle_xor(s.scaled, mask)};
   }
   static float finish(state s, constant params& p) {
+    // No elements: NaN whatever the correction (a negative one would give
+    // 0 / -correction; the CPU fills an empty reduction with NaN).
+    if (s.count == 0.0f) {
+      return numeric_limits<float>::quiet_NaN();
+    }
     const float divisor = max(0.0f, s.count - p.correction);
     const float var = s.m2 / divisor;
     if (!s.scaled) {
