@@ -119,6 +119,29 @@ def test_out_form_writes_into_a_non_contiguous_out(kind):
 
 
 @pytest.mark.parametrize("kind", OPS)
+def test_float_to_half_of_nothing_is_an_empty_half_gradient(kind):
+    """input_dtype half with float operands: the CPU's grad_input is half,
+    which its kernel refuses unless it is empty; an out= must be half."""
+    backward, _ = OPS[kind]
+    grad, out = torch.randn(5, 0, 4), torch.randn(5, 0, 4)
+    name = "grad_input" if kind == "softmax" else "out"
+    actual, _ = run_on_kernels(lambda g, o: backward(g, o, -1, torch.half), grad, out)
+    expected = backward(grad, out, -1, torch.half)
+    assert actual.dtype == expected.dtype == torch.half and actual.shape == expected.shape
+    written, _ = run_on_kernels(lambda g, o: backward.out(g, o, -1, torch.half, **{name: torch.empty(0).half()}),
+                                grad, out)
+    assert written.dtype == torch.half and written.shape == (5, 0, 4)
+    for dtype in (torch.float32, torch.bfloat16):
+        cpu_and_ours = [pytest.raises(RuntimeError, match="Expected out tensor to have dtype (c10::)?Half")
+                        for _ in range(2)]
+        with cpu_and_ours[0]:
+            backward.out(grad, out, -1, torch.half, **{name: torch.empty(0, dtype=dtype)})
+        with cpu_and_ours[1]:
+            run_on_kernels(lambda g, o: backward.out(g, o, -1, torch.half, **{name: torch.empty(0, dtype=dtype)}),
+                           grad, out)
+
+
+@pytest.mark.parametrize("kind", OPS)
 @pytest.mark.parametrize("call", [
     lambda op, g, o: op(g, o, 2, torch.float32),  # dim out of range: IndexError
     lambda op, g, o: op(g.long(), o.long(), 1, torch.long),  # integers: NotImplementedError

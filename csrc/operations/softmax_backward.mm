@@ -32,6 +32,12 @@ void check_softmax_backward_shapes(const char* op, const at::Tensor& grad, const
                     ", ", dims - 1, "], but got ", dim, ")");
 }
 
+// The CPU's meta function's grad_input dtype: half for a float grad of a
+// half input (the half-to-float softmax's backward), else grad's.
+c10::ScalarType grad_input_dtype(const at::Tensor& grad, c10::ScalarType input_dtype) {
+  return grad.scalar_type() == at::kFloat && input_dtype == at::kHalf ? at::kHalf : grad.scalar_type();
+}
+
 void check_softmax_backward(const char* op, const at::Tensor& grad, const at::Tensor& output, int64_t dim,
                             c10::ScalarType input_dtype) {
   check_softmax_backward_shapes(op, grad, output, dim);
@@ -42,10 +48,11 @@ void check_softmax_backward(const char* op, const at::Tensor& grad, const at::Te
   TORCH_CHECK(output.scalar_type() == grad.scalar_type(), "expected scalar type ", grad.scalar_type(),
               " but found ", output.scalar_type());
   // As the CPU: input_dtype counts only as float -> half (its meta function
-  // asks for a half grad_input, which its float kernel refuses: so do we;
-  // torch's MPS softmax has no half-to-float either); any other is ignored.
-  TORCH_CHECK(!(grad.scalar_type() == at::kFloat && input_dtype == at::kHalf), "expected scalar type Float but "
-              "found Half");
+  // asks for a half grad_input, which its float kernel refuses unless there
+  // is nothing to compute: so do we; torch's MPS softmax has no
+  // half-to-float either); any other is ignored.
+  TORCH_CHECK(grad_input_dtype(grad, input_dtype) == grad.scalar_type() || grad.numel() == 0,
+              "expected scalar type Float but found Half");
 }
 
 // The gradient into grad_input: contiguous, of grad's shape and dtype.
@@ -67,7 +74,7 @@ void softmax_backward_into(KernelCache& kernels, const char* op, const at::Tenso
 at::Tensor softmax_backward(KernelCache& kernels, const char* op, const at::Tensor& grad, const at::Tensor& output,
                             int64_t dim, c10::ScalarType input_dtype) {
   check_softmax_backward(op, grad, output, dim, input_dtype);
-  at::Tensor grad_input = at::empty(grad.sizes(), grad.options());
+  at::Tensor grad_input = at::empty(grad.sizes(), grad.options().dtype(grad_input_dtype(grad, input_dtype)));
   softmax_backward_into(kernels, op, grad, output, dim, grad_input);
   return grad_input;
 }
@@ -78,9 +85,9 @@ at::Tensor& softmax_backward_out(KernelCache& kernels, const char* op, const at:
   // A structured kernel: its meta function checks shapes and dim, then the
   // out's dtype, all before its dtype dispatch.
   check_softmax_backward_shapes(op, grad, output, dim);
-  check_out_dtype_first(grad.scalar_type(), grad_input);
+  check_out_dtype_first(grad_input_dtype(grad, input_dtype), grad_input);
   check_softmax_backward(op, grad, output, dim, input_dtype);
-  check_output(op, grad_input, grad.scalar_type(), grad.sizes(), {&grad, &output});
+  check_output(op, grad_input, grad_input_dtype(grad, input_dtype), grad.sizes(), {&grad, &output});
   // Written in place where grad_input is contiguous, else into a stand-in.
   const ContiguousOutput target(grad_input);
   at::Tensor written = target.tensor;
