@@ -174,6 +174,57 @@ def test_out_of_integer_dtype_is_refused_like_cpu():
                        torch.empty(4, dtype=torch.int32))
 
 
+def _strides_of(result):
+    return [t.stride() for t in (result if isinstance(result, tuple) else (result,))]
+
+
+def _assert_cpus_strides(fn, *args):
+    """fn's results on our kernels have the CPU's strides, and so has an
+    out= it resizes (the CPU's iterator's layout: the first input decides
+    where the inputs' layouts disagree)."""
+    expected = fn(*args)
+    actual, dispatches = run_on_kernels(fn, *args)
+    assert dispatches and _strides_of(actual) == _strides_of(expected), (_strides_of(actual), _strides_of(expected))
+
+    def into_empty(*a):
+        outs = tuple(torch.empty(0, dtype=e.dtype) for e in (expected if isinstance(expected, tuple) else (expected,)))
+        return fn(*a, out=outs if isinstance(expected, tuple) else outs[0])
+    expected_out = into_empty(*args)
+    actual_out, _ = run_on_kernels(into_empty, *args)
+    assert _strides_of(actual_out) == _strides_of(expected_out), (_strides_of(actual_out), _strides_of(expected_out))
+
+
+MIXED_UNARY = {
+    "transposed": lambda make: make((6, 9)).t(),
+    "channels_last": lambda make: make((2, 3, 4, 5)).to(memory_format=torch.channels_last),
+    "permuted_strided": lambda make: make((4, 6, 10))[:, :, ::2].permute(2, 0, 1),
+}
+
+
+@pytest.mark.parametrize("layout", list(MIXED_UNARY))
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_results_and_resized_outs_keep_the_inputs_layout(name, layout):
+    fn, make = UNARY[name]
+    _assert_cpus_strides(fn, MIXED_UNARY[layout](make))
+
+
+MIXED_BINARY = {
+    "transposed_and_contiguous": lambda a, b: (a((7, 5)).t(), b((5, 7))),
+    "contiguous_and_transposed": lambda a, b: (a((5, 7)), b((7, 5)).t()),
+    "channels_last_and_broadcast": lambda a, b: (a((2, 3, 4, 5)).to(memory_format=torch.channels_last), b((5,))),
+    "broadcast_and_channels_last": lambda a, b: (a((3, 1, 1)), b((2, 3, 4, 5)).to(memory_format=torch.channels_last)),
+}
+
+
+@pytest.mark.parametrize("layout", list(MIXED_BINARY))
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_results_and_resized_outs_take_the_cpus_layout(name, layout):
+    """Operands of different layouts: a channels-last input beside a
+    broadcast one stays channels-last (it came out contiguous)."""
+    fn, make_a, make_b = BINARY[name]
+    _assert_cpus_strides(fn, *MIXED_BINARY[layout](make_a, make_b))
+
+
 def test_inplace_cannot_broadcast_self():
     a, b = torch.zeros(1, 3), torch.ones(2, 3)
     with pytest.raises(RuntimeError):

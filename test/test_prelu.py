@@ -37,6 +37,19 @@ def test_layouts_and_dtypes(dtype, layout):
     _check(x, torch.rand(1).reshape(1, 1, 1).to(dtype))  # one slope for all
 
 
+@pytest.mark.parametrize("layout", ["channels_last", "transposed"])
+def test_the_result_keeps_the_inputs_layout(layout):
+    """A slope per channel broadcasts: the result is laid out as the CPU's
+    iterator lays it out, by the input (it came out contiguous)."""
+    x = torch.randn(2, 3, 4, 5)
+    x = x.to(memory_format=torch.channels_last) if layout == "channels_last" else x.transpose(1, 3)
+    weight = torch.rand(x.shape[1]).reshape(1, -1, 1, 1)
+    expected = torch._prelu_kernel(x, weight)
+    actual, dispatches = run_on_kernels(torch._prelu_kernel, x, weight)
+    assert_matches(actual, expected)
+    assert dispatches and actual.stride() == expected.stride(), (actual.stride(), expected.stride())
+
+
 @pytest.mark.parametrize("shape, weight_shape", [((), ()), ((0, 3), (1, 3)), ((3, 0), (3, 1)), ((7,), (1,)),
                                                  ((2, 1), (1, 5))])
 def test_shapes(shape, weight_shape):

@@ -120,6 +120,21 @@ def test_evaluation_matches_the_cpu(layout, dtype):
     assert_matches(actual, expected)
 
 
+def test_evaluation_into_an_empty_out_keeps_the_inputs_layout():
+    """The CPU's evaluation is leaky_relu's iterator, which resizes out= in
+    the input's layout. (Training into an out= it must resize: the CPU
+    writes past it.)"""
+    x = torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last)
+
+    def evaluate(t, n):
+        return torch.ops.aten.rrelu_with_noise.out(t, n, LOWER, UPPER, False, out=torch.empty(0))
+
+    expected = evaluate(x, torch.zeros(x.shape))
+    actual, dispatches = run_on_kernels(evaluate, x, torch.zeros(x.shape))
+    assert_matches(actual, expected)
+    assert dispatches and actual.stride() == expected.stride(), (actual.stride(), expected.stride())
+
+
 @pytest.mark.parametrize("training", [False, True])
 def test_out_and_inplace_forms(training):
     torch.manual_seed(2)

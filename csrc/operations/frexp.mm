@@ -16,8 +16,8 @@ std::tuple<at::Tensor&, at::Tensor&> frexp_out(const at::Tensor& self, at::Tenso
               self.dtype(), " but got ", mantissa.dtype());
   TORCH_CHECK(exponent.dtype() == at::kInt,
               "torch.frexp() expects exponent to have int dtype but got ", exponent.dtype());
-  check_output("frexp", mantissa, self.scalar_type(), self.sizes());
-  check_output("frexp", exponent, at::kInt, self.sizes());
+  check_elementwise_output("frexp", mantissa, self.scalar_type(), self.sizes(), {&self}, OutputDtype::exact);
+  check_elementwise_output("frexp", exponent, at::kInt, self.sizes(), {&self}, OutputDtype::exact);
   auto iter = elementwise_config(/*output_from_caller=*/true).add_output(mantissa).add_output(exponent).add_const_input(self).build();
   exec_elementwise(kernels, iter, self.scalar_type());
   return std::forward_as_tuple(mantissa, exponent);

@@ -59,6 +59,9 @@ struct LossKind {
   KernelCache& partials;  // mean and sum, first pass
   KernelCache& backward;
   KernelCache& backward_pairs;  // half and bfloat16 operands two per 32-bit word
+  // The CPU's functional backward allocates grad_input contiguous
+  // (mse_loss_backward's zeros_like), not in its iterator's layout.
+  bool contiguous_gradient = false;
 };
 
 KernelCache mse_elements("mse_loss"), mse_partials("mse_loss_partials"), mse_backward_kernels("mse_loss_backward");
@@ -76,7 +79,7 @@ KernelCache bce_backward_pairs("binary_cross_entropy_backward_pairs");
 KernelCache loss_merge("pointwise_loss_merge");  // every loss's second pass
 
 const LossKind mse_kind{"mse_loss", "mse_cpu", false, mse_elements, mse_partials, mse_backward_kernels,
-                        mse_backward_pairs};
+                        mse_backward_pairs, /*contiguous_gradient=*/true};
 const LossKind smooth_l1_kind{"smooth_l1_loss", "smooth_l1_cpu", false, smooth_l1_elements, smooth_l1_partials,
                               smooth_l1_backward_kernels, smooth_l1_backward_pairs};
 const LossKind huber_kind{"huber_loss", "huber_cpu", false, huber_elements, huber_partials, huber_backward_kernels,
@@ -86,8 +89,8 @@ const LossKind bce_kind{"binary_cross_entropy", "binary_cross_entropy", true, bc
 
 // Operands the kernels read flat, in one order: where every one (expanded to
 // the op's shape) is dense with the same strides, their own memory in
-// storage order, else contiguous copies. `strides` is that order's, which
-// the element-wise results take.
+// storage order, else copies in the CPU's iterator's layout. `strides` is
+// that order's, which the element-wise results take.
 struct FlatOperands {
   std::vector<at::Tensor> tensors;
   std::vector<int64_t> strides;
@@ -103,8 +106,18 @@ FlatOperands flat_operands(std::initializer_list<at::Tensor> tensors, at::IntArr
     return t.is_non_overlapping_and_dense() && t.strides() == first.strides();
   });
   if (!shared) {
+    // Copies in the layout the CPU's iterator gives the result (the input,
+    // first, decides where layouts disagree), so the loss (or gradient)
+    // comes out in it: a channels-last input's stays channels-last.
+    std::vector<const at::Tensor*> operands;
+    for (const at::Tensor& t : flat.tensors) {
+      operands.push_back(&t);
+    }
+    const std::vector<int64_t> strides = iterator_output_strides(operands);
     for (at::Tensor& t : flat.tensors) {
-      t = t.contiguous();
+      if (!(t.is_non_overlapping_and_dense() && t.strides() == at::IntArrayRef(strides))) {
+        t = at::empty_strided(shape, strides, t.options()).copy_(t);
+      }
     }
   }
   flat.strides = flat.tensors.front().strides().vec();
@@ -301,8 +314,10 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
                         OutputDtype rule) {
   const bool reduced = reduction != at::Reduction::None;
   const at::IntArrayRef result_shape = reduced ? at::IntArrayRef{} : shape;
-  if (out != nullptr) {
+  if (out != nullptr && reduced) {
     check_output(kind.op, *out, result_dtype, result_shape, {&self, &target}, rule);
+  } else if (out != nullptr) {
+    check_elementwise_output(kind.op, *out, result_dtype, result_shape, {&self, &target}, rule, {&self, &target});
   }
   const at::Tensor& like = on_device({&self, &target});
   const FlatOperands flat = weight != nullptr
@@ -406,12 +421,16 @@ at::Tensor backward_into(const LossKind& kind, const at::Tensor& grad, const at:
                          double scale, c10::ScalarType dtype, c10::ScalarType result_dtype, at::IntArrayRef shape,
                          at::Tensor* grad_input, int64_t mean_count) {
   if (grad_input != nullptr) {
-    check_output(kind.op, *grad_input, result_dtype, shape,
-                 weight != nullptr ? std::initializer_list<const at::Tensor*>{&grad, &self, &target, weight}
-                                   : std::initializer_list<const at::Tensor*>{&grad, &self, &target},
-                 OutputDtype::castable);
+    check_elementwise_output(kind.op, *grad_input, result_dtype, shape, {&self, &target, &grad}, OutputDtype::castable,
+                             weight != nullptr ? std::initializer_list<const at::Tensor*>{&grad, &self, &target, weight}
+                                               : std::initializer_list<const at::Tensor*>{&grad, &self, &target});
   }
   const at::Tensor& like = on_device({&self, &target, &grad});
+  at::Tensor contiguous_gradient;
+  if (grad_input == nullptr && kind.contiguous_gradient) {
+    contiguous_gradient = at::empty(shape, like.options().dtype(result_dtype));
+    grad_input = &contiguous_gradient;
+  }
   // One incoming gradient for all (a reduced loss's) is read as a value.
   const bool grad_per_element = grad.numel() != 1;
   const FlatOperands flat = [&] {

@@ -37,7 +37,8 @@ void rrelu_into(const at::Tensor& self, at::Tensor& noise, const at::Scalar& low
     check_device("rrelu_with_noise", noise);
   }
   if (!out.is_same(self)) {  // the in-place form writes self
-    check_output("rrelu_with_noise", out, self.scalar_type(), self.sizes(), {&self, &noise});
+    check_elementwise_output("rrelu_with_noise", out, self.scalar_type(), self.sizes(), {&self},
+                             OutputDtype::exact, {&self, &noise});
   } else {
     check_inplace("rrelu_with_noise_", self, {&noise});
   }

@@ -83,7 +83,7 @@ at::Tensor& threshold_out(const at::Tensor& self, const at::Scalar& bound, const
                           at::Tensor& out) {
   check_out_dtype_first(self.scalar_type(), out, OutputDtype::castable);
   check_threshold_input("threshold", self);
-  if (!check_output("threshold", out, self.scalar_type(), self.sizes(), {}, OutputDtype::castable)) {
+  if (!check_elementwise_output("threshold", out, self.scalar_type(), self.sizes(), {&self}, OutputDtype::castable)) {
     out.copy_(mps_ops::threshold(self, bound, value));
     return out;
   }

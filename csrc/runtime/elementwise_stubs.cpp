@@ -13,7 +13,7 @@ at::Tensor& unary_float_out(KernelCache& kernels, const char* op, const at::Tens
   check_out_dtype_first(result_dtype, out, OutputDtype::castable);
   check_dtype(op, self);
   check_result_dtype(op, result_dtype, self);
-  if (!check_output(op, out, result_dtype, self.sizes(), {}, OutputDtype::castable)) {
+  if (!check_elementwise_output(op, out, result_dtype, self.sizes(), {&self}, OutputDtype::castable)) {
     out.copy_(unary_float(kernels, op, self));
     return out;
   }
@@ -76,7 +76,7 @@ at::Tensor& binary_out(KernelCache& kernels, const char* op, ResultDtype result_
   const auto result_dtype = result_of_common(at::result_type(lhs, rhs));
   check_result_dtype(op, result_dtype, lhs);
   const auto shape = at::infer_size(lhs.sizes(), rhs.sizes());
-  if (!check_output(op, out, result_dtype, shape, {}, OutputDtype::castable)) {
+  if (!check_elementwise_output(op, out, result_dtype, shape, {&lhs, &rhs}, OutputDtype::castable)) {
     out.copy_(binary(kernels, op, result_of_common, lhs, rhs, params));
     return out;
   }
@@ -105,7 +105,8 @@ at::Tensor binary(KernelCache& kernels, const char* op, ResultDtype result_of_co
   check_result_dtype(op, result_dtype, lhs);
   // The output lives with the device operand, never with a 0-dim CPU value,
   // and takes the layout of an input of the full shape (so a transposed
-  // input with a scalar still runs the dense kernel).
+  // input with a scalar still runs the dense kernel); operands of other
+  // layouts or shapes, the CPU's iterator's.
   const bool lhs_is_value = lhs.dim() == 0 && lhs.is_cpu() && !rhs.is_cpu();
   const bool rhs_is_value = rhs.dim() == 0 && rhs.is_cpu() && !lhs.is_cpu();
   const at::Tensor& primary = lhs_is_value ? rhs : lhs;
@@ -117,7 +118,7 @@ at::Tensor binary(KernelCache& kernels, const char* op, ResultDtype result_of_co
   } else if (lhs.dim() == 0 && !rhs_is_value && rhs.sizes() == shape) {
     out = empty_output_like(rhs, result_dtype);
   } else {
-    out = at::empty(shape, primary.options().dtype(result_dtype));
+    out = at::empty_strided(shape, iterator_output_strides({&lhs, &rhs}), primary.options().dtype(result_dtype));
   }
   return run_binary(kernels, lhs, rhs, out, /*output_from_caller=*/false, params);
 }

@@ -7,6 +7,7 @@
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/stack.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/TensorIterator.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/ScalarType.h>
 
@@ -122,6 +123,36 @@ bool check_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::In
   at::native::resize_output(out, shape);
   check_no_aliasing(out, inputs);
   return out.scalar_type() == dtype;
+}
+
+std::vector<int64_t> iterator_output_strides(at::ArrayRef<const at::Tensor*> inputs) {
+  std::vector<at::Tensor> metas;
+  metas.reserve(inputs.size());
+  for (const at::Tensor* input : inputs) {
+    // One dtype for all: strides count elements, and the iterator then
+    // needs no rule for the output's dtype.
+    metas.push_back(at::empty_strided(input->sizes(), input->strides(),
+                                      input->options().device(at::kMeta).dtype(at::kFloat)));
+  }
+  at::TensorIteratorConfig config;
+  config.add_owned_output(at::Tensor());
+  for (const at::Tensor& meta : metas) {
+    config.add_const_input(meta);
+  }
+  return config.build().output().strides().vec();
+}
+
+bool check_elementwise_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::IntArrayRef shape,
+                              std::initializer_list<const at::Tensor*> inputs, OutputDtype rule,
+                              std::initializer_list<const at::Tensor*> unaliased) {
+  const bool resizes = out.sizes() != shape;
+  const bool same_dtype = check_output(op, out, dtype, shape, unaliased, rule);
+  if (resizes) {
+    // resize_output left it contiguous: a dense permutation of the same shape
+    // fits the same storage.
+    out.as_strided_(shape, iterator_output_strides(inputs));
+  }
+  return same_dtype;
 }
 
 void check_inplace(const char* op, const at::Tensor& self, std::initializer_list<const at::Tensor*> inputs) {

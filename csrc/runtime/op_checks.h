@@ -74,6 +74,21 @@ bool check_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::In
                   std::initializer_list<const at::Tensor*> inputs = {},
                   OutputDtype rule = OutputDtype::exact);
 
+// The strides the CPU's TensorIterator gives an output computed from these
+// inputs, in the op's order (where their stride orders disagree, the first
+// input not broadcast along the dims decides): a channels-last input beside
+// a broadcast weight gives a channels-last output. Worked out on meta
+// tensors: nothing is allocated.
+std::vector<int64_t> iterator_output_strides(at::ArrayRef<const at::Tensor*> inputs);
+
+// check_output for an element-wise op's out=: an out it resizes takes the
+// layout iterator_output_strides gives for `inputs`, as the CPU's resize of
+// an iterator's output does (an out of the right size keeps its own).
+// `unaliased`: check_output's `inputs` (where no TensorIterator checks overlap).
+bool check_elementwise_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::IntArrayRef shape,
+                              std::initializer_list<const at::Tensor*> inputs, OutputDtype rule,
+                              std::initializer_list<const at::Tensor*> unaliased = {});
+
 // No element of `written` written twice, no memory shared with any of
 // `inputs` (nullptr and undefined ones skipped): check_output's last step,
 // for an output restrided after it.
