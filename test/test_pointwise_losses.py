@@ -93,17 +93,18 @@ def test_unreduced_results_take_the_cpus_layout(name, layout):
     forward, backward = LOSSES[name]
     x, y = MIXED_LAYOUTS[layout](*_inputs(name, (2, 3, 4, 5), torch.float32))
     grad = torch.randn(2, 3, 4, 5)
-    calls = {"forward": (lambda x, y: forward(x, y, 0)), "backward": (lambda x, y: backward(grad, x, y, 0))}
+    # (grad an argument: run_on_kernels moves arguments to the test device.)
+    calls = {"forward": (lambda x, y, g: forward(x, y, 0)), "backward": (lambda x, y, g: backward(g, x, y, 0))}
     if name != "binary_cross_entropy":  # whose out= the CPU never resizes (ours raises: design.md)
         threshold = {"smooth_l1_loss": (0.5,), "huber_loss": (0.7,)}.get(name, ())
         out_forward = getattr(aten, name).out
-        calls["forward into an empty out"] = lambda x, y: out_forward(x, y, 0, *threshold, out=torch.empty(0))
+        calls["forward into an empty out"] = lambda x, y, g: out_forward(x, y, 0, *threshold, out=torch.empty(0))
         out_backward = getattr(aten, f"{name}_backward").grad_input if name != "huber_loss" else aten.huber_loss_backward.out
-        calls["backward into an empty grad_input"] = lambda x, y: out_backward(
-            grad, x, y, 0, *threshold, grad_input=torch.empty(0))
+        calls["backward into an empty grad_input"] = lambda x, y, g: out_backward(
+            g, x, y, 0, *threshold, grad_input=torch.empty(0))
     for what, fn in calls.items():
-        expected = fn(x, y)
-        actual, dispatches = run_on_kernels(fn, x, y)
+        expected = fn(x, y, grad)
+        actual, dispatches = run_on_kernels(fn, x, y, grad)
         assert_matches(actual, expected, f"{name} {what}")
         assert dispatches and actual.stride() == expected.stride(), (what, actual.stride(), expected.stride())
 
