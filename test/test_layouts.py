@@ -225,6 +225,37 @@ def test_binary_results_and_resized_outs_take_the_cpus_layout(name, layout):
     _assert_cpus_strides(fn, *MIXED_BINARY[layout](make_a, make_b))
 
 
+@pytest.mark.parametrize("resized", ["mantissa", "exponent"])
+def test_frexp_lays_a_resized_output_out_by_the_other(resized):
+    """One iterator over both outputs: the one of the right size (here
+    permuted) orders the dims for the one resized."""
+    x = torch.rand(2, 3, 4, 5)
+
+    def call(t):
+        right = torch.empty(5, 4, 3, 2).permute(3, 2, 1, 0)
+        outs = ((torch.empty(0), right.int()) if resized == "mantissa" else (right, torch.empty(0, dtype=torch.int32)))
+        return torch.frexp(t, out=outs)
+    expected = call(x)
+    actual, dispatches = run_on_kernels(call, x)
+    assert_matches(actual, expected)
+    assert dispatches and _strides_of(actual) == _strides_of(expected), (_strides_of(actual), _strides_of(expected))
+
+
+@pytest.mark.parametrize("call", [
+    lambda b, cl: torch.heaviside(b, cl, out=b),
+    lambda b, cl: torch.ops.aten.threshold_backward.grad_input(b, cl, 0.1, grad_input=b),
+    lambda b, cl: torch.ops.aten._add_relu.out(b, cl, out=b),
+], ids=["heaviside", "threshold_backward", "_add_relu"])
+def test_an_out_that_is_a_broadcast_input_is_not_resized(call):
+    """The CPU's iterator refuses to resize an output it also reads (ours
+    resized the input and computed into it)."""
+    b, cl = torch.rand(3, 1, 1), torch.rand(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        call(b.clone(), cl)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        run_on_kernels(call, b.clone(), cl)
+
+
 def test_inplace_cannot_broadcast_self():
     a, b = torch.zeros(1, 3), torch.ones(2, 3)
     with pytest.raises(RuntimeError):

@@ -66,20 +66,17 @@ struct channel_moments {
   template <uint run>
   static state of_run_counted(thread const float* values) {
     state s = identity();
-    // The finite values / run, summed in pairs: no sum of them overflows,
-    // and equal values sum exactly (welford_reducer::of_run says why).
-    float scaled[run];
+    float scaled_sum = 0.0f;  // of values / run: no sum of finite values overflows
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
       const float v = values[k];
       const bool finite = isfinite(v);
       s.count += finite ? 1.0f : 0.0f;
-      scaled[k] = finite ? v * (1.0f / float(run)) : 0.0f;
+      scaled_sum += finite ? v * (1.0f / float(run)) : 0.0f;
       s.nan += isnan(v) ? 1.0f : 0.0f;
       s.positive_inf += !finite && v > 0.0f ? 1.0f : 0.0f;
       s.negative_inf += !finite && v < 0.0f ? 1.0f : 0.0f;
     }
-    const float scaled_sum = mps_ops::pairwise_sum<run>(scaled);
     s.mean = s.count == float(run) ? scaled_sum : s.count == 0.0f ? 0.0f : scaled_sum * (float(run) / s.count);
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {

@@ -51,6 +51,12 @@ constexpr int64_t loss_merge_threads = 1024;
 // 32-bit (a piece's last element below 2**31).
 constexpr int64_t loss_piece = int64_t{1} << 30;
 
+enum class Allocated {
+  by_iterator,  // the TensorIterator's layout (iterator_output_strides)
+  like_input,   // empty_like(input): huber_loss, binary_cross_entropy (and its backward)
+  contiguous,   // zeros_like(input, contiguous): mse_loss_backward
+};
+
 struct LossKind {
   const char* op;        // the aten name, for messages
   const char* cpu_name;  // the CPU's dtype-dispatch name, for its NotImplementedError
@@ -59,9 +65,11 @@ struct LossKind {
   KernelCache& partials;  // mean and sum, first pass
   KernelCache& backward;
   KernelCache& backward_pairs;  // half and bfloat16 operands two per 32-bit word
-  // The CPU's functional backward allocates grad_input contiguous
-  // (mse_loss_backward's zeros_like), not in its iterator's layout.
-  bool contiguous_gradient = false;
+  // How the CPU's functional forms allocate an unreduced loss and the
+  // gradient where the input has the broadcast shape (otherwise the
+  // iterator resizes what they allocate, in its own layout).
+  Allocated loss = Allocated::by_iterator;
+  Allocated gradient = Allocated::by_iterator;
 };
 
 KernelCache mse_elements("mse_loss"), mse_partials("mse_loss_partials"), mse_backward_kernels("mse_loss_backward");
@@ -79,13 +87,13 @@ KernelCache bce_backward_pairs("binary_cross_entropy_backward_pairs");
 KernelCache loss_merge("pointwise_loss_merge");  // every loss's second pass
 
 const LossKind mse_kind{"mse_loss", "mse_cpu", false, mse_elements, mse_partials, mse_backward_kernels,
-                        mse_backward_pairs, /*contiguous_gradient=*/true};
+                        mse_backward_pairs, Allocated::by_iterator, Allocated::contiguous};
 const LossKind smooth_l1_kind{"smooth_l1_loss", "smooth_l1_cpu", false, smooth_l1_elements, smooth_l1_partials,
                               smooth_l1_backward_kernels, smooth_l1_backward_pairs};
 const LossKind huber_kind{"huber_loss", "huber_cpu", false, huber_elements, huber_partials, huber_backward_kernels,
-                          huber_backward_pairs};
+                          huber_backward_pairs, Allocated::like_input};
 const LossKind bce_kind{"binary_cross_entropy", "binary_cross_entropy", true, bce_elements, bce_partials,
-                        bce_backward_kernels, bce_backward_pairs};
+                        bce_backward_kernels, bce_backward_pairs, Allocated::like_input, Allocated::like_input};
 
 // Operands the kernels read flat, in one order: where every one (expanded to
 // the op's shape) is dense with the same strides, their own memory in
@@ -305,6 +313,15 @@ void loss_reduced(const LossKind& kind, const FlatOperands& flat, bool weighted,
   second.dispatch(Dim3{merge_threads, 1, 1}, Dim3{merge_threads, 1, 1});
 }
 
+// A functional form's result where the CPU allocates it otherwise than by
+// its iterator (`how`), for an input of the broadcast shape; else undefined.
+at::Tensor functional_result(Allocated how, const at::Tensor& self, at::IntArrayRef shape, c10::ScalarType dtype) {
+  if (how == Allocated::by_iterator || self.sizes() != shape) {
+    return at::Tensor();
+  }
+  return how == Allocated::contiguous ? at::empty(shape, self.options().dtype(dtype)) : empty_output_like(self, dtype);
+}
+
 // The forward into a result of `result_dtype` (out, where given, checked
 // against it by `rule`), computed in `dtype` over operands already of it and
 // of the op's `shape`.
@@ -320,6 +337,11 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
     check_elementwise_output(kind.op, *out, result_dtype, result_shape, {&self, &target}, rule, {&self, &target});
   }
   const at::Tensor& like = on_device({&self, &target});
+  at::Tensor own_result;
+  if (out == nullptr && !reduced) {
+    own_result = functional_result(kind.loss, self, shape, result_dtype);
+    out = own_result.defined() ? &own_result : nullptr;
+  }
   const FlatOperands flat = weight != nullptr
                                 ? flat_operands({as_operand(self, dtype, like), as_operand(target, dtype, like),
                                                  as_operand(*weight, dtype, like)}, shape)
@@ -426,10 +448,10 @@ at::Tensor backward_into(const LossKind& kind, const at::Tensor& grad, const at:
                                                : std::initializer_list<const at::Tensor*>{&grad, &self, &target});
   }
   const at::Tensor& like = on_device({&self, &target, &grad});
-  at::Tensor contiguous_gradient;
-  if (grad_input == nullptr && kind.contiguous_gradient) {
-    contiguous_gradient = at::empty(shape, like.options().dtype(result_dtype));
-    grad_input = &contiguous_gradient;
+  at::Tensor own_gradient;
+  if (grad_input == nullptr) {
+    own_gradient = functional_result(kind.gradient, self, shape, result_dtype);
+    grad_input = own_gradient.defined() ? &own_gradient : nullptr;
   }
   // One incoming gradient for all (a reduced loss's) is read as a value.
   const bool grad_per_element = grad.numel() != 1;

@@ -143,9 +143,13 @@ std::vector<int64_t> iterator_output_strides(at::ArrayRef<const at::Tensor*> inp
 }
 
 bool check_elementwise_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::IntArrayRef shape,
-                              std::initializer_list<const at::Tensor*> inputs, OutputDtype rule,
+                              at::ArrayRef<const at::Tensor*> inputs, OutputDtype rule,
                               std::initializer_list<const at::Tensor*> unaliased) {
   const bool resizes = out.sizes() != shape;
+  for (const at::Tensor* input : inputs) {
+    TORCH_CHECK(!resizes || !out.is_same(*input), "output with shape ", out.sizes(),
+                " doesn't match the broadcast shape ", shape);
+  }
   const bool same_dtype = check_output(op, out, dtype, shape, unaliased, rule);
   if (resizes) {
     // resize_output left it contiguous: a dense permutation of the same shape

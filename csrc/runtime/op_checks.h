@@ -82,11 +82,13 @@ bool check_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::In
 std::vector<int64_t> iterator_output_strides(at::ArrayRef<const at::Tensor*> inputs);
 
 // check_output for an element-wise op's out=: an out it resizes takes the
-// layout iterator_output_strides gives for `inputs`, as the CPU's resize of
-// an iterator's output does (an out of the right size keeps its own).
+// layout iterator_output_strides gives for `inputs` (in the CPU's iterator's
+// order, outputs it does not resize first), as the CPU's resize of an
+// iterator's output does (an out of the right size keeps its own); an out
+// that is also one of `inputs` cannot be resized (the CPU's RuntimeError).
 // `unaliased`: check_output's `inputs` (where no TensorIterator checks overlap).
 bool check_elementwise_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::IntArrayRef shape,
-                              std::initializer_list<const at::Tensor*> inputs, OutputDtype rule,
+                              at::ArrayRef<const at::Tensor*> inputs, OutputDtype rule,
                               std::initializer_list<const at::Tensor*> unaliased = {});
 
 // No element of `written` written twice, no memory shared with any of
