@@ -101,6 +101,34 @@ def test_one_step_overflow_raises_like_the_cpu():
         _logspace_on_kernels(3, 3, 1, dtype=torch.int8)
 
 
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64])
+def test_integer_outputs_where_the_power_is_not_a_number_or_overflows(dtype):
+    """A negative base's fractional powers (NaN) and powers past the
+    conversion's range take the CPU's conversion there (x86's integer
+    indefinite), not uninitialised bits."""
+    for args in ((1, 3, 5, -2.0), (8, 12, 5, 10.0), (-3, 40, 44, 10.0)):
+        expected = torch.logspace(*args, dtype=dtype)
+        actual, dispatches = _logspace_on_kernels(*args, dtype=dtype)
+        assert dispatches and torch.equal(actual, expected), (args, actual, expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.float16, torch.bfloat16, torch.int32])
+@pytest.mark.parametrize("start, end", [(-1.5, 3), (2, -1.5), (300, 2), (5, 300)])
+@pytest.mark.parametrize("steps", [0, 1])
+def test_start_and_end_are_converted_only_from_two_steps(dtype, start, end, steps):
+    """The CPU converts start and end to the output type (raising where they
+    overflow it) only from two steps on; one step fills base ** start, as a
+    one-element fill_: checked, except into half and bfloat16 (inf)."""
+    try:
+        expected = torch.logspace(start, end, steps, 10.0, dtype=dtype)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="without overflow"):
+            _logspace_on_kernels(start, end, steps, 10.0, dtype=dtype)
+        return
+    actual, _ = _logspace_on_kernels(start, end, steps, 10.0, dtype=dtype)
+    assert_matches(actual, expected)
+
+
 @pytest.mark.parametrize("steps", [0, 1, 2])
 def test_few_steps(steps):
     expected = torch.logspace(2.5, -1, steps, 3.0)

@@ -68,9 +68,22 @@ inline double_float integral_power(double_float base, long k) {
 // An integer output truncates the double-float value, so it needs all its
 // bits; a floating one rounds to at most float's 24, so 2 ** y is evaluated
 // to float accuracy only (mps_ops::exp2_to_float: a tenth of the work).
+// Where C++ leaves the CPU's float-to-integer conversion undefined (NaN, an
+// infinity, a value past the conversion's range: a negative base's
+// fractional power, an overflow) the CPU gives what x86 gives, the
+// conversion's "integer indefinite": the lowest value of the 32-bit
+// conversion for types of 32 bits or fewer (truncated: 0 for char and
+// short), of the 64-bit one for long. (An ARM CPU gives other values; the
+// tests compare with x86's.) Left to the conversion, it read uninitialised
+// bits.
 template <typename T>
 struct to_output {
   static T convert(double_float v) {
+    const bool wide = sizeof(T) == 8;
+    const float limit = wide ? 0x1p63f : 0x1p31f;
+    if (!(v.hi >= -limit && v.hi < limit)) {  // NaN too
+      return static_cast<T>(wide ? (-9223372036854775807L - 1) : -2147483648L);
+    }
     long k = 0;
     return static_cast<T>(near_integer(v, k) ? k : mps_ops::df_trunc_to_long(v));
   }

@@ -36,16 +36,25 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
   double first = 0.0, last = 0.0, step = 0.0;
   // The CPU's dispatch, for the same conversions and the same errors (bool,
   // unsigned wider than 8 bits: NotImplementedError).
+  // start and end are converted to the output type (checked: an overflow
+  // raises) only from two steps on, as the CPU converts them.
   AT_DISPATCH_ALL_TYPES_AND2(at::kBFloat16, at::kHalf, out.scalar_type(), "logspace_mps", [&] {
+    if (steps == 1) {
+      // The CPU fills the one value: fill_ of one element, whose conversion
+      // is checked (an overflow raises) except into half and bfloat16.
+      if constexpr (!std::is_same_v<scalar_t, at::Half> && !std::is_same_v<scalar_t, at::BFloat16>) {
+        (void)at::Scalar(std::pow(base, start.to<double>())).to<scalar_t>();
+      }
+      return;
+    }
+    if (steps == 0) {
+      return;
+    }
     const scalar_t scalar_start = start.to<scalar_t>();
     const scalar_t scalar_end = end.to<scalar_t>();
     first = static_cast<double>(scalar_start);
     last = static_cast<double>(scalar_end);
-    step = steps > 1 ? static_cast<double>(scalar_end - scalar_start) / static_cast<double>(steps - 1) : 0.0;
-    if (steps == 1) {
-      // The CPU fills the one value, whose checked conversion raises on overflow.
-      (void)at::Scalar(std::pow(base, start.to<double>())).to<scalar_t>();
-    }
+    step = static_cast<double>(scalar_end - scalar_start) / static_cast<double>(steps - 1);
   });
   logspace_params params{};
   if (steps == 1) {
