@@ -45,6 +45,8 @@ def pytest_collection_modifyitems(config, items):
     index, _, count = shard.partition("/")
     index, count = int(index), int(count)
     assert 0 <= index < count, f"MPS_OPS_TEST_SHARD={shard}: want i/n with 0 <= i < n"
-    kept = [item for position, item in enumerate(items) if position % count == index]
-    config.hook.pytest_deselected(items=[item for position, item in enumerate(items) if position % count != index])
+    kept, dropped = [], []
+    for position, item in enumerate(items):
+        (kept if position % count == index else dropped).append(item)
+    config.hook.pytest_deselected(items=dropped)
     items[:] = kept

@@ -35,9 +35,9 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
   }
   double first = 0.0, last = 0.0, step = 0.0;
   // The CPU's dispatch, for the same conversions and the same errors (bool,
-  // unsigned wider than 8 bits: NotImplementedError).
-  // start and end are converted to the output type (checked: an overflow
-  // raises) only from two steps on, as the CPU converts them.
+  // unsigned wider than 8 bits: NotImplementedError). As the CPU, start and
+  // end are converted to the output type (checked: an overflow raises) only
+  // from two steps on.
   AT_DISPATCH_ALL_TYPES_AND2(at::kBFloat16, at::kHalf, out.scalar_type(), "logspace_mps", [&] {
     if (steps == 1) {
       // The CPU fills the one value: fill_ of one element, whose conversion
