@@ -5,6 +5,8 @@ CPU's errors. _aminmax has no OpInfo: this file is its test."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -322,13 +324,15 @@ def test_var_std_where_the_sum_of_squares_overflows(mapping):
 
 @pytest.mark.parametrize("mapping", ["short_rows_32_per_group", "slice_longer_than_a_group",
                                      "outer_dim_columns", "middle_dim_columns"])
-def test_equal_values_near_the_float_limit_have_no_variance(mapping):
-    """Slices of one value of 1e26-3e38: the variance is 0 (a run's mean
-    summed as values / 8 came out an ulp off, and its squared deviations
-    overflowed float: var inf), the mean that value."""
+def test_constant_slices_have_no_variance(mapping):
+    """Slices of one value: the variance is exactly 0 and the mean that value.
+    A run's mean summed in a row as values / 8 came out an ulp off for some
+    four in ten values: an ordinary constant slice had a variance of an
+    ulp's square, and one of 1e26-3e38 squared deviations that overflowed
+    float (var inf)."""
     make, dim, _ = MAPPINGS[mapping]
     shape = make().shape
-    slice_values = torch.tensor([1e26, -1e30, 3e38, -7.5e33, 2.0**100])
+    slice_values = torch.tensor([1e26, -1e30, 3e38, -7.5e33, 2.0**100, 1.1, -0.3, 7.7, 1e-3])
     # Each slice one value, picked by its position along the other dims.
     position = torch.arange(torch.Size(shape).numel()).reshape(shape).select(dim, 0)
     x = slice_values[position.remainder(len(slice_values))].unsqueeze(dim).expand(shape).contiguous()
@@ -339,8 +343,22 @@ def test_equal_values_near_the_float_limit_have_no_variance(mapping):
         assert (actual[0] if isinstance(actual, tuple) else actual).eq(0).all()
 
 
-def test_batch_norm_statistics_of_equal_values_near_the_float_limit():
-    x = torch.tensor([1e30, -3e38, 1e26])[None, :, None].expand(8, 3, 300).contiguous()
+@pytest.mark.parametrize("mapping", ["short_rows_32_per_group", "slice_longer_than_a_group",
+                                     "outer_dim_columns", "middle_dim_columns"])
+def test_var_mean_of_huge_values_beside_an_infinity(mapping):
+    """Slices of 3e38 with one -inf: the mean is -inf, the class of the sum
+    of the non-finite values (float64's mean), where a run's sum of 3e38s
+    overflows to inf and meets the -inf as NaN; the variance NaN."""
+    make, dim, _ = MAPPINGS[mapping]
+    x = torch.full(make().shape, 3e38)
+    x.select(dim, 1).fill_(-math.inf)
+    assert x.double().mean(dim).eq(-math.inf).all()
+    (var, mean), dispatches = run_on_kernels(lambda t: torch.var_mean(t, dim), x)
+    assert dispatches and mean.eq(-math.inf).all() and var.isnan().all(), (mean, var)
+
+
+def test_batch_norm_statistics_of_constant_channels():
+    x = torch.tensor([1e30, -3e38, 1e26, 1.1, -0.3])[None, :, None].expand(8, 5, 300).contiguous()
     fn = _batch_norm_stats(0.1, running=())
     (mean, var, _, _), dispatches = run_on_kernels(fn, x, None, None)
     assert dispatches and var.eq(0).all() and mean.equal(x[0, :, 0]), (mean, var)

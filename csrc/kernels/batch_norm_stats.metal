@@ -47,10 +47,10 @@ struct channel_moments {
     return s;
   }
   using runs = mps_ops::runs_merged;  // runs merge by of_run (reduction.h's run_folding)
-  // A run's own moments. All finite (as good as always), they are
-  // welford_reducer::of_run's: a value that is not finite makes that mean
-  // infinite or NaN (no finite run's overflows), and only then does the run
-  // take the counting below, at twice the instructions.
+  // A run's own moments. All finite and summing below float's maximum (as
+  // good as always), they are welford_reducer::of_run's; otherwise that
+  // mean is infinite or NaN, and only then does the run take the counting
+  // below, at twice the instructions.
   template <uint run>
   static state of_run(thread const float* values) {
     const welford::state finite_run = welford::template of_run<run>(values);
@@ -59,24 +59,27 @@ struct channel_moments {
     }
     return with_finite(identity(), finite_run);
   }
-  // The same over a run with a value that is not finite: the moments of
-  // its finite values and counts of the others, without branches (folding
-  // such a run one value at a time made the kernel too big to inline its
-  // slice reduction).
+  // The same over a run with a value that is not finite (or finite values
+  // whose sum overflows): the moments of its finite values and counts of the
+  // others, without branches (folding such a run one value at a time made
+  // the kernel too big to inline its slice reduction). The finite values'
+  // mean is summed in pairs of values / run, which no finite run
+  // overflows and which keeps equal values' mean exact (welford_reducer).
   template <uint run>
   static state of_run_counted(thread const float* values) {
     state s = identity();
-    float scaled_sum = 0.0f;  // of values / run: no sum of finite values overflows
+    float scaled_terms[run];
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
       const float v = values[k];
       const bool finite = isfinite(v);
       s.count += finite ? 1.0f : 0.0f;
-      scaled_sum += finite ? v * (1.0f / float(run)) : 0.0f;
+      scaled_terms[k] = finite ? v * (1.0f / float(run)) : 0.0f;
       s.nan += isnan(v) ? 1.0f : 0.0f;
       s.positive_inf += !finite && v > 0.0f ? 1.0f : 0.0f;
       s.negative_inf += !finite && v < 0.0f ? 1.0f : 0.0f;
     }
+    const float scaled_sum = mps_ops::pairwise_sum<run>(scaled_terms);
     s.mean = s.count == float(run) ? scaled_sum : s.count == 0.0f ? 0.0f : scaled_sum * (float(run) / s.count);
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {

@@ -57,17 +57,22 @@ struct var_reducer {
   }
   using runs = mps_ops::runs_merged;  // runs merge by of_run (reduction.h's run_folding)
   // A run whose centred squares overflow float (its values finite) goes on
-  // scaled, as fold does.
+  // scaled, as fold does; one with a value that is not finite takes the
+  // mean of its class (welford_reducer::of_run_scaled_terms). Both only
+  // where the plain m2 is not finite, the one test on the common path.
   template <uint run>
   static state of_run(thread const float* values) {
     const welford::state plain = welford::of_run<run>(values);
+    if (isfinite(plain.m2)) {
+      return with(plain, false);
+    }
     bool finite = true;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
       finite = finite && isfinite(values[k]);
     }
-    if (isfinite(plain.m2) || !finite) {
-      return with(plain, false);
+    if (!finite) {
+      return with(welford::of_run_scaled_terms<run>(values), false);
     }
     float scaled[run];
     _Pragma("clang loop unroll(full)")
@@ -135,7 +140,7 @@ struct var_mean_reducer {
     return state{s.count + 1.0f, isfinite(v) ? s.mean : s.mean + v, numeric_limits<float>::quiet_NaN(), false};
   }
   using runs = mps_ops::runs_merged;
-  // A run's mean (welford_reducer::of_run's) is finite exactly where every
+  // A run's mean (var_reducer::of_run's) is finite exactly where every
   // value is, and otherwise has the class of the sum of its non-finite
   // values (NaN where both signs or a NaN meet), its m2 NaN: a non-finite
   // state already.

@@ -44,18 +44,16 @@ struct welford_reducer {
   // a power of two), then their squared deviations. Pairwise, equal values
   // sum exactly (v + v, 2v + 2v, ...), so a run of one value has that mean
   // and no spread: summed in a row, the partial sums rounded at the values'
-  // magnitude, and a run of equal values near 1e30 got a mean an ulp off
-  // whose squared deviations overflowed float (var inf where it is 0). A sum
-  // that is not finite (a value that is not, or finite values above float's
-  // maximum / run) is taken again over the values times 1 / run, which no
-  // finite run overflows: the mean is finite exactly where every value is,
-  // and otherwise has the class of the sum of the non-finite values (inf,
-  // -inf, or NaN where both signs or a NaN meet), as var_mean's and
-  // batch_norm_stats' reducers need. (The common path costs what the row
-  // did, run - 1 adds and a multiply for run multiply-adds, and a test; a
-  // first form, the first value plus the others' differences from it, cost
-  // one more instruction per element: H200, var and std over 8192 x 8192
-  // half 2.5% slower.)
+  // magnitude (a constant slice's variance came out an ulp's square, not 0,
+  // and a run of equal values near 1e30 got squared deviations that
+  // overflowed: var inf where it is 0). Where the sum is not finite (a value
+  // that is not, or finite values above float's maximum / run), neither is
+  // m2: callers test m2, as they must for overflowing squares anyway, and
+  // take of_run_scaled_terms then. (So the common path costs what the row
+  // did: run - 1 adds and a multiply for run multiply-adds. A test of the
+  // mean here as well measured 1.5% slower on the H200's square half rows of
+  // var, std and var_mean; the first form, the first value plus the others'
+  // differences from it, one more instruction per element, 2.5%.)
   template <uint run>
   static state of_run(thread const float* values) {
     static_assert((run & (run - 1)) == 0, "a run's length scales exactly only as a power of two");
@@ -64,14 +62,24 @@ struct welford_reducer {
     for (uint k = 0; k < run; ++k) {
       terms[k] = values[k];
     }
-    float mean = pairwise_sum<run>(terms) * (1.0f / float(run));
-    if (!metal::isfinite(mean)) {
-      _Pragma("clang loop unroll(full)")
-      for (uint k = 0; k < run; ++k) {
-        terms[k] = values[k] * (1.0f / float(run));
-      }
-      mean = pairwise_sum<run>(terms);
+    return with_mean<run>(values, pairwise_sum<run>(terms) * (1.0f / float(run)));
+  }
+  // The same with the mean summed over the values times 1 / run, which no
+  // finite run overflows: the mean is finite exactly where every value is,
+  // and otherwise has the class of the sum of the non-finite values (inf,
+  // -inf, or NaN where both signs or a NaN meet), as var_mean's and
+  // batch_norm_stats' reducers need.
+  template <uint run>
+  static state of_run_scaled_terms(thread const float* values) {
+    float terms[run];
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < run; ++k) {
+      terms[k] = values[k] * (1.0f / float(run));
     }
+    return with_mean<run>(values, pairwise_sum<run>(terms));
+  }
+  template <uint run>
+  static state with_mean(thread const float* values, float mean) {
     float m2 = 0.0f;
     _Pragma("clang loop unroll(full)")
     for (uint k = 0; k < run; ++k) {
