@@ -143,3 +143,40 @@ def test_glu_jvp_reads_contiguous_halves_in_pairs(layout, dim, shape, paired, dt
     actual, dispatches = run_on_kernels(lambda *t: torch.ops.aten.glu_jvp(*t, dim), glu, x, dx)
     assert_matches(actual, expected)
     assert [d.kernel.startswith("glu_jvp_pairs") for d in dispatches] == [paired]
+
+
+def _strides_of_long_dims(t):
+    return [s for s, n in zip(t.stride(), t.shape) if n > 1]
+
+
+def _channels_last(shape):
+    return torch.randn(shape).to(memory_format=torch.channels_last)
+
+
+def _transposed(shape):
+    return torch.randn(shape[::-1]).permute(*reversed(range(len(shape))))
+
+
+# (x, dx, grad_x, dgrad_glu) makers over (2, 6, 3, 5), halved along dim 1:
+# the CPU's glu_jvp result is laid out like glu (its iterator's where glu is
+# broadcast), glu_backward_jvp's as its composite's at::cat lays it out.
+@pytest.mark.parametrize("makers", [
+    (_channels_last,) * 4,
+    (_transposed,) * 4,
+    (_channels_last, _channels_last, torch.randn, _channels_last),  # the first halves' products decide
+    (_channels_last, torch.randn, torch.randn, torch.randn),
+    (torch.randn, _channels_last, _channels_last, _channels_last),
+], ids=["channels_last", "transposed", "grad_x_contiguous", "x_only_channels_last", "x_contiguous"])
+def test_jvp_results_take_the_cpus_layout(makers):
+    shape, half = (2, 6, 3, 5), (2, 3, 3, 5)
+    torch.manual_seed(0)
+    x, dx, grad_x, dgrad_glu = makers[0](shape), makers[1](shape), makers[2](shape), makers[3](half)
+    glu = F.glu(x, 1)
+    for fn, args in ((lambda *t: torch.ops.aten.glu_jvp(*t, 1), (glu, x, dx)),
+                     (lambda *t: torch.ops.aten.glu_jvp(*t, 1), (glu[:1], x, dx)),  # glu broadcast
+                     (lambda *t: torch.ops.aten.glu_backward_jvp(*t, 1), (grad_x, glu, x, dgrad_glu, dx))):
+        expected = fn(*args)
+        actual, dispatches = run_on_kernels(fn, *args)
+        assert dispatches
+        assert_matches(actual, expected)
+        assert _strides_of_long_dims(actual) == _strides_of_long_dims(expected), (actual.stride(), expected.stride())

@@ -108,6 +108,33 @@ void dispatch_glu(const KernelHandle* kernel, const char* op, int outputs, std::
   }
 }
 
+// The memory format of the CPU's glu_backward_jvp result: its composite's
+// at::cat is channels-last where both halves it joins suggest it, else
+// contiguous, and each half's layout follows the chain of element-wise ops
+// that made it (each one's TensorIterator in turn), so the chain runs here on
+// meta tensors, which allocate nothing. Contiguous operands (their halves
+// then in row-major order) give a contiguous result without it.
+at::MemoryFormat backward_jvp_format(const at::Tensor& grad_x, const at::Tensor& x, const at::Tensor& dgrad_glu,
+                                     const at::Tensor& dx, int64_t dim, int64_t half, c10::ScalarType common) {
+  if (grad_x.is_contiguous() && x.is_contiguous() && dgrad_glu.is_contiguous() && dx.is_contiguous()) {
+    return at::MemoryFormat::Contiguous;
+  }
+  auto meta = [&](const at::Tensor& t) {
+    return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta).dtype(common));
+  };
+  const at::Tensor m_x = meta(x), m_dx = meta(dx);
+  const at::Tensor a = m_x.narrow(dim, 0, half), da = m_dx.narrow(dim, 0, half), db = m_dx.narrow(dim, half, half);
+  const at::Tensor grad_x_a = meta(grad_x).narrow(dim, 0, half);
+  const at::Tensor sig_b = m_x.narrow(dim, half, half).sigmoid();
+  const at::Tensor glu = a.mul(sig_b);
+  const at::Tensor db_neg_sig_b = db.sub(db.mul(sig_b));
+  const at::Tensor part_a = meta(dgrad_glu).mul(sig_b).add(grad_x_a.mul(db_neg_sig_b));
+  const at::Tensor part_b =
+      part_a.mul(a.sub(glu)).add(grad_x_a.mul(da.sub(da.mul(sig_b)).sub(glu.mul(db_neg_sig_b))));
+  const at::MemoryFormat format = part_a.suggest_memory_format();
+  return format == part_b.suggest_memory_format() ? format : at::MemoryFormat::Contiguous;
+}
+
 }  // namespace
 
 at::Tensor glu_jvp(const at::Tensor& glu, const at::Tensor& x, const at::Tensor& dx, int64_t dim) {
@@ -121,7 +148,11 @@ at::Tensor glu_jvp(const at::Tensor& glu, const at::Tensor& x, const at::Tensor&
   // The CPU's iterator resizes its output to the broadcast shape.
   const auto shape = broadcast_shape({&glu, &b, &da, &db});
   check_glu_dtypes("glu_jvp", {&glu, &b, &da, &db});
-  at::Tensor out = at::empty(shape, glu.options());
+  // The CPU's output is empty_like(glu), which its iterator restrides to its
+  // own layout only where glu is broadcast.
+  at::Tensor out = glu.sizes().equals(shape)
+                       ? at::empty_like(glu)
+                       : at::empty_strided(shape, iterator_output_strides({&glu, &b, &da, &db}), glu.options());
   const std::vector<at::Tensor> operands{out, glu.expand(shape), b.expand(shape), da.expand(shape),
                                          db.expand(shape)};
   const c10::ScalarType dtype = glu.scalar_type();
@@ -170,7 +201,8 @@ at::Tensor glu_backward_jvp(const at::Tensor& grad_x, const at::Tensor& grad_glu
   // The CPU concatenates the halves along dim of the broadcast result.
   std::vector<int64_t> out_shape = shape;
   out_shape[dim] *= 2;
-  at::Tensor out = at::empty(out_shape, x.options().dtype(common));
+  at::Tensor out = at::empty(out_shape, x.options().dtype(common).memory_format(
+                                            backward_jvp_format(grad_x, x, dgrad_glu, dx, dim, half, common)));
   dispatch_glu(kernels.get(Variant::strided, common, common), op, 2,
                {out.narrow(dim, 0, shape[dim]), out.narrow(dim, shape[dim], shape[dim]), as_common(grad_x_a),
                 as_common(a), as_common(b), as_common(dgrad_glu), as_common(da), as_common(db)});
