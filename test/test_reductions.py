@@ -144,6 +144,28 @@ def test_half_var_of_large_values_accumulates_in_float():
     _check(REDUCTIONS["var_last"], x)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_empty_two_byte_inputs_of_any_strides_or_offset(dtype):
+    """Empty half and bfloat16 inputs whose strides or storage offset are odd:
+    nothing to read as word pairs (an empty tensor's null data pointer looked
+    aligned, and the view as words raised an internal assert or refused the
+    offset)."""
+    odd_strides = torch.empty(2, 0, dtype=dtype)  # strides (1, 1)
+    odd_offset = torch.zeros(3, dtype=dtype)[3:]
+    cases = [
+        (lambda t: torch._aminmax(t, 0), odd_strides),
+        (lambda t: torch._aminmax(t, 0), odd_offset.view(2, 0)),
+        (lambda t: torch.hash_tensor(t, [0]), odd_strides),
+        (lambda t: torch.hash_tensor(t, [0]), odd_offset.view(2, 0)),
+        (lambda t: torch.max(t, out=torch.empty(0, dtype=t.dtype)), odd_offset.view(0, 4)),
+        (lambda t: torch.min(t, out=torch.empty(0, dtype=t.dtype)), odd_offset.view(0, 4)),
+    ]
+    for fn, x in cases:
+        expected = fn(x)
+        actual, _ = run_on_kernels(fn, x)
+        assert_matches(actual, expected)
+
+
 def test_empty_inputs():
     # An empty whole-tensor max/min is the identity on the CPU (amax of nothing).
     for dtype in (torch.float32, torch.int32, torch.bool):

@@ -110,6 +110,23 @@ def test_out_forms():
                                rtol=1e-6, atol=1e-6)
 
 
+def test_resized_out_takes_the_inputs_memory_format():
+    """The CPU's structured out: one it resizes takes the input's suggested
+    format (channels-last in, channels-last out); one of the right size keeps
+    its strides. (A resized out came out contiguous.)"""
+    torch.manual_seed(4)
+    x = torch.randn(2, 3, 5, 4).contiguous(memory_format=torch.channels_last)
+    for size, make_out in (((7, 6), lambda: torch.empty(0)), ((5, 4), lambda: torch.empty(0)),
+                           ((7, 6), lambda: torch.empty(2, 3, 7, 6))):
+        expected = make_out()
+        forward(x, size, False, out=expected)
+        out = to_device(make_out())
+        with emulate():
+            forward(to_device(x), size, False, out=out)
+        assert out.stride() == expected.stride(), (size, out.stride(), expected.stride())
+        assert_matches(out.cpu(), expected)
+
+
 def test_same_size_is_a_copy_for_any_dtype():
     x = torch.randn(1, 2, 5, 6).half()
     actual, _ = run_on_kernels(forward, x, (5, 6), False)

@@ -151,9 +151,7 @@ void prepare_grad_input(const char* op, at::Tensor& grad_input, const at::Tensor
                         std::initializer_list<const at::Tensor*> inputs) {
   const bool resized = grad_input.sizes() != self.sizes();
   check_output(op, grad_input, self.scalar_type(), self.sizes(), inputs);
-  if (resized && self.dim() == 4) {
-    grad_input.unsafeGetTensorImpl()->empty_tensor_restride(self.suggest_memory_format());
-  }
+  restride_resized_output(grad_input, resized, self);
 }
 
 // The kernels' geometry over a 3-D or 4-D grad_input (N = 1 for 3-D);

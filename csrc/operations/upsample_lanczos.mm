@@ -161,8 +161,9 @@ void resample_axis(const at::Tensor& in, at::Tensor& out, int axis, bool align_c
   dispatch_per_element(kernels, out, {&out, &in, &tables.table, &tables.weights}, params);
 }
 
-// out: the caller's (out=, resized if needed) or null for a fresh one in the
-// input's suggested memory format, as the CPU allocates it.
+// out: the caller's (out=; resized if needed, then in the input's suggested
+// memory format) or null for a fresh one in that format, as the CPU
+// allocates it.
 at::Tensor lanczos_forward(const at::Tensor& input, c10::SymIntArrayRef output_size_, bool align_corners,
                            std::optional<double> scales_h, std::optional<double> scales_w, at::Tensor* out_arg) {
   const at::IntArrayRef output_size = C10_AS_INTARRAYREF_SLOW(output_size_);
@@ -176,7 +177,9 @@ at::Tensor lanczos_forward(const at::Tensor& input, c10::SymIntArrayRef output_s
   at::Tensor out;
   if (out_arg != nullptr) {
     out = *out_arg;
+    const bool resized = out.sizes() != at::IntArrayRef(shape);
     check_output("_upsample_lanczos2d_aa", out, input.scalar_type(), shape, {&input});
+    restride_resized_output(out, resized, input);
   } else {
     out = at::empty(shape, input.options().memory_format(input.suggest_memory_format()));
   }

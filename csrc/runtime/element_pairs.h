@@ -15,13 +15,15 @@ namespace mps_ops {
 
 // Contiguous rows of `row_length` elements in every tensor: 2-byte elements
 // (half, bfloat16), an even row length (so no word straddles two rows) and
-// every tensor's data 4-byte aligned (so every row starts on a word).
+// every tensor's data 4-byte aligned (so every row starts on a word). Never
+// an empty tensor: its data pointer may be null (aligned) beside odd strides
+// or an odd storage offset, which no view as words takes.
 inline bool in_element_pairs(int64_t row_length, std::initializer_list<const at::Tensor*> tensors) {
   if (row_length % 2 != 0) {
     return false;
   }
   for (const at::Tensor* t : tensors) {
-    if (t->element_size() != 2 || reinterpret_cast<uintptr_t>(t->const_data_ptr()) % 4 != 0) {
+    if (t->numel() == 0 || t->element_size() != 2 || reinterpret_cast<uintptr_t>(t->const_data_ptr()) % 4 != 0) {
       return false;
     }
   }

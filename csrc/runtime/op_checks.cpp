@@ -159,6 +159,12 @@ bool check_elementwise_output(const char* op, at::Tensor& out, c10::ScalarType d
   return same_dtype;
 }
 
+void restride_resized_output(at::Tensor& out, bool resized, const at::Tensor& like) {
+  if (resized) {
+    out.unsafeGetTensorImpl()->empty_tensor_restride(like.suggest_memory_format());
+  }
+}
+
 void check_inplace(const char* op, const at::Tensor& self, std::initializer_list<const at::Tensor*> inputs) {
   check_on_backend(op, self, "the tensor it writes", /*cpu_value_allowed=*/false);
   check_dtype(op, self);
