@@ -289,6 +289,37 @@ inline opmath_t<In> load(one_input<In> source, I offset) {
   return static_cast<opmath_t<In>>(source.in[offset]);
 }
 
+// Slices read relative to an origin, their first element: a reducer whose
+// float arithmetic rounds at the values' magnitude (Welford's mean of values
+// near 1e4 rounds at 1e-3, so a variance of 1 came out 1e-3 off) declares
+//   using origin = origin_first_element;
+//   static state moved_by(state s, float origin);  // the same moments about 0
+// and folds each element minus its slice's first element: exact beside
+// values of the same magnitude, so its arithmetic rounds at the spread's
+// scale (the CPU accumulates in double instead). Only where the slice looks
+// offset, its first two elements closer to each other than 1/64 of the
+// first's magnitude (an offset of 100 spreads or more as good as always; the
+// error it mends grows with the square of that ratio, 4e-6 at 1e3): about a
+// first element far from a mean of its own size (values centred near 0) the
+// mean would round at that element's magnitude instead. The origin is 0
+// otherwise, where the first element is not finite
+// or above 2**100 (so no finite value minus it overflows, and non-finite
+// values keep their class), and for empty slices.
+// Every thread of a slice, and every chunk of a split one, finds the same
+// origin; split slices store it beside their chunk states for the merge
+// pass. Other reducers read one_input, unshifted, and store bare states.
+template <typename In>
+struct shifted_input {
+  using value = float;
+  static constexpr uint element_bytes() { return sizeof(In); }
+  constant In* in;
+  float origin;
+};
+template <typename In, typename I>
+inline float load(shifted_input<In> source, I offset) {
+  return static_cast<float>(source.in[offset]) - source.origin;
+}
+
 // Folds the elements i, i + step, ... before `end` at the offsets `walk`
 // gives from the source. A run of loads is issued before the folds that use
 // them: a fold waits for its load, and one load per dependent fold keeps one
@@ -566,20 +597,107 @@ inline __attribute__((__always_inline__)) typename R::state reduce_slice(
   return reduce_slice_of<R>(one_input<In>{in}, layout, t, partials, at, chunk);
 }
 
+struct origin_zero {};
+struct origin_first_element {};
+template <typename R, typename = void>
+struct origin_of {
+  using type = origin_zero;
+};
+template <typename R>
+struct origin_of<R, typename void_if_type<typename R::origin>::type> {
+  using type = typename R::origin;
+};
+
+// Where split slices' origins lie in the scratch buffer: after every chunk
+// state, one float per slice (a shifted reducer's state leaves room for it:
+// checked below).
+template <typename R>
+inline ulong chunk_origins_from(constant reduction_layout& layout) {
+  return ulong(slice_count(layout)) * chunk_count(layout) * sizeof(typename R::state);
+}
+
+// How each kind of origin is found, read, stored and taken back out
+// (template arguments, never values, as run_folding).
+template <typename Origin>
+struct slice_origin;
+template <>
+struct slice_origin<origin_zero> {
+  static constexpr uint stored_bytes() { return 0; }
+  template <typename In>
+  static float of(constant In*, constant reduction_layout&, thread const slice_thread&) {
+    return 0.0f;
+  }
+  template <typename In>
+  static one_input<In> source(constant In* in, float) {
+    return one_input<In>{in};
+  }
+  template <typename R>
+  static void store(device uchar*, constant reduction_layout&, ulong, float) {}
+  template <typename R>
+  static float stored(constant uchar*, constant reduction_layout&, ulong) {
+    return 0.0f;
+  }
+  template <typename R>
+  static typename R::state about_zero(typename R::state state, float) {
+    return state;
+  }
+};
+template <>
+struct slice_origin<origin_first_element> {
+  static constexpr uint stored_bytes() { return sizeof(float); }
+  template <typename In>
+  static float of(constant In* in, constant reduction_layout& layout, thread const slice_thread& t) {
+    if (!t.active || layout.inner_numel == 0) {
+      return 0.0f;
+    }
+    const ulong start = slice_offset<ulong>(layout, uint(t.slice));
+    const float first = static_cast<float>(in[start]);
+    // The second element: the slice's first step along its innermost
+    // reduced dim, or, where that dim has one element, the same again.
+    const float second = layout.inner_numel > 1 && layout.inner_sizes[0] > 1
+                             ? static_cast<float>(in[start + ulong(layout.inner_strides[0])])
+                             : first;
+    const bool offset = metal::fabs(second - first) * 64.0f <= metal::fabs(first);
+    return metal::isfinite(first) && metal::fabs(first) <= 0x1p100f && offset ? first : 0.0f;
+  }
+  template <typename In>
+  static shifted_input<In> source(constant In* in, float origin) {
+    return shifted_input<In>{in, origin};
+  }
+  template <typename R>
+  static void store(device uchar* chunk_states, constant reduction_layout& layout, ulong slice, float origin) {
+    reinterpret_cast<device float*>(chunk_states + chunk_origins_from<R>(layout))[slice] = origin;
+  }
+  template <typename R>
+  static float stored(constant uchar* chunk_states, constant reduction_layout& layout, ulong slice) {
+    return reinterpret_cast<constant float*>(chunk_states + chunk_origins_from<R>(layout))[slice];
+  }
+  template <typename R>
+  static typename R::state about_zero(typename R::state state, float origin) {
+    return R::moved_by(state, origin);
+  }
+};
+template <typename R>
+using origin_rules = slice_origin<typename origin_of<R>::type>;
+
 // Where a split slice's chunk states lie in the scratch buffer: slice by
 // slice, each slice's chunks in order.
 template <typename R>
 inline ulong chunk_state_index(constant reduction_layout& layout, ulong slice, uint chunk) {
-  static_assert(sizeof(typename R::state) <= max_chunk_state_bytes,
-                "a reducer state larger than the host's scratch allows per state");
+  static_assert(sizeof(typename R::state) + origin_rules<R>::stored_bytes() <= max_chunk_state_bytes,
+                "a reducer state (and origin) larger than the host's scratch allows per state");
   return slice * chunk_count(layout) + chunk;
 }
 
-// The first pass's store of one chunk's state.
+// The first pass's store of one chunk's state (and, from its first chunk,
+// its slice's origin).
 template <typename R>
 inline void store_chunk_state(device uchar* chunk_states, constant reduction_layout& layout, ulong slice,
-                              uint chunk, typename R::state state) {
+                              uint chunk, typename R::state state, float origin = 0.0f) {
   reinterpret_cast<device typename R::state*>(chunk_states)[chunk_state_index<R>(layout, slice, chunk)] = state;
+  if (chunk == 0) {
+    origin_rules<R>::template store<R>(chunk_states, layout, slice, origin);
+  }
 }
 
 // This thread's run of a split slice's chunk states (from the first pass),
@@ -607,6 +725,15 @@ inline typename R::state merge_chunk_run(
   return state;
 }
 
+// A split slice's finished state about 0 (its chunks were read about the
+// origin its first chunk stored).
+template <typename R>
+inline typename R::state merged_about_zero(typename R::state state, constant uchar* chunk_states,
+                                           constant reduction_layout& layout, thread const slice_thread& t) {
+  return origin_rules<R>::template about_zero<R>(state,
+                                                 origin_rules<R>::template stored<R>(chunk_states, layout, t.slice));
+}
+
 // Reductions with one output per slice (max, min, std, var, sum): out[slice]
 // = R::finish(state, params).
 // Where the host split slices (layout.chunk_shift > 0), each group stores its
@@ -618,12 +745,14 @@ inline void reduce_one_slices(device Out* out, device uchar* chunk_states, const
                               threadgroup typename R::state* partials, uint3 group,
                               thread const group_position& at) {
   const slice_thread t = place_thread(layout, group.y, at);
-  const typename R::state state = reduce_slice<R>(in, layout, t, partials, at, group.z);
+  const float origin = origin_rules<R>::of(in, layout, t);
+  const typename R::state state =
+      reduce_slice_of<R>(origin_rules<R>::source(in, origin), layout, t, partials, at, group.z);
   if (finishes_slice(t)) {
     if (layout.chunk_shift != 0) {
-      store_chunk_state<R>(chunk_states, layout, t.slice, group.z, state);
+      store_chunk_state<R>(chunk_states, layout, t.slice, group.z, state, origin);
     } else {
-      out[t.slice] = reducer_result<Out>(R::finish(state, params));
+      out[t.slice] = reducer_result<Out>(R::finish(origin_rules<R>::template about_zero<R>(state, origin), params));
     }
   }
 }
@@ -681,7 +810,7 @@ kernel void reduce_one_merge(
   const typename R::state state =
       merge_slice<R>(merge_chunk_run<R>(chunk_states, layout, t), partials, layout, at);
   if (finishes_slice(t)) {
-    out[t.slice] = reducer_result<Out>(R::finish(state, params));
+    out[t.slice] = reducer_result<Out>(R::finish(merged_about_zero<R>(state, chunk_states, layout, t), params));
   }
 }
 
@@ -701,12 +830,14 @@ inline void reduce_two_slices(device Out* out0, device Out* out1, device uchar* 
                               constant reduction_layout& layout, constant typename R::params& params,
                               threadgroup typename R::state* partials, uint3 group, thread const group_position& at) {
   const slice_thread t = place_thread(layout, group.y, at);
-  const typename R::state state = reduce_slice<R>(in, layout, t, partials, at, group.z);
+  const float origin = origin_rules<R>::of(in, layout, t);
+  const typename R::state state =
+      reduce_slice_of<R>(origin_rules<R>::source(in, origin), layout, t, partials, at, group.z);
   if (finishes_slice(t)) {
     if (layout.chunk_shift != 0) {
-      store_chunk_state<R>(chunk_states, layout, t.slice, group.z, state);
+      store_chunk_state<R>(chunk_states, layout, t.slice, group.z, state, origin);
     } else {
-      R::finish(state, params, out0[t.slice], out1[t.slice]);
+      R::finish(origin_rules<R>::template about_zero<R>(state, origin), params, out0[t.slice], out1[t.slice]);
     }
   }
 }
@@ -748,7 +879,7 @@ kernel void reduce_two_merge(
   const typename R::state state =
       merge_slice<R>(merge_chunk_run<R>(chunk_states, layout, t), partials, layout, at);
   if (finishes_slice(t)) {
-    R::finish(state, params, out0[t.slice], out1[t.slice]);
+    R::finish(merged_about_zero<R>(state, chunk_states, layout, t), params, out0[t.slice], out1[t.slice]);
   }
 }
 
