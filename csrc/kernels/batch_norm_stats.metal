@@ -159,8 +159,8 @@ kernel void batch_norm_update_stats(
   const mps_ops::slice_thread t = mps_ops::place_thread(layout, group.y, at);
   using origins = mps_ops::origin_rules<reducer>;
   const float origin = origins::of(in, layout, t);
-  const reducer::state s = reducer::moved_by(
-      mps_ops::reduce_slice_of<reducer>(origins::source(in, origin), layout, t, partials, at), origin);
+  const reducer::state s =
+      reducer::moved_by(mps_ops::reduce_slice_about<reducer>(in, origin, layout, t, partials, at), origin);
   const ulong channel = t.slice;
   if (mps_ops::finishes_slice(t)) {
     const float batch_mean = reducer::mean(s), m2 = reducer::m2(s), n = reducer::count(s);
