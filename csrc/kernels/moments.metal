@@ -45,15 +45,6 @@ struct var_reducer {
     return !isfinite(result.m2) && isfinite(a) && isfinite(b);
   }
 
-  // Slices are read about their first element (reduction.h's origins): a
-  // float mean of values near 1e4 rounds at 1e-3, and a variance of 1 came
-  // out 1e-3 off (1e5: 5e-3), where the CPU's double is exact.
-  using origin = mps_ops::origin_first_element;
-  static state moved_by(state s, float origin) {
-    s.mean += s.scaled ? origin * scale_down : origin;
-    return s;
-  }
-
   static state identity() { return with(welford::identity(), false); }
   static state fold(state s, float v) {
     if (!s.scaled) {
@@ -137,8 +128,6 @@ struct var_mean_reducer {
   using params = mps_ops::moments_params;
   using state = typename base::state;
   static bool welford(state s) { return isfinite(s.mean); }
-  using origin = mps_ops::origin_first_element;
-  static state moved_by(state s, float origin) { return base::moved_by(s, origin); }
 
   static state identity() { return base::identity(); }
   // Welford's fold takes a Welford state to a non-finite one as wanted

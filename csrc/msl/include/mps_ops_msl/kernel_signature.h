@@ -29,15 +29,12 @@ struct kernel_signature<void (*)(Params...)> {
 // One thread's call of the kernel: parameter I of the kernel gets
 // Roles[I]::get<type of parameter I>(args, place), where Args is the target's
 // dispatch arguments (the emulator's dispatch_args, the CUDA target's
-// dispatch_params). Always inlined into the target's entry, as a Metal
-// kernel is its own entry: left to the CUDA target's inliner, var_mean's
-// half kernel (a fold instantiated per origin) became a call with a
-// 496-byte stack frame and 64 registers (48 inlined).
+// dispatch_params).
 template <class Args, class Fn, Fn Kernel, class... Roles>
 struct kernel_call {
   template <unsigned... I>
   struct with_indices {
-    __attribute__((always_inline)) static void call(const Args& args, const thread_place& t) {
+    static void call(const Args& args, const thread_place& t) {
       using sig = kernel_signature<Fn>;
       Kernel(Roles::template get<typename sig::template param<I>>(args, t)...);
     }
