@@ -180,3 +180,33 @@ def test_jvp_results_take_the_cpus_layout(makers):
         assert dispatches
         assert_matches(actual, expected)
         assert _strides_of_long_dims(actual) == _strides_of_long_dims(expected), (actual.stride(), expected.stride())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_backward_jvp_layout_in_half_and_bfloat16(dtype):
+    """The layout replay runs in float: torch's meta kernels for half strided
+    size-1 dims otherwise than the CPU, and this mix came out channels-last."""
+    torch.manual_seed(7)
+    x = torch.randn(1, 4, 2, 1).to(dtype)
+    dx = torch.randn(1, 2, 4, 1).to(dtype).permute(3, 2, 1, 0)
+    grad_x = torch.randn(1, 4, 2, 1).to(dtype)
+    dgrad_glu = torch.randn(1, 2, 2, 1).to(dtype).contiguous(memory_format=torch.channels_last)
+    args = (grad_x, F.glu(x.float(), 1).to(dtype), x, dgrad_glu, dx)
+    fn = lambda *t: torch.ops.aten.glu_backward_jvp(*t, 1)  # noqa: E731
+    expected = fn(*args)
+    actual, _ = run_on_kernels(fn, *args)
+    assert _strides_of_long_dims(actual) == _strides_of_long_dims(expected), (actual.stride(), expected.stride())
+    torch.testing.assert_close(actual, expected, rtol=1e-2, atol=1e-2)
+
+
+def test_backward_jvp_zero_dim_double_does_not_promote():
+    """A 0-dim float64 dgrad_glu beside float32 operands: float32, as the
+    CPU's chain of tensor ops gives (a 0-dim tensor promotes only into
+    another category)."""
+    x, dx, glu, grad_glu, dgrad_glu, grad_x = _operands("contiguous", 1)
+    args = (grad_x, grad_glu, x, torch.tensor(0.5, dtype=torch.float64), dx)
+    fn = lambda *t: torch.ops.aten.glu_backward_jvp(*t, 1)  # noqa: E731
+    expected = fn(*args)
+    actual, dispatches = run_on_kernels(fn, *args)
+    assert dispatches and actual.dtype == expected.dtype == torch.float32
+    assert_matches(actual, expected)

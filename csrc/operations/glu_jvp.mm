@@ -13,6 +13,7 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/result_type.h>
 
 #include <algorithm>
 
@@ -115,12 +116,15 @@ void dispatch_glu(const KernelHandle* kernel, const char* op, int outputs, std::
 // meta tensors, which allocate nothing. Contiguous operands (their halves
 // then in row-major order) give a contiguous result without it.
 at::MemoryFormat backward_jvp_format(const at::Tensor& grad_x, const at::Tensor& x, const at::Tensor& dgrad_glu,
-                                     const at::Tensor& dx, int64_t dim, int64_t half, c10::ScalarType common) {
+                                     const at::Tensor& dx, int64_t dim, int64_t half) {
   if (grad_x.is_contiguous() && x.is_contiguous() && dgrad_glu.is_contiguous() && dx.is_contiguous()) {
     return at::MemoryFormat::Contiguous;
   }
+  // In float whatever the dtype: torch's meta kernels for half and bfloat16
+  // element-wise ops (Python ones) stride size-1 dims otherwise than the
+  // CPU's iterator does, which swayed suggest_memory_format.
   auto meta = [&](const at::Tensor& t) {
-    return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta).dtype(common));
+    return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta).dtype(at::kFloat));
   };
   const at::Tensor m_x = meta(x), m_dx = meta(dx);
   const at::Tensor a = m_x.narrow(dim, 0, half), da = m_dx.narrow(dim, 0, half), db = m_dx.narrow(dim, half, half);
@@ -186,10 +190,13 @@ at::Tensor glu_backward_jvp(const at::Tensor& grad_x, const at::Tensor& grad_glu
   (void)grad_x.narrow(dim, half, half);  // the CPU's check that grad_x has both halves
   const auto shape = broadcast_shape({&a, &b, &da, &db, &grad_x_a, &dgrad_glu});
   // sigmoid(b) is the first op: x promotes to a float type before the rest.
+  // Every later op meets an intermediate of x's dims, so a 0-dim operand
+  // (dgrad_glu may be one) promotes it only into another category, as
+  // at::result_type rules (a 0-dim double beside float stays float).
   c10::ScalarType common = float_result_type(x.scalar_type());
   for (const at::Tensor* t : {&dx, &grad_x, &dgrad_glu}) {
     check_device(op, *t);
-    common = c10::promoteTypes(common, t->scalar_type());
+    common = at::result_type(at::empty({1}, t->options().device(at::kMeta).dtype(common)), *t);
   }
   TORCH_CHECK(x.scalar_type() != at::kBool && dx.scalar_type() != at::kBool,
               "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
@@ -202,7 +209,7 @@ at::Tensor glu_backward_jvp(const at::Tensor& grad_x, const at::Tensor& grad_glu
   std::vector<int64_t> out_shape = shape;
   out_shape[dim] *= 2;
   at::Tensor out = at::empty(out_shape, x.options().dtype(common).memory_format(
-                                            backward_jvp_format(grad_x, x, dgrad_glu, dx, dim, half, common)));
+                                            backward_jvp_format(grad_x, x, dgrad_glu, dx, dim, half)));
   dispatch_glu(kernels.get(Variant::strided, common, common), op, 2,
                {out.narrow(dim, 0, shape[dim]), out.narrow(dim, shape[dim], shape[dim]), as_common(grad_x_a),
                 as_common(a), as_common(b), as_common(dgrad_glu), as_common(da), as_common(db)});
