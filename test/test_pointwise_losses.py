@@ -302,6 +302,8 @@ ERRORS = {
     "shapes": lambda x, y: aten.mse_loss(x, y[:, :2], 1),
     "bce weight too big": lambda x, y: aten.binary_cross_entropy(x, y, torch.rand(2, 3, 4)),
     "bce weight shape": lambda x, y: aten.binary_cross_entropy(x, y, torch.rand(3)),
+    "mse reduction 3": lambda x, y: aten.mse_loss(x, y, 3),
+    "smooth_l1 reduction -1": lambda x, y: aten.smooth_l1_loss(x, y, -1, 1.0),
 }
 
 
@@ -313,6 +315,19 @@ def test_errors_are_the_cpus(call):
     with pytest.raises(Exception) as our_error:
         run_on_kernels(call, x, y)
     assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
+
+
+@pytest.mark.parametrize("reduction", [3, -1])
+def test_huber_and_bce_leave_an_unknown_reduction_unreduced(reduction):
+    """The CPU's apply_loss_reduction: neither mean nor sum is none (ours
+    summed)."""
+    x, y = _inputs("binary_cross_entropy", (3, 4), torch.float32)
+    for call in (lambda a, b: aten.huber_loss(a, b, reduction, 1.0),
+                 lambda a, b: aten.binary_cross_entropy(a, b, None, reduction)):
+        expected = call(x, y)
+        actual, dispatches = run_on_kernels(call, x, y)
+        assert dispatches and actual.shape == expected.shape == (3, 4)
+        assert_matches(actual, expected)
 
 
 @pytest.mark.parametrize("name", LOSSES)

@@ -381,6 +381,20 @@ at::Tensor forward_into(const LossKind& kind, const at::Tensor& self, const at::
   return result.scalar_type() == result_dtype ? result : result.to(result_dtype);
 }
 
+// A reduction that is neither none, mean nor sum: the CPU's mse_loss and
+// smooth_l1_loss raise (an internal assert, RuntimeError) once their checks
+// have passed; its huber_loss and binary_cross_entropy leave the loss
+// unreduced (apply_loss_reduction). Ours summed it.
+void check_reduction(const LossKind& kind, int64_t reduction, c10::ScalarType dtype, const at::Tensor& self) {
+  TORCH_CHECK(reduction == at::Reduction::None || reduction == at::Reduction::Mean ||
+                  reduction == at::Reduction::Sum,
+              kind.op, ": reduction ", reduction, " is none of 0 (none), 1 (mean) and 2 (sum) (", dtype, " on ",
+              self.device(), ")");
+}
+int64_t unreduced_unless_mean_or_sum(int64_t reduction) {
+  return reduction == at::Reduction::Mean || reduction == at::Reduction::Sum ? reduction : at::Reduction::None;
+}
+
 // mse_loss, smooth_l1_loss: the operands promoted to their common dtype,
 // broadcast; the result of that dtype (structured TensorIterator ops: an
 // out= of any dtype it casts to).
@@ -394,15 +408,17 @@ at::Tensor promoting_forward(const LossKind& kind, const at::Tensor& self, const
     check_out_dtype_first(dtype, *out, OutputDtype::castable);
   }
   check_compute_dtype(kind, dtype, self);
+  check_reduction(kind, reduction, dtype, self);
   const c10::ScalarType result_dtype = out != nullptr ? out->scalar_type() : dtype;
   return forward_into(kind, self, target, nullptr, reduction, threshold, dtype, result_dtype, shape, out,
                       OutputDtype::castable);
 }
 
 // huber_loss: the common dtype, the result of the input's (cast to it).
-at::Tensor huber_forward(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta,
+at::Tensor huber_forward(const at::Tensor& self, const at::Tensor& target, int64_t reduction_arg, double delta,
                          at::Tensor* out) {
   const LossKind& kind = huber_kind;
+  const int64_t reduction = unreduced_unless_mean_or_sum(reduction_arg);
   check_devices(kind.op, {&self, &target});
   check_threshold(kind, delta);
   const c10::ScalarType dtype = at::result_type(self, target);
@@ -417,8 +433,9 @@ at::Tensor huber_forward(const at::Tensor& self, const at::Tensor& target, int64
 // binary_cross_entropy: every operand of the result's dtype (the input's, or
 // out's), the shapes as_loss_shape says; a weight of any floating dtype, cast.
 at::Tensor bce_forward(const at::Tensor& self, const at::Tensor& target, const std::optional<at::Tensor>& weight_opt,
-                       int64_t reduction, at::Tensor* out) {
+                       int64_t reduction_arg, at::Tensor* out) {
   const LossKind& kind = bce_kind;
+  const int64_t reduction = unreduced_unless_mean_or_sum(reduction_arg);
   const at::Tensor* weight = optional_pointer(weight_opt);
   check_devices(kind.op, {&self, &target, weight});
   const c10::ScalarType dtype = out != nullptr ? out->scalar_type() : self.scalar_type();
