@@ -61,7 +61,9 @@ def test_shapes(shape, weight_shape):
     lambda x, w: torch._prelu_kernel(x.half(), w),  # dtypes differ: RuntimeError
     lambda x, w: torch._prelu_kernel(x.long(), w.long()),  # integers: NotImplementedError
     lambda x, w: torch._prelu_kernel(x, torch.rand(4)),  # shapes do not broadcast
-], ids=["dtypes", "integers", "shapes"])
+    # Integers whose shapes do not broadcast: the iterator's shape check first.
+    lambda x, w: torch._prelu_kernel(x.int(), torch.ones(4, dtype=torch.int32)),
+], ids=["dtypes", "integers", "shapes", "integer_shapes"])
 def test_errors_are_the_cpus(call):
     x, w = torch.randn(2, 3), torch.rand(1, 3)
     with pytest.raises(Exception) as cpu_error:

@@ -4,6 +4,8 @@
 #include "../runtime/elementwise.h"
 #include "../runtime/elementwise_stubs.h"
 
+#include <ATen/ExpandUtils.h>
+
 namespace mps_ops {
 
 at::Tensor _prelu_kernel(const at::Tensor& self, const at::Tensor& weight) {
@@ -12,9 +14,11 @@ at::Tensor _prelu_kernel(const at::Tensor& self, const at::Tensor& weight) {
   check_device(op, self);
   check_device(op, weight);
   check_dtype(op, self);
-  // The CPU's order: its iterator's dtype check, then its dtype dispatch.
+  // The CPU's order: its iterator's dtype and shape checks, then its dtype
+  // dispatch.
   TORCH_CHECK(weight.scalar_type() == self.scalar_type(), "Found dtype ", weight.scalar_type(), " but expected ",
               self.scalar_type());
+  (void)at::infer_size(self.sizes(), weight.sizes());
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
                               c10::toString(self.scalar_type()), "' on ", self.device());
   return binary(kernels, op, same_dtype, self, weight);
