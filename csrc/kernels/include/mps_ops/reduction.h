@@ -302,12 +302,13 @@ inline opmath_t<In> load(one_input<In> source, I offset) {
 // error it mends grows with the square of that ratio, 4e-6 at 1e3): about a
 // first element far from a mean of its own size (values centred near 0) the
 // mean would round at that element's magnitude instead. The origin is 0
-// otherwise, where the first element is not finite
-// or above 2**100 (so no finite value minus it overflows, and non-finite
-// values keep their class), and for empty slices.
-// Every thread of a slice, and every chunk of a split one, finds the same
-// origin; split slices store it beside their chunk states for the merge
-// pass. Other reducers read one_input, unshifted, and store bare states.
+// otherwise, where the first element is not finite or above 2**100 (so no
+// finite value minus it overflows, and non-finite values keep their class),
+// and for empty slices. Every thread of a slice, and every chunk of a split
+// one, finds the same origin; split slices store it beside their chunk
+// states for the merge pass. Other reducers read one_input, unshifted, and
+// store bare states. (batch_norm's statistics alone declare it: on var/std
+// it cost 7-38% on the H200, docs/design.md.)
 template <typename In>
 struct shifted_input {
   using value = float;
@@ -688,9 +689,8 @@ struct slice_origin<origin_first_element> {
     return metal::isfinite(first) && metal::fabs(first) <= 0x1p100f && offset ? first : 0.0f;
   }
   // A slice about 0 takes the plain fold (one branch per slice, the same for
-  // all its threads: values centred near 0, the common case, pay no
-  // subtraction per element; H200, var over 11585 x 11586 half: 7% slower
-  // when every slice took it).
+  // all its threads): values centred near 0, the common case, pay no
+  // subtraction per element.
   template <typename R, typename In>
   static typename R::state reduce(constant In* in, float origin, constant reduction_layout& layout,
                                   thread const slice_thread& t, threadgroup typename R::state* partials,
