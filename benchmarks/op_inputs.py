@@ -126,6 +126,15 @@ def _layer_norm_backward_inputs(layout: str, rows: int, cols: int, dtype) -> lis
     return [grad, x, mean, rstd, weight, bias]
 
 
+def _group_norm_backward_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """A diffusion UNet's GroupNorm backward: the rows x cols elements as
+    (N, 128, 32, 32) in 32 groups, the forward's statistics, a weight of 128."""
+    x = torch.randn(max(1, rows * cols // (128 * 32 * 32)), 128, 32, 32).to(dtype)
+    weight = torch.randn(128).to(dtype)
+    _, mean, rstd = torch.native_group_norm(x, weight, None, x.shape[0], 128, 32 * 32, 32, 1e-5)
+    return [torch.randn_like(x), x, mean, rstd, weight]
+
+
 def _batch_norm_inputs(channels_last: bool):
     """A CNN's batch_norm: the rows x cols elements as (N, 64, 32, 32),
     contiguous or channels-last, and the weight, bias and running
@@ -332,6 +341,10 @@ WITH_OWN_INPUTS = {
         lambda g, x, m, r, w, b: torch.ops.aten.native_layer_norm_backward(g, x, [x.shape[-1]], m, r, w, b,
                                                                            [True, True, True]),
         (), kind="normalization", inputs=_layer_norm_backward_inputs),
+    "native_group_norm_backward": OpSpec(
+        lambda g, x, m, r, w: torch.ops.aten.native_group_norm_backward(g, x, m, r, w, x.shape[0], x.shape[1],
+                                                                        x[0, 0].numel(), 32, [True, True, True]),
+        (), kind="normalization", inputs=_group_norm_backward_inputs),
     # batch_norm as a CNN's training step calls it (forward with the running
     # statistics' update, backward), contiguous and channels-last, and in
     # evaluation.

@@ -258,7 +258,8 @@ kernel void batch_norm_backward_channels(
 
 // Backward's element pass: training (grad_out - grad_mean - (x - mean) * k)
 // * invstd * weight, evaluation grad_out * invstd * weight (x unread);
-// weight_norm's g / norm * grad_w - sum / norm^2 * v (channel_formula).
+// weight_norm's g / norm * grad_w - sum / norm^2 * v; group_norm's
+// g * rstd * weight - (x - mean) * k - shift (channel_formula).
 // Loads, then results, then stores: on a target where a store may alias the
 // coefficients (CUDA's generic pointers; MSL's disjoint constant and device
 // address spaces may tell Apple's compiler otherwise, unverified), each
@@ -296,6 +297,7 @@ inline void batch_norm_backward_apply_tile(device T* grad_input, constant T* gra
       const float x_k = float(value[k]);
       result[k] = static_cast<T>(Formula == mps_ops::centred_formula    ? (g - c.z - (x_k - c.x) * c.y) * c.w
                                  : Formula == mps_ops::products_formula ? g * c.w - x_k * c.y
+                                 : Formula == mps_ops::grouped_formula  ? g * c.w - (x_k - c.x) * c.y - c.z
                                                                         : g * c.w);
     }
     w = next(w, p);
@@ -319,6 +321,8 @@ inline void batch_norm_backward_apply_formula(device T* grad_input, constant T* 
     batch_norm_backward_apply_tile<Whole, mps_ops::centred_formula>(grad_input, grad_out, x, coefficients, p, first);
   } else if (p.formula == mps_ops::products_formula) {
     batch_norm_backward_apply_tile<Whole, mps_ops::products_formula>(grad_input, grad_out, x, coefficients, p, first);
+  } else if (p.formula == mps_ops::grouped_formula) {
+    batch_norm_backward_apply_tile<Whole, mps_ops::grouped_formula>(grad_input, grad_out, x, coefficients, p, first);
   } else {
     batch_norm_backward_apply_tile<Whole, mps_ops::scaled_formula>(grad_input, grad_out, x, coefficients, p, first);
   }

@@ -45,6 +45,7 @@ enum channel_formula {
   scaled_formula = 0,    // g * c3: batch_norm's evaluation
   centred_formula = 1,   // (g - c2 - (x - c0) * c1) * c3: batch_norm's training
   products_formula = 2,  // g * c3 - x * c1: weight_norm's, as the CPU orders it
+  grouped_formula = 3,   // g * c3 - (x - c0) * c1 - c2: group_norm's, per (sample, channel)
 };
 
 }  // namespace mps_ops
