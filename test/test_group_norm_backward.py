@@ -266,53 +266,52 @@ def test_empty(shape):
         assert_matches(a, e, name)
 
 
-def _errors():
-    g, x, m, r, w, n, c, hxw, groups = _args((4, 6, 10), 3)
-    mask = [True, True, True]
-    return {
-        "grad of another dtype": lambda: backward(g.double(), x, m, r, w, n, c, hxw, groups, mask),
-        "statistics of another dtype": lambda: backward(g, x, m.double(), r.double(), w, n, c, hxw, groups, mask),
-        "half statistics beside float ones": lambda: backward(g.half(), x.half(), m, r.half(), w, n, c, hxw,
-                                                              groups, mask),
-        "half weight beside float statistics": lambda: backward(g.half(), x.half(), m, r, w.half(), n, c, hxw,
-                                                                groups, mask),
-        "weight of another dtype": lambda: backward(g, x, m, r, w.double(), n, c, hxw, groups, mask),
-        "integers": lambda: backward(g.int(), x.int(), m.int(), r.int(), None, n, c, hxw, groups,
-                                     [True, False, False]),
-        "integers beside float statistics": lambda: backward(g.int(), x.int(), m, r, None, n, c, hxw, groups,
-                                                             [True, False, False]),
-        "N": lambda: backward(g, x, m, r, w, 5, c, hxw, groups, mask),
-        "HxW": lambda: backward(g, x, m, r, w, n, c, 7, groups, mask),
-        "group": lambda: backward(g, x, m, r, w, n, c, hxw, 2, mask),
-        "short statistics": lambda: backward(g, x, m[:2], r[:2], w, n, c, hxw, groups, mask),
-        "weight length": lambda: backward(g, x, m, r, w[:4], n, c, hxw, groups, mask),
-        "grad size": lambda: backward(g[:2], x, m, r, w, n, c, hxw, groups, mask),
-        "empty input of a full N": lambda: backward(g[:0], x[:0], m, r, w, n, c, hxw, groups, mask),
-    }
-
-
-ERRORS = _errors()
+MASK = [True, True, True]
+# Each takes (g, x, m, r, w) of _args((4, 6, 10), 3), whose N, C, HxW and
+# group are 4, 6, 10 and 3.
+ERRORS = {
+    "grad of another dtype": lambda g, x, m, r, w: backward(g.double(), x, m, r, w, 4, 6, 10, 3, MASK),
+    "statistics of another dtype": lambda g, x, m, r, w: backward(g, x, m.double(), r.double(), w, 4, 6, 10, 3, MASK),
+    "half statistics beside float ones": lambda g, x, m, r, w: backward(g.half(), x.half(), m, r.half(), w, 4, 6, 10,
+                                                                        3, MASK),
+    "half weight beside float statistics": lambda g, x, m, r, w: backward(g.half(), x.half(), m, r, w.half(), 4, 6,
+                                                                          10, 3, MASK),
+    "weight of another dtype": lambda g, x, m, r, w: backward(g, x, m, r, w.double(), 4, 6, 10, 3, MASK),
+    "integers": lambda g, x, m, r, w: backward(g.int(), x.int(), m.int(), r.int(), None, 4, 6, 10, 3,
+                                               [True, False, False]),
+    "integers beside float statistics": lambda g, x, m, r, w: backward(g.int(), x.int(), m, r, None, 4, 6, 10, 3,
+                                                                       [True, False, False]),
+    "N": lambda g, x, m, r, w: backward(g, x, m, r, w, 5, 6, 10, 3, MASK),
+    "HxW": lambda g, x, m, r, w: backward(g, x, m, r, w, 4, 6, 7, 3, MASK),
+    "group": lambda g, x, m, r, w: backward(g, x, m, r, w, 4, 6, 10, 2, MASK),
+    "short statistics": lambda g, x, m, r, w: backward(g, x, m[:2], r[:2], w, 4, 6, 10, 3, MASK),
+    "weight length": lambda g, x, m, r, w: backward(g, x, m, r, w[:4], 4, 6, 10, 3, MASK),
+    "grad size": lambda g, x, m, r, w: backward(g[:2], x, m, r, w, 4, 6, 10, 3, MASK),
+    "empty input of a full N": lambda g, x, m, r, w: backward(g[:0], x[:0], m, r, w, 4, 6, 10, 3, MASK),
+}
 
 
 @pytest.mark.parametrize("name", ERRORS.keys())
 def test_errors_are_the_cpus(name):
+    args = _args((4, 6, 10), 3)[:5]
     with pytest.raises(Exception) as cpu_error:
-        ERRORS[name]()
+        ERRORS[name](*args)
     with pytest.raises(Exception) as our_error:
-        run_on_kernels(lambda: ERRORS[name]())
+        run_on_kernels(ERRORS[name], *args)
     assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
     if not isinstance(our_error.value, NotImplementedError):
         assert "native_group_norm_backward" in str(our_error.value), our_error.value
+        assert "expected all tensors on" not in str(our_error.value), our_error.value
 
 
 @pytest.mark.parametrize("groups", [0, 4], ids=["no groups", "groups that do not divide"])
 def test_groups_that_the_cpu_does_not_check(groups):
     """The CPU divides by zero or reads past the statistics here: ours raise
     RuntimeError, naming the op."""
-    g, x, m, r, w, n, c, hxw, _ = _args((4, 6, 10), 3)
-    stats = torch.zeros(n, groups)
-    with pytest.raises(RuntimeError, match="native_group_norm_backward"):
-        run_on_kernels(lambda: backward(g, x, stats, stats, w, n, c, hxw, groups, [True, True, True]))
+    g, x, _, _, w = _args((4, 6, 10), 3)[:5]
+    stats = torch.zeros(4, groups)
+    with pytest.raises(RuntimeError, match="the groups must divide the channels"):
+        run_on_kernels(lambda *t: backward(*t, 4, 6, 10, groups, MASK), g, x, stats, stats, w)
 
 
 def test_float64_is_refused_clearly():
@@ -342,7 +341,7 @@ def test_opinfo_gradients(dtype):
             out = GROUP_NORM(swap(sample.input), *map(swap, sample.args),
                              **{k: swap(v) for k, v in sample.kwargs.items()})
             generator = torch.Generator().manual_seed(i)
-            grad_out = torch.randn(out.shape, generator=generator).to(dtype).to(device=out.device, dtype=out.dtype)
+            grad_out = torch.randn(out.shape, generator=generator, device="cpu").to(dtype).to(out.device, out.dtype)
             return torch.autograd.grad(out, leaves, grad_out, allow_unused=True)
 
         expected = gradients(*inputs)
