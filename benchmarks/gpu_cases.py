@@ -32,7 +32,7 @@ TIMED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 HIGH_ARITHMETIC = frozenset({
     "special_ndtri", "special_log_ndtr", "special_airy_ai", "special_erfcx",
     "special_laguerre_polynomial_l", "special_legendre_polynomial_p", "gcd", "lcm",
-    "_pdist_forward", "_pdist_backward", "mode", "_upsample_lanczos2d_aa",
+    "_pdist_forward", "_pdist_backward", "_cdist_backward", "mode", "_upsample_lanczos2d_aa",
     "multilabel_margin_loss_forward", "multilabel_margin_loss_backward",
 })
 
@@ -190,10 +190,10 @@ def own_input_cases(records) -> list:
             continue
         for dtype in _dtypes(record):
             # (rows, cols) per op kind: inputs of MIN_INPUT_BYTES where the op is
-            # linear in its input; pdist is quadratic in its rows.
+            # linear in its input; pdist and cdist are quadratic in their rows.
             n = _elements(dtype)
-            if name.startswith("_pdist"):
-                rows, cols = 4096, 256  # 8 M distances of 256 values
+            if name.startswith(("_pdist", "_cdist")):
+                rows, cols = 4096, 256  # 8 M distances of 256 values (cdist: 4 M)
             elif spec.kind == "pool":
                 rows, cols = 256, -(-n // (2 * 3 * 4 * 256))
             elif spec.kind == "view_copy":
@@ -209,7 +209,7 @@ def own_input_cases(records) -> list:
                 family = "softmax backward" if "backward" in name else "softmax"
             elif "segment" in name:
                 family = "segment_reduce"
-            elif name.startswith("_pdist"):
+            elif name.startswith(("_pdist", "_cdist")):
                 family = "pdist"
             # Softmax forward also over vocabulary-length rows (32 K), where
             # few rows share the GPU.

@@ -135,6 +135,15 @@ def _group_norm_backward_inputs(layout: str, rows: int, cols: int, dtype) -> lis
     return [torch.randn_like(x), x, mean, rstd, weight]
 
 
+def _cdist_backward_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """cdist's backward between the first and last halves of the rows (each
+    rows / 2 x cols, in the given layout): grad, x1, x2 and the distances."""
+    x = _reduction_inputs(layout, rows, cols, dtype)[0]
+    x1, x2 = x[: rows // 2], x[rows // 2:]
+    dist = torch.cdist(x1.float(), x2.float(), compute_mode="donot_use_mm_for_euclid_dist").to(dtype)
+    return [torch.randn(dist.shape).to(dtype), x1, x2, dist]
+
+
 def _batch_norm_inputs(channels_last: bool):
     """A CNN's batch_norm: the rows x cols elements as (N, 64, 32, 32),
     contiguous or channels-last, and the weight, bias and running
@@ -296,6 +305,8 @@ WITH_OWN_INPUTS = {
     "_pdist_backward": OpSpec(lambda x: torch.ops.aten._pdist_backward(
         torch.ones(x.size(0) * (x.size(0) - 1) // 2, dtype=x.dtype, device=x.device), x.contiguous(), 2.0,
         torch.pdist(x)), (), kind="reduction", inputs=_reduction_inputs),
+    "_cdist_backward": OpSpec(lambda g, a, b, d: torch.ops.aten._cdist_backward(g, a, b, 2.0, d), (),
+                              kind="reduction", inputs=_cdist_backward_inputs),
     "multi_margin_loss": OpSpec(torch.nn.functional.multi_margin_loss, (), kind="loss",
                                 inputs=_one_class_inputs),
     "multi_margin_loss_backward": OpSpec(_multi_margin_backward, (), kind="loss", inputs=_one_class_inputs,

@@ -107,3 +107,17 @@ def test_special_values_are_the_cpus(p):
     actual, dispatches = run_on_kernels(torch.pdist, x, p)
     assert dispatches
     torch.testing.assert_close(actual, torch.pdist(x, p), equal_nan=True)
+
+
+@pytest.mark.parametrize("p", P_VALUES)
+def test_backward_of_special_values_is_the_cpus(p):
+    """The gradient of rows holding NaN and infinities: the CPU's sign of a
+    NaN difference is NaN (p = 1 gave 0 here), and p = inf's test for the
+    largest difference is NaN where |diff| - dist is (inf - inf; it gave 1)."""
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([[0.0, 1.0, 2.0], [nan, 1.0, 2.0], [inf, 1.0, 2.0], [0.5, -1.0, 5.0], [1.0, 3.0, 2.0]])
+    dist = torch.pdist(x, p)
+    grad = torch.linspace(-1.0, 1.0, dist.numel())
+    actual, dispatches = run_on_kernels(torch.ops.aten._pdist_backward, grad, x, p, dist)
+    assert dispatches
+    torch.testing.assert_close(actual, torch.ops.aten._pdist_backward(grad, x, p, dist), equal_nan=True)

@@ -1,5 +1,6 @@
 // Pairwise p-norm distances between the rows of an (n, m) matrix
-// (_pdist_forward) and their gradient (_pdist_backward), in the CPU's pair
+// (_pdist_forward) and their gradient (_pdist_backward; cdist's, between
+// the rows of two matrices, _cdist_backward, at the end), in the CPU's pair
 // order (0,1), (0,2), ..., (1,2), ... and with its special cases: p = 0
 // counts differing elements, p = inf takes the largest difference.
 // Forward: `share` threads per pair (row_threads on the host: several pairs
@@ -53,8 +54,9 @@ inline float distance_term(float d, float p) {
   return pow(a, p);
 }
 
+// The CPU's sign: NaN for NaN.
 inline float sign_of(float d) {
-  return d > 0.0f ? 1.0f : (d < 0.0f ? -1.0f : 0.0f);
+  return isnan(d) ? d : (d > 0.0f ? 1.0f : (d < 0.0f ? -1.0f : 0.0f));
 }
 
 // d(dist)/d(diff) times the incoming gradient, as the CPU's backward has it.
@@ -66,7 +68,11 @@ inline float distance_gradient(float diff, float grad, float dist, float p) {
     return grad * sign_of(diff);
   }
   if (isinf(p)) {
-    return grad * sign_of(diff) * (abs(diff) == dist ? 1.0f : 0.0f);
+    // Whether this difference is the largest: NaN where |diff| - dist is
+    // (an infinite difference at an infinite distance), as the CPU's
+    // 1 - min(1, ceil(||diff| - dist|)).
+    const float gap = abs(diff) - dist;
+    return grad * sign_of(diff) * (isnan(gap) ? gap : (gap == 0.0f ? 1.0f : 0.0f));
   }
   if (p < 2.0f) {
     return (dist == 0.0f || (diff == 0.0f && p < 1.0f))
@@ -164,5 +170,33 @@ kernel void pdist_backward(
   grad_self[i * m + c] = sum;
 }
 
+// _cdist_backward: x1's gradient, one thread per (column c, row i, batch
+// b), summing over x2's rows j in order (the CPU's), each pair's distance
+// and incoming gradient read from cdist and grad, (batch, r1, r2); x1 and x2
+// (batch, r1 or r2, m), every operand contiguous (the host expands the
+// batch dims).
+template <typename T>
+kernel void cdist_backward(
+    device T* grad_x1 [[buffer(0)]],
+    constant T* grad [[buffer(1)]],
+    constant T* x1 [[buffer(2)]],
+    constant T* x2 [[buffer(3)]],
+    constant T* dist [[buffer(4)]],
+    constant mps_ops::cdist_params& params [[buffer(5)]],
+    uint3 pos [[thread_position_in_grid]]) {
+  const long c = long(pos.x), i = long(pos.y), b = long(pos.z), m = params.m, r2 = params.r2;
+  const long row = b * params.r1 + i;
+  const float x = x1[row * m + c];
+  constant T* other = x2 + b * r2 * m + c;
+  constant T* pair_grad = grad + row * r2;
+  constant T* pair_dist = dist + row * r2;
+  float sum = 0.0f;
+  for (long j = 0; j < r2; ++j) {
+    sum += distance_gradient(x - float(other[j * m]), pair_grad[j], pair_dist[j], params.p);
+  }
+  grad_x1[row * m + c] = sum;
+}
+
 MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(pdist_forward, reduce, float, float), pdist_forward, float)
+MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(cdist_backward, dense, float, float), cdist_backward, float)
 MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(pdist_backward, dense, float, float), pdist_backward, float)

@@ -16,4 +16,13 @@ struct pdist_params {
   long pairs;
 };
 
+// _cdist_backward: x1 of r1 rows and x2 of r2 rows, m elements each, per
+// batch entry; the norm's p.
+struct cdist_params {
+  float p;
+  long r1;
+  long r2;
+  long m;
+};
+
 }  // namespace mps_ops

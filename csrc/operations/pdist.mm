@@ -1,6 +1,7 @@
 // Host stubs of _pdist_forward and _pdist_backward (torch.pdist and its
-// gradient); kernels in csrc/kernels/pdist.metal. Checks and messages are
-// the CPU's; float32 only, as the CPU computes pdist only in float and double.
+// gradient) and _cdist_backward (torch.cdist's gradient: a fill for torch
+// 2.9 to 2.12); kernels in csrc/kernels/pdist.metal. Checks and messages are
+// the CPU's; float32 only, as the CPU computes both only in float and double.
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
@@ -8,8 +9,12 @@
 
 #include "../kernels/pdist_params.h"
 
+#include <ATen/ExpandUtils.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
+
+#include <vector>
 
 namespace mps_ops {
 
@@ -80,6 +85,53 @@ at::Tensor _pdist_backward(const at::Tensor& grad, const at::Tensor& self, doubl
   KernelFunction function(kernels.get(Variant::dense, at::kFloat, at::kFloat));
   function.bind_operands(result, grad_c, self, pdist).bind(params);
   function.dispatch(Dim3{static_cast<uint32_t>(m), static_cast<uint32_t>(n), 1});
+  return result;
+}
+
+at::Tensor _cdist_backward(const at::Tensor& grad, const at::Tensor& x1, const at::Tensor& x2, double p,
+                           const at::Tensor& cdist) {
+  static KernelCache kernels("cdist_backward");
+  const char* op = "_cdist_backward";
+  check_devices(op, {&grad, &x1, &x2, &cdist});
+  // The CPU reads sizes -1 and -2 first (IndexError below 2 dims).
+  TORCH_CHECK_INDEX(x1.dim() >= 2 && x2.dim() >= 2, "Dimension out of range (", op,
+                    " expects x1 and x2 of at least 2 dims, got ", x1.sizes(), " and ", x2.sizes(), ")");
+  const int64_t r1 = x1.size(-2), r2 = x2.size(-2), m = x1.size(-1);
+  std::vector<int64_t> batch = at::infer_size(x1.sizes().slice(0, x1.dim() - 2), x2.sizes().slice(0, x2.dim() - 2));
+  const int64_t batch_size = c10::multiply_integers(batch);
+  if (r1 == 0 || r2 == 0 || m == 0 || batch_size == 0) {
+    return at::zeros_like(x1);
+  }
+  // The CPU's dtype dispatch is x1's; it reads the others as x1's dtype.
+  check_dtype(op, x1);
+  TORCH_CHECK_NOT_IMPLEMENTED(x1.scalar_type() == at::kFloat, "\"cdist_backward\" not implemented for '",
+                              c10::toString(x1.scalar_type()), "' on ", x1.device());
+  for (const at::Tensor* t : {&grad, &x2, &cdist}) {
+    TORCH_CHECK(t->scalar_type() == at::kFloat, "expected scalar type Float but found ", t->scalar_type(), " (",
+                op, " on ", t->device(), ")");
+  }
+  // What the CPU reads unchecked (past the end of shorter ones): x2 rows of
+  // x1's length, grad and cdist one value per (batch, r1, r2), in any shape
+  // (it reads them flat).
+  const int64_t pairs = batch_size * r1 * r2;
+  TORCH_CHECK(x2.size(-1) == m, op, ": x1's rows have ", m, " elements, x2's ", x2.size(-1), " (",
+              x1.scalar_type(), " on ", x1.device(), ")");
+  TORCH_CHECK(grad.numel() == pairs && cdist.numel() == pairs, op, ": grad and cdist need ", pairs,
+              " elements (batch x r1 x r2), got ", grad.numel(), " and ", cdist.numel());
+  std::vector<int64_t> x1_shape = batch, x2_shape = batch;
+  x1_shape.insert(x1_shape.end(), {r1, m});
+  x2_shape.insert(x2_shape.end(), {r2, m});
+  const at::Tensor a = x1.expand(x1_shape).contiguous(), b = x2.expand(x2_shape).contiguous();
+  const at::Tensor g = grad.contiguous(), d = cdist.contiguous();
+  // The broadcast x1's gradient: autograd sums it back over the broadcast dims.
+  at::Tensor result = at::empty(x1_shape, x1.options().memory_format(at::MemoryFormat::Contiguous));
+  TORCH_CHECK(m <= UINT32_MAX && r1 <= UINT32_MAX && batch_size <= UINT32_MAX, "mps_ops: ", op,
+              " grid too large");
+  const cdist_params params{static_cast<float>(p), r1, r2, m};
+  KernelFunction function(kernels.get(Variant::dense, at::kFloat, at::kFloat));
+  function.bind_operands(result, g, a, b, d).bind(params);
+  function.dispatch(
+      Dim3{static_cast<uint32_t>(m), static_cast<uint32_t>(r1), static_cast<uint32_t>(batch_size)});
   return result;
 }
 
