@@ -18,9 +18,10 @@ def _call(dt, n=3, c=6, hxw=10, groups=3, affine=True):
 
 def _large(dt):
     """Groups of 32 channels of 1024 (long rows for the sums), of one channel
-    of 4 elements (many short rows), and without a weight: every pass over
-    several threadgroups."""
-    return [_call(dt, 8, 64, 1024, 2), _call(dt, 64, 256, 4, 256), _call(dt, 16, 32, 256, 8, affine=False)]
+    of 4 elements (many short rows; 1024 channels: the per-channel pass over
+    several threadgroups), and without a weight: every pass over several
+    threadgroups."""
+    return [_call(dt, 8, 64, 1024, 2), _call(dt, 16, 1024, 4, 1024), _call(dt, 16, 32, 256, 8, affine=False)]
 
 
 OVERLOAD_SAMPLES = [
