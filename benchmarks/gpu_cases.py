@@ -177,9 +177,10 @@ def reduction_cases(records) -> list:
 
 def own_input_cases(records) -> list:
     """Every other op with benchmark inputs in op_inputs.py, dense, at full
-    size: pooling (forward here, backward below), pdist, margin losses,
-    masked softmax, segment_reduce, embedding_renorm, take/put, view copies,
-    the optimizer step, glu's jvps, logspace."""
+    size: pooling (forward here, backward below), pdist and cdist's
+    backward, margin losses, masked softmax, segment_reduce,
+    embedding_renorm, take/put, view copies, the optimizer step, glu's jvps,
+    logspace, the normalization backwards, grid_sample's backward."""
     cases = []
     skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"} | set(POOL2D_BACKWARDS)
     for name, spec in OPS.items():
@@ -211,6 +212,8 @@ def own_input_cases(records) -> list:
                 family = "segment_reduce"
             elif name.startswith(("_pdist", "_cdist")):
                 family = "pdist"
+            elif name.startswith("grid_sampler"):
+                family = "grid_sample"
             # Softmax forward also over vocabulary-length rows (32 K), where
             # few rows share the GPU.
             shapes = [(rows, cols)] + ([(n // 32768, 32768)] if family == "softmax" else [])

@@ -146,6 +146,19 @@ def _cdist_backward_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     return [torch.randn(dist.shape).to(dtype), x1, x2, dist]
 
 
+def _grid_sampler_backward_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """A spatial transformer's grid_sample backward: the rows x cols elements
+    as (N, 16, 128, 128) images sampled at 128 x 128 points of an identity
+    grid jittered by a pixel (bilinear, zeros padding): grad_output, input
+    and grid."""
+    n = max(1, rows * cols // (16 * 128 * 128))
+    x = torch.randn(n, 16, 128, 128).to(dtype)
+    line = torch.linspace(-1.0, 1.0, 128)
+    identity = torch.stack(torch.meshgrid(line, line, indexing="xy"), -1).expand(n, 128, 128, 2)
+    grid = (identity + (torch.rand(n, 128, 128, 2) - 0.5) / 64).to(dtype)
+    return [torch.randn(n, 16, 128, 128).to(dtype), x, grid]
+
+
 def _batch_norm_inputs(channels_last: bool):
     """A CNN's batch_norm: the rows x cols elements as (N, 64, 32, 32),
     contiguous or channels-last, and the weight, bias and running
@@ -309,6 +322,9 @@ WITH_OWN_INPUTS = {
         torch.pdist(x)), (), kind="reduction", inputs=_reduction_inputs),
     "_cdist_backward": OpSpec(lambda g, a, b, d: torch.ops.aten._cdist_backward(g, a, b, 2.0, d), (),
                               kind="reduction", inputs=_cdist_backward_inputs),
+    "grid_sampler_2d_backward": OpSpec(
+        lambda g, x, grid: torch.ops.aten.grid_sampler_2d_backward(g, x, grid, 0, 0, False, [True, True]), (),
+        kind="scatter", inputs=_grid_sampler_backward_inputs),
     "multi_margin_loss": OpSpec(torch.nn.functional.multi_margin_loss, (), kind="loss",
                                 inputs=_one_class_inputs),
     "multi_margin_loss_backward": OpSpec(_multi_margin_backward, (), kind="loss", inputs=_one_class_inputs,

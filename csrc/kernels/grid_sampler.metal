@@ -1,0 +1,226 @@
+// grid_sampler_2d_backward (a fill op for torch 2.9 to 2.12, where the
+// gradient of torch.nn.functional.grid_sample raised on a Mac; the host stub
+// in csrc/operations/grid_sampler.mm). One thread per output point (n, h, w):
+// its grid coordinates become source coordinates (unnormalised, then
+// clipped or reflected by the padding mode, each step's derivative kept),
+// and a loop over the channels adds grad_output's share into every input
+// element the point sampled (atomically: points share elements) and sums
+// the point's grid gradient from the input values around it, in the order
+// the CPU's kernel has: bilinear (four neighbours), nearest (one, no grid
+// gradient) and bicubic (sixteen, each tap's coordinate padded on its own).
+// grad_input accumulates in float (half and bfloat16 too: the host converts
+// once), so a sum rounds once per add in float, not in the input's type.
+#include <metal_stdlib>
+#include <mps_ops/instantiate.h>
+#include "grid_sampler_params.h"
+using namespace metal;
+
+namespace {
+
+// The grid's [-1, 1] to pixel coordinates, and d(pixel)/d(grid): a scale
+// and a shift in one rounding (fma, as the CPU's vectorised fmadd). A grid
+// value an ulp left of a pixel then stays left of it (rounded twice,
+// -0.8f * 2.5 + 2 gave 0, not -3e-8, and the other one-sided gradient),
+// and ((c + 1) size - 1) / 2's overflow for c near float's max is avoided.
+inline float unnormalize(float coord, long size, bool align_corners, thread float& grad) {
+  grad = align_corners ? float(size - 1) / 2.0f : float(size) / 2.0f;
+  return fma(coord, grad, float(size - 1) / 2.0f);
+}
+
+// Into [0, size - 1], with the derivative (0 where clipped; a NaN passes).
+inline float clip(float in, long size, thread float& grad) {
+  if (in <= 0.0f) {
+    grad = 0.0f;
+    return 0.0f;
+  }
+  const float high = float(size - 1);
+  if (in >= high) {
+    grad = 0.0f;
+    return high;
+  }
+  grad = 1.0f;
+  return in;
+}
+
+// Reflected into [twice_low / 2, twice_high / 2], with the derivative (+-1).
+inline float reflect(float in, long twice_low, long twice_high, thread float& grad) {
+  if (twice_low == twice_high) {
+    grad = 0.0f;
+    return 0.0f;
+  }
+  const float low = float(twice_low) / 2.0f, span = float(twice_high - twice_low) / 2.0f;
+  in -= low;
+  float sign = 1.0f;
+  if (in < 0.0f) {
+    sign = -1.0f;
+    in = -in;
+  }
+  const float extra = fmod(in, span);
+  // The parity of the flips in float: no integer conversion of a huge or
+  // non-finite quotient (a NaN takes the odd branch and stays NaN).
+  const bool even = fmod(floor(in / span), 2.0f) == 0.0f;
+  grad = even ? sign : -sign;
+  return even ? extra + low : span - extra + low;
+}
+
+// A grid coordinate's source coordinate for bilinear and nearest sampling,
+// and its derivative.
+inline float source_index(float coord, long size, constant mps_ops::grid_sampler_params& p, thread float& grad) {
+  float in = unnormalize(coord, size, p.align_corners != 0, grad);
+  float step = 1.0f;
+  if (p.padding == mps_ops::grid_pad_border) {
+    in = clip(in, size, step);
+    grad *= step;
+  } else if (p.padding == mps_ops::grid_pad_reflection) {
+    float reflected = 1.0f;
+    in = p.align_corners != 0 ? reflect(in, 0, 2 * (size - 1), reflected) : reflect(in, -1, 2 * size - 1, reflected);
+    in = clip(in, size, step);
+    grad *= reflected * step;
+  }
+  return in;
+}
+
+// A bicubic tap's coordinate under the padding mode (no derivative: the
+// taps' weights carry it).
+inline float padded(float in, long size, constant mps_ops::grid_sampler_params& p) {
+  float unused = 0.0f;
+  if (p.padding == mps_ops::grid_pad_border) {
+    return clip(in, size, unused);
+  }
+  if (p.padding == mps_ops::grid_pad_reflection) {
+    in = p.align_corners != 0 ? reflect(in, 0, 2 * (size - 1), unused) : reflect(in, -1, 2 * size - 1, unused);
+    return clip(in, size, unused);
+  }
+  return in;
+}
+
+// Whether (x, y), whole numbers held in float, lies in the plane (false
+// for NaN): checked before any integer conversion.
+inline bool inside(float x, float y, long w, long h) {
+  return x >= 0.0f && x < float(w) && y >= 0.0f && y < float(h);
+}
+
+inline long offset_of(float x, float y, long w) {
+  return long(y) * w + long(x);
+}
+
+inline void add_to(device float* plane, float x, float y, long w, long h, float value) {
+  if (inside(x, y, w, h)) {
+    atomic_fetch_add_explicit(reinterpret_cast<device atomic<float>*>(plane + offset_of(x, y, w)), value,
+                              memory_order_relaxed);
+  }
+}
+
+template <typename T>
+inline float value_at(constant T* plane, float x, float y, long w, long h) {
+  return inside(x, y, w, h) ? float(plane[offset_of(x, y, w)]) : 0.0f;
+}
+
+// The cubic convolution's four weights at fraction t (A = -0.75, as
+// torch's), and their derivatives in t.
+constant constexpr float cubic_a = -0.75f;
+inline float cubic_near(float x) {
+  return ((cubic_a + 2.0f) * x - (cubic_a + 3.0f)) * x * x + 1.0f;
+}
+inline float cubic_far(float x) {
+  return ((cubic_a * x - 5.0f * cubic_a) * x + 8.0f * cubic_a) * x - 4.0f * cubic_a;
+}
+inline float cubic_near_slope(float x) {
+  return (3.0f * (cubic_a + 2.0f) * x - 2.0f * (cubic_a + 3.0f)) * x;
+}
+inline float cubic_far_slope(float x) {
+  return (3.0f * cubic_a * x - 10.0f * cubic_a) * x + 8.0f * cubic_a;
+}
+inline void cubic_weights(float t, thread float* w, thread float* slope) {
+  w[0] = cubic_far(t + 1.0f);
+  w[1] = cubic_near(t);
+  w[2] = cubic_near(1.0f - t);
+  w[3] = cubic_far(2.0f - t);
+  slope[0] = cubic_far_slope(t + 1.0f);
+  slope[1] = cubic_near_slope(t);
+  slope[2] = -cubic_near_slope(1.0f - t);
+  slope[3] = -cubic_far_slope(2.0f - t);
+}
+
+}  // namespace
+
+template <typename T>
+kernel void grid_sampler_2d_backward(device float* grad_input [[buffer(0)]],
+                                     device T* grad_grid [[buffer(1)]],
+                                     constant T* grad_output [[buffer(2)]],
+                                     constant T* input [[buffer(3)]],
+                                     constant T* grid [[buffer(4)]],
+                                     constant mps_ops::grid_sampler_params& p [[buffer(5)]],
+                                     uint index [[thread_position_in_grid]]) {
+  const long points = p.out_h * p.out_w;
+  const long n = long(index) / points, point = long(index) % points;
+  if (n >= p.batch) {
+    return;
+  }
+  const long in_plane = p.in_h * p.in_w;
+  constant T* at = grid + (n * points + point) * 2;
+  float gx_mult = 0.0f, gy_mult = 0.0f;
+  float gx = 0.0f, gy = 0.0f;
+  constant T* out_grad = grad_output + n * p.channels * points + point;
+  constant T* in = input + n * p.channels * in_plane;
+  device float* in_grad = grad_input + n * p.channels * in_plane;
+  const bool want_input = p.want_input != 0;
+  if (p.interpolation == mps_ops::grid_bicubic) {
+    const float ix = unnormalize(float(at[0]), p.in_w, p.align_corners != 0, gx_mult);
+    const float iy = unnormalize(float(at[1]), p.in_h, p.align_corners != 0, gy_mult);
+    const float x0 = floor(ix) - 1.0f, y0 = floor(iy) - 1.0f;
+    float wx[4], sx[4], wy[4], sy[4];
+    cubic_weights(ix - floor(ix), wx, sx);
+    cubic_weights(iy - floor(iy), wy, sy);
+    for (long c = 0; c < p.channels; ++c, out_grad += points, in += in_plane, in_grad += in_plane) {
+      const float g = float(*out_grad);
+      for (int i = 0; i < 4; ++i) {
+        const float y = padded(y0 + float(i), p.in_h, p);
+        for (int j = 0; j < 4; ++j) {
+          const float x = padded(x0 + float(j), p.in_w, p);
+          if (want_input) {
+            add_to(in_grad, x, y, p.in_w, p.in_h, g * wx[j] * wy[i]);
+          }
+          const float v = value_at(in, x, y, p.in_w, p.in_h);
+          gx += v * sx[j] * wy[i] * g;
+          gy += v * wx[j] * sy[i] * g;
+        }
+      }
+    }
+  } else {
+    const float ix = source_index(float(at[0]), p.in_w, p, gx_mult);
+    const float iy = source_index(float(at[1]), p.in_h, p, gy_mult);
+    if (p.interpolation == mps_ops::grid_nearest) {
+      const float x = rint(ix), y = rint(iy);  // half to even, as the CPU's nearbyint
+      for (long c = 0; want_input && c < p.channels; ++c, out_grad += points, in_grad += in_plane) {
+        add_to(in_grad, x, y, p.in_w, p.in_h, float(*out_grad));
+      }
+      gx_mult = 0.0f;
+      gy_mult = 0.0f;
+    } else {
+      const float x0 = floor(ix), y0 = floor(iy), x1 = x0 + 1.0f, y1 = y0 + 1.0f;
+      const float west = x1 - ix, east = ix - x0, north = y1 - iy, south = iy - y0;
+      for (long c = 0; c < p.channels; ++c, out_grad += points, in += in_plane, in_grad += in_plane) {
+        const float g = float(*out_grad);
+        if (want_input) {
+          add_to(in_grad, x0, y0, p.in_w, p.in_h, west * north * g);
+          add_to(in_grad, x1, y0, p.in_w, p.in_h, east * north * g);
+          add_to(in_grad, x0, y1, p.in_w, p.in_h, west * south * g);
+          add_to(in_grad, x1, y1, p.in_w, p.in_h, east * south * g);
+        }
+        const float nw = value_at(in, x0, y0, p.in_w, p.in_h), ne = value_at(in, x1, y0, p.in_w, p.in_h);
+        const float sw = value_at(in, x0, y1, p.in_w, p.in_h), se = value_at(in, x1, y1, p.in_w, p.in_h);
+        // The CPU's (vectorised) grouping: differences of neighbours, so
+        // an infinite gradient gives an infinity where four products of it
+        // summed give inf - inf.
+        gx += ((ne - nw) * north + (se - sw) * south) * g;
+        gy += ((sw - nw) * west + (se - ne) * east) * g;
+      }
+    }
+  }
+  device T* out = grad_grid + (n * points + point) * 2;
+  out[0] = static_cast<T>(gx_mult * gx);
+  out[1] = static_cast<T>(gy_mult * gy);
+}
+
+MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, grid_sampler_2d_backward, dense)

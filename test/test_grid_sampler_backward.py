@@ -1,0 +1,228 @@
+"""grid_sampler_2d_backward (a fill op: torch 2.9 to 2.12 lack it on MPS, so
+training through grid_sample raised) against the CPU: every interpolation
+(bilinear, nearest, bicubic) x padding (zeros, border, reflection) x
+align_corners, float32, half and bfloat16, grid points outside the input,
+on pixel centres and edges, non-contiguous operands, many points sharing
+input elements (the atomic adds), each output mask, empty grids and
+channels, non-finite grid values, the CPU's errors and what it leaves
+unchecked, and grid_sample's gradients through autograd (its OpInfo)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+
+from helpers import assert_matches, error_against, in_layout, run_on_kernels
+
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"grid_sampler_2d_backward"}
+
+backward = torch.ops.aten.grid_sampler_2d_backward
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+MODES = list(itertools.product(range(3), range(3), [False, True]))
+MODE_IDS = [f"{'bilinear nearest bicubic'.split()[i]}-{'zeros border reflection'.split()[p]}-{'align' if a else 'noalign'}"
+            for i, p, a in MODES]
+
+
+def _args(n=2, c=3, size=(5, 6), points=(4, 7), dtype=torch.float32, spread=1.2, seed=0):
+    torch.manual_seed(seed)
+    x = torch.randn(n, c, *size).to(dtype)
+    grid = (torch.rand(n, *points, 2) * 2 * spread - spread).to(dtype)
+    return [torch.randn(n, c, *points).to(dtype), x, grid]
+
+
+def _call(mode, mask=(True, True)):
+    interpolation, padding, align = mode
+    return lambda g, x, grid: backward(g, x, grid, interpolation, padding, align, list(mask))
+
+
+def _check(args, mode, where="", mask=(True, True), reference=None):
+    """Ours against the CPU's; where they differ by more than the dtype's
+    tolerance (sums in another order, half rounded once where the CPU
+    rounds every add), ours no further from the float64 result than the
+    CPU's, or within a few ulps of the largest gradient."""
+    call = _call(mode, mask)
+    expected = call(*(reference or args))
+    actual, dispatches = run_on_kernels(call, *args)
+    truth = call(*[t.double() for t in (reference or args)])
+    for a, e, t, name in zip(actual, expected, truth, ("grad_input", "grad_grid")):
+        if e is None:
+            assert a is None, f"{where} {name}"
+            continue
+        assert a.dtype == e.dtype and a.shape == e.shape and a.stride() == e.stride(), f"{where} {name}"
+        try:
+            assert_matches(a, e, f"{where} {name}")
+        except AssertionError:
+            finite = t[t.isfinite()]
+            scale = finite.abs().max().item() if finite.numel() else 0.0
+            bound = max(2 * error_against(e, t), 8 * torch.finfo(a.dtype).eps * scale)
+            assert error_against(a, t) <= bound, f"{where} {name}: {error_against(a, t):.3g} from float64"
+    return dispatches
+
+
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_modes_and_dtypes(mode, dtype):
+    dispatches = _check(_args(dtype=dtype), mode, f"{mode} {dtype}")
+    assert [d.op for d in dispatches] == ["grid_sampler_2d_backward"]
+
+
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+def test_points_on_pixel_centres_and_edges(mode):
+    """Grid values that land exactly on pixels, halfway between them (the
+    nearest mode's ties, to even), on the input's border and beyond it."""
+    size, points = (4, 5), (3, 8)
+    grad, x, _ = _args(2, 2, size, points)
+    w = size[1]
+    xs = torch.tensor([-1.0, 1.0, 0.0, -1.0 + 1 / w, 1.0 - 1 / w, 2.0 / w, 1.5, -3.0])
+    ys = torch.tensor([-1.0, 1.0, 0.25])
+    grid = torch.stack(torch.meshgrid(xs, ys, indexing="xy"), -1).expand(2, *points, 2).contiguous()
+    _check([grad, x, grid], mode, f"exact points {mode}")
+
+
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+def test_many_points_share_input_elements(mode):
+    """A 3 x 3 input sampled at 64 x 64 points: every element gathers
+    hundreds of shares (atomic adds from many threads), and reflection's
+    far-out points flip several times."""
+    _check(_args(2, 4, (3, 3), (64, 64), spread=4.0), mode, f"dense {mode}")
+
+
+@pytest.mark.parametrize("mask", [(True, False), (False, True), (False, False)], ids=str)
+def test_output_masks(mask):
+    """grad_grid always (the CPU's), grad_input only where asked."""
+    dispatches = _check(_args(), (0, 0, False), f"mask {mask}", mask)
+    assert dispatches
+
+
+@pytest.mark.parametrize("layout", ["transposed", "strided", "channels_last"])
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_non_contiguous_operands(layout, which):
+    args = _args(2, 3, (5, 6), (4, 7))
+    if layout == "channels_last":
+        if which == 2:
+            pytest.skip("the grid is (N, H, W, 2): channels-last is a 4-D image layout")
+        args[which] = args[which].to(memory_format=torch.channels_last)
+    else:
+        args[which] = in_layout(args[which], layout)
+    _check(args, (2, 2, False), f"operand {which} {layout}")
+
+
+@pytest.mark.parametrize("n, c, points", [(0, 3, (4, 5)), (2, 0, (4, 5)), (2, 3, (0, 5))], ids=str)
+def test_empty(n, c, points):
+    """No samples or no channels: zero input gradients; grad_grid of the
+    grid's shape (zero without channels)."""
+    _check(_args(n, c, (5, 6), points), (0, 0, False), f"empty {n} {c} {points}")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e30"])
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+def test_non_finite_and_huge_grid_values(value, mode):
+    """A grid point at NaN, an infinity or far out: nothing is written out
+    of bounds (the emulator's checked mode), and the other points'
+    gradients are the CPU's. A point whose source coordinate is not finite
+    (NaN; an infinity reflected) adds nothing to grad_input: the CPU's
+    answer with the point's grad_output zeroed. (torch 2.13's CPU crashes
+    the process for bilinear NaN under border or reflection padding and
+    infinities under reflection, and puts a nearest or bicubic NaN or
+    reflected infinity's share on column 0.) Border padding clips an
+    infinity to the edge, as the CPU's. A reflected 1e30 lands where an
+    exact fmod puts it (the CPU's differs): only finite there."""
+    interpolation, padding, _ = mode
+    args = _args()
+    args[2] = args[2].clone()
+    args[2][1, 2, 3, 0] = float(value)
+    call = _call(mode)
+    actual, _ = run_on_kernels(call, *args)
+    adds_nothing = value == "nan" or (value.endswith("inf") and padding == 2)
+    if adds_nothing:
+        grad, grid = args[0].clone(), args[2].clone()
+        grad[1, :, 2, 3] = 0.0
+        grid[1, 2, 3, 0] = 0.0
+        expected = call(grad, args[1], grid)
+    else:
+        expected = call(*args)
+    if value == "1e30" and padding == 2:
+        assert bool(actual[0].isfinite().all()), f"{mode}: grad_input not finite"
+    else:
+        assert_matches(actual[0], expected[0], f"{value} {mode} grad_input")
+    others = torch.ones(args[2].shape[:3], dtype=torch.bool)
+    others[1, 2, 3] = False
+    assert_matches(actual[1][others], expected[1][others], f"{value} {mode} grad_grid")
+
+
+ERRORS = {
+    "grid of another dtype": lambda g, x, grid: backward(g, x, grid.double(), 0, 0, False, [True, True]),
+    "3-D input": lambda g, x, grid: backward(g[0], x[0], grid[0], 0, 0, False, [True, True]),
+    "5-D input": lambda g, x, grid: backward(g[..., None], x[..., None], grid[..., None, :1].expand(2, 4, 7, 1, 3),
+                                             0, 0, False, [True, True]),
+    "batch sizes": lambda g, x, grid: backward(g, x, grid[:1], 0, 0, False, [True, True]),
+    "grid's last dim": lambda g, x, grid: backward(g, x, grid[..., :1], 0, 0, False, [True, True]),
+    "empty spatial dim": lambda g, x, grid: backward(g, x[:, :, :0], grid, 0, 0, False, [True, True]),
+    "integers": lambda g, x, grid: backward(g.int(), x.int(), grid.int(), 0, 0, False, [True, True]),
+}
+
+
+@pytest.mark.parametrize("name", ERRORS.keys())
+def test_errors_are_the_cpus(name):
+    args = _args()
+    with pytest.raises(Exception) as cpu_error:
+        ERRORS[name](*args)
+    with pytest.raises(Exception) as our_error:
+        run_on_kernels(ERRORS[name], *args)
+    assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
+
+
+UNCHECKED = {
+    "grad_output of another size": lambda g, x, grid: backward(g[:, :, :3], x, grid, 0, 0, False, [True, True]),
+    "unknown interpolation": lambda g, x, grid: backward(g, x, grid, 3, 0, False, [True, True]),
+    "unknown padding": lambda g, x, grid: backward(g, x, grid, 0, 5, False, [True, True]),
+}
+
+
+@pytest.mark.parametrize("name", UNCHECKED.keys())
+def test_what_the_cpu_leaves_unchecked_raises(name):
+    with pytest.raises(RuntimeError, match="grid_sampler_2d_backward"):
+        run_on_kernels(UNCHECKED[name], *_args())
+
+
+def test_float64_is_refused_clearly():
+    with pytest.raises(TypeError, match="grid_sampler_2d_backward"):
+        run_on_kernels(_call((0, 0, False)), *[t.double() for t in _args()])
+
+
+GRID_SAMPLE = next(op for op in op_db if op.name == "nn.functional.grid_sample")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32], ids=str)
+def test_opinfo_gradients(dtype):
+    """grid_sample through autograd (the OpInfo's 2-D samples): the input's
+    and grid's gradients against the CPU's."""
+    reached = 0
+    for i, sample in enumerate(GRID_SAMPLE.sample_inputs("cpu", dtype, requires_grad=True)):
+        if sample.input.dim() != 4:
+            continue
+        inputs = [t for t in (sample.input, *sample.args) if isinstance(t, torch.Tensor) and t.requires_grad]
+
+        def gradients(*tensors):
+            leaves = [t.detach().requires_grad_() for t in tensors]
+            out = GRID_SAMPLE(leaves[0], *leaves[1:], *sample.args[len(leaves) - 1:], **sample.kwargs)
+            generator = torch.Generator().manual_seed(i)
+            grad_out = torch.randn(out.shape, generator=generator, device="cpu").to(out.device, out.dtype)
+            return torch.autograd.grad(out, leaves, grad_out, allow_unused=True)
+
+        expected = gradients(*inputs)
+        actual, dispatches = run_on_kernels(gradients, *inputs)
+        reached += any(d.op == "grid_sampler_2d_backward" for d in dispatches)
+        truth = gradients(*[t.detach().double() for t in inputs])
+        for a, e, t in zip(actual, expected, truth):
+            try:
+                assert_matches(a, e, f"sample {i} {sample.kwargs}")
+            except AssertionError:
+                bound = 2 * error_against(e, t) + 8 * torch.finfo(dtype).eps * t.abs().max().item()
+                assert error_against(a, t) <= bound, f"sample {i} {sample.kwargs}: {error_against(a, t):.3g}"
+    assert reached, "no sample reached grid_sampler_2d_backward"
