@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from mps_ops.samples import INDEX, cpu_dtype, samples
-from sweep import assert_same_outcome, run
+from sweep import assert_same_outcome, run, to_float64
 
 
 def _is_backward(overload: str) -> bool:
@@ -71,12 +71,16 @@ def test_non_contiguous_gradients_and_indices(sample, record):
     n = 0
     for (label, args), (_, our_args) in zip(_cases(sample, dtype), _cases(sample, dtype)):
         n += 1
-        expected = run(sample.op, {k: v.contiguous() if isinstance(v, torch.Tensor) else v for k, v in args.items()},
-                       ours=False)
+        contiguous = {k: v.contiguous() if isinstance(v, torch.Tensor) else v for k, v in args.items()}
+        expected = run(sample.op, contiguous, ours=False)
         ours = run(sample.op, our_args, ours=True)
         try:
             assert expected.error is None, f"{label}: the CPU raised {expected.error!r}"
-            assert_same_outcome(expected, ours, f"{sample.overload} {label}", shapes_only=sample.unpinned)
+            # A half or bfloat16 result the CPU rounds at other steps (grid
+            # sampling's backward adds each share in half): ours at least as
+            # near the float64 call's.
+            assert_same_outcome(expected, ours, f"{sample.overload} {label}", shapes_only=sample.unpinned,
+                                truth=lambda contiguous=contiguous: run(sample.op, to_float64(contiguous), ours=False))
         except AssertionError as failure:
             failures.append(str(failure))
     assert n > 0

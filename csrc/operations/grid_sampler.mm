@@ -77,7 +77,8 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_2d_backward(const at::Tensor& gr
   at::Tensor grad_grid = at::empty(grid.sizes(), grid.options().memory_format(at::MemoryFormat::Contiguous));
   const int64_t threads = batch * out_h * out_w;
   if (threads > 0) {
-    TORCH_CHECK(threads <= UINT32_MAX, "mps_ops: ", grid_op, " over more than 2**32 - 1 points");
+    TORCH_CHECK(threads <= UINT32_MAX && input.size(2) * input.size(3) <= UINT32_MAX, "mps_ops: ", grid_op,
+                " over more than 2**32 - 1 points or input planes of as many elements");
     grid_sampler_params p{};
     p.batch = batch;
     p.channels = channels;
