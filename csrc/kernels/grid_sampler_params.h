@@ -11,7 +11,7 @@ enum { grid_pad_zeros = 0, grid_pad_border = 1, grid_pad_reflection = 2 };
 
 // input (batch, channels, in_h, in_w) and grid (batch, out_h, out_w, 2),
 // grad_output (batch, channels, out_h, out_w), all contiguous. Flags are 0
-// or 1.
+// or 1. (The interpolation picks the kernel.)
 struct grid_sampler_params {
   long batch;
   long channels;
@@ -19,7 +19,6 @@ struct grid_sampler_params {
   long in_w;
   long out_h;
   long out_w;
-  int interpolation;
   int padding;
   int align_corners;
   int want_input;  // grad_input asked for

@@ -49,7 +49,10 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_2d_backward(const at::Tensor& gr
                                                             const at::Tensor& grid, int64_t interpolation_mode,
                                                             int64_t padding_mode, bool align_corners,
                                                             std::array<bool, 2> output_mask) {
-  static KernelCache kernels("grid_sampler_2d_backward");
+  // One kernel per interpolation mode (grid_sampler.metal says why).
+  static KernelCache kernels[] = {KernelCache("grid_sampler_2d_backward_bilinear"),
+                                  KernelCache("grid_sampler_2d_backward_nearest"),
+                                  KernelCache("grid_sampler_2d_backward_bicubic")};
   check_devices(grid_op, {&grad_output, &input, &grid});
   // The CPU's order: sizes read first, its dtype dispatch, then the shape
   // checks (its backward makes the common ones; what it leaves unchecked,
@@ -86,12 +89,11 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_2d_backward(const at::Tensor& gr
     p.in_w = input.size(3);
     p.out_h = out_h;
     p.out_w = out_w;
-    p.interpolation = static_cast<int>(interpolation_mode);
     p.padding = static_cast<int>(padding_mode);
     p.align_corners = align_corners ? 1 : 0;
     p.want_input = output_mask[0] ? 1 : 0;
     // Without grad_input the kernel adds nothing: grad_grid fills the slot.
-    KernelFunction function(kernels.get(Variant::dense, dtype, dtype));
+    KernelFunction function(kernels[interpolation_mode].get(Variant::dense, dtype, dtype));
     function.bind_operands(output_mask[0] ? accumulated : grad_grid, grad_grid, grad_output.contiguous(),
                            input.contiguous(), grid.contiguous())
         .bind(p);
