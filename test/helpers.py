@@ -138,6 +138,41 @@ def errors_of_cpu_and_ours(fn, *args):
     return cpu.value, ours.value
 
 
+def opinfo_gradients(opinfo, sample, seed, dtype):
+    """(inputs, gradients): the sample's tensors that require grad, and a
+    function of them (moved to any device) returning their gradients of the
+    OpInfo's call for a grad_output drawn on the CPU from `seed` and rounded
+    to dtype (the same values on every device and in float64)."""
+    inputs = [t for t in (sample.input, *sample.args, *sample.kwargs.values())
+              if isinstance(t, torch.Tensor) and t.requires_grad]
+
+    def gradients(*tensors):
+        leaves = [t.detach().requires_grad_() for t in tensors]
+        mapping = dict(zip(map(id, inputs), leaves))
+        swap = lambda t: mapping.get(id(t), t)  # noqa: E731
+        out = opinfo(swap(sample.input), *map(swap, sample.args), **{k: swap(v) for k, v in sample.kwargs.items()})
+        generator = torch.Generator().manual_seed(seed)
+        grad_out = torch.randn(out.shape, generator=generator, device="cpu").to(dtype).to(out.device, out.dtype)
+        return torch.autograd.grad(out, leaves, grad_out, allow_unused=True)
+
+    return inputs, gradients
+
+
+def assert_gradients_near(actual, expected, truth, dtype, msg="", ulps=8):
+    """Each gradient within the dtype's tolerance of the CPU's, or no further
+    from the float64 one than twice the CPU's distance plus `ulps` ulps of
+    its scale (the sums run in another order)."""
+    for a, e, t in zip(actual, expected, truth):
+        if e is None:
+            assert a is None, msg
+            continue
+        try:
+            assert_matches(a, e, msg)
+        except AssertionError:
+            bound = 2 * error_against(e, t) + ulps * torch.finfo(dtype).eps * t.abs().max().item()
+            assert error_against(a, t) <= bound, f"{msg}: {error_against(a, t):.3g} from the float64 gradient"
+
+
 def assert_matches(actual, expected, msg=""):
     if isinstance(expected, (tuple, list)):
         assert len(actual) == len(expected)

@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch.testing._internal.common_methods_invocations import op_db
 
-from helpers import assert_matches, in_layout, run_on_kernels
+from helpers import assert_matches, errors_of_cpu_and_ours, in_layout, opinfo_gradients, run_on_kernels
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -107,11 +107,7 @@ ERRORS = {
 def test_errors_are_the_cpus(name):
     args = _args((3, 5, 4), (3, 6, 4), 2.0)
     del args[3]
-    with pytest.raises(Exception) as cpu_error:
-        ERRORS[name](*args)
-    with pytest.raises(Exception) as our_error:
-        run_on_kernels(ERRORS[name], *args)
-    assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
+    errors_of_cpu_and_ours(ERRORS[name], *args)
 
 
 # The CPU reads past these (its result depends on the heap): ours raise.
@@ -145,15 +141,7 @@ def test_opinfo_gradients():
     its own path (p != 2, or no matrix product), against the CPU's."""
     reached = 0
     for i, sample in enumerate(CDIST.sample_inputs("cpu", torch.float32, requires_grad=True)):
-        inputs = [t for t in (sample.input, *sample.args) if isinstance(t, torch.Tensor) and t.requires_grad]
-
-        def gradients(*tensors):
-            leaves = [t.detach().requires_grad_() for t in tensors]
-            out = CDIST(leaves[0], *leaves[1:], *sample.args[len(leaves) - 1:], **sample.kwargs)
-            generator = torch.Generator().manual_seed(i)
-            grad_out = torch.randn(out.shape, generator=generator, device="cpu").to(out.device)
-            return torch.autograd.grad(out, leaves, grad_out, allow_unused=True)
-
+        inputs, gradients = opinfo_gradients(CDIST, sample, i, torch.float32)
         expected = gradients(*inputs)
         actual, dispatches = run_on_kernels(gradients, *inputs)
         reached += any(d.op == "cdist_backward" for d in dispatches)

@@ -15,7 +15,8 @@ import pytest
 import torch
 from torch.testing._internal.common_methods_invocations import op_db
 
-from helpers import assert_matches, error_against, in_layout, run_on_kernels
+from helpers import (assert_gradients_near, assert_matches, error_against, errors_of_cpu_and_ours, in_layout,
+                     opinfo_gradients, run_on_kernels)
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -189,12 +190,7 @@ ERRORS = {
 
 @pytest.mark.parametrize("name", ERRORS.keys())
 def test_errors_are_the_cpus(name):
-    args = _args()
-    with pytest.raises(Exception) as cpu_error:
-        ERRORS[name](*args)
-    with pytest.raises(Exception) as our_error:
-        run_on_kernels(ERRORS[name], *args)
-    assert type(our_error.value) is type(cpu_error.value), (our_error.value, cpu_error.value)
+    errors_of_cpu_and_ours(ERRORS[name], *_args())
 
 
 UNCHECKED = {
@@ -226,23 +222,10 @@ def test_opinfo_gradients(dtype):
     for i, sample in enumerate(GRID_SAMPLE.sample_inputs("cpu", dtype, requires_grad=True)):
         if sample.input.dim() != 4:
             continue
-        inputs = [t for t in (sample.input, *sample.args) if isinstance(t, torch.Tensor) and t.requires_grad]
-
-        def gradients(*tensors):
-            leaves = [t.detach().requires_grad_() for t in tensors]
-            out = GRID_SAMPLE(leaves[0], *leaves[1:], *sample.args[len(leaves) - 1:], **sample.kwargs)
-            generator = torch.Generator().manual_seed(i)
-            grad_out = torch.randn(out.shape, generator=generator, device="cpu").to(out.device, out.dtype)
-            return torch.autograd.grad(out, leaves, grad_out, allow_unused=True)
-
+        inputs, gradients = opinfo_gradients(GRID_SAMPLE, sample, i, dtype)
         expected = gradients(*inputs)
         actual, dispatches = run_on_kernels(gradients, *inputs)
         reached += any(d.op.startswith("grid_sampler_2d_backward") for d in dispatches)
         truth = gradients(*[t.detach().double() for t in inputs])
-        for a, e, t in zip(actual, expected, truth):
-            try:
-                assert_matches(a, e, f"sample {i} {sample.kwargs}")
-            except AssertionError:
-                bound = 2 * error_against(e, t) + 8 * torch.finfo(dtype).eps * t.abs().max().item()
-                assert error_against(a, t) <= bound, f"sample {i} {sample.kwargs}: {error_against(a, t):.3g}"
+        assert_gradients_near(actual, expected, truth, dtype, f"sample {i} {sample.kwargs}")
     assert reached, "no sample reached grid_sampler_2d_backward"
