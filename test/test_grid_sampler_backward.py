@@ -89,6 +89,27 @@ def test_points_on_pixel_centres_and_edges(mode):
     _check([grad, x, grid], mode, f"exact points {mode}")
 
 
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("size", [(4, 4), (11, 11), (7, 30)], ids=str)
+def test_identity_grids_take_the_cpus_side_of_each_pixel(size, align_corners):
+    """affine_grid's identity puts points within an ulp of pixels: the side
+    each rounds to picks the neighbour pair whose slope is the bilinear grid
+    gradient, so ours must round as the CPU does (c + 1, then one fma with
+    the scale and -0.5; c * scale + (size - 1) / 2 in one fma took the
+    other side for 21 of an 11 x 11 grid's points)."""
+    torch.manual_seed(0)
+    h, w = size
+    x = torch.randn(2, 3, h, w) * 4
+    identity = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]).expand(2, 2, 3)
+    grid = torch.nn.functional.affine_grid(identity, (2, 3, h, w), align_corners=align_corners)
+    grad = torch.randn(2, 3, h, w)
+    call = _call((0, 0, align_corners))
+    actual, _ = run_on_kernels(call, grad, x, grid)
+    expected = call(grad, x, grid)
+    for a, e, name in zip(actual, expected, ("grad_input", "grad_grid")):
+        assert_matches(a, e, f"{size} align_corners={align_corners} {name}")
+
+
 @pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
 def test_many_points_share_input_elements(mode):
     """A 3 x 3 input sampled at 64 x 64 points: every element gathers
@@ -188,6 +209,12 @@ ERRORS = {
     "grid's last dim": lambda g, x, grid: backward(g, x, grid[..., :1], 0, 0, False, [True, True]),
     "empty spatial dim": lambda g, x, grid: backward(g, x[:, :, :0], grid, 0, 0, False, [True, True]),
     "integers": lambda g, x, grid: backward(g.int(), x.int(), grid.int(), 0, 0, False, [True, True]),
+    # The CPU's shape checks come before its dtype dispatch, which comes
+    # before its typed reads of the grid.
+    "integers of other batch sizes": lambda g, x, grid: backward(g.int(), x.int(), grid[:1].int(), 0, 0, False,
+                                                                 [True, True]),
+    "a bool input beside a float grid": lambda g, x, grid: backward(g, x.bool(), grid, 0, 0, False, [True, True]),
+    "grad_output of another dtype": lambda g, x, grid: backward(g.double(), x, grid, 0, 0, False, [True, True]),
 }
 
 

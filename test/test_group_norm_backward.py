@@ -230,8 +230,16 @@ def test_one_element_groups_have_zero_gradient():
     assert bool((actual[0] == 0).all()), actual[0]
 
 
-@pytest.mark.skipif(mps_ops.backend == "emulator",
-                    reason="2**32 half elements (8 GiB per operand): a GPU's memory, not CI's")
+def _device_has_its_own_kernel() -> bool:
+    """Whether the device's op is not this fill: CUDA's, or a Mac's torch
+    2.13 and later (on 2.9 to 2.12 the Mac's op is ours: no reference)."""
+    record = next(r for r in mps_ops.ops() if r.name == "aten::native_group_norm_backward")
+    return mps_ops.backend == "cuda" or (mps_ops.backend != "emulator" and not record.active)
+
+
+@pytest.mark.skipif(not _device_has_its_own_kernel(),
+                    reason="2**32 half elements (8 GiB per operand) against the device's own kernel: a GPU's memory, "
+                           "not CI's, and a device whose op is not this fill")
 def test_more_than_2_to_the_32_elements_take_several_pieces():
     """Two samples of 2**31 + 64 elements: the element pass takes one piece
     per sample (each at most 2**32 - 1 elements), the reduction 64-bit
@@ -282,6 +290,9 @@ ERRORS = {
                                                [True, False, False]),
     "integers beside float statistics": lambda g, x, m, r, w: backward(g.int(), x.int(), m, r, None, 4, 6, 10, 3,
                                                                        [True, False, False]),
+    # The CPU reads the weight's dtype inside its dtype dispatch.
+    "integers beside a float weight": lambda g, x, m, r, w: backward(g.int(), x.int(), m.int(), r.int(), w, 4, 6, 10,
+                                                                     3, [True, False, False]),
     "N": lambda g, x, m, r, w: backward(g, x, m, r, w, 5, 6, 10, 3, MASK),
     "HxW": lambda g, x, m, r, w: backward(g, x, m, r, w, 4, 6, 7, 3, MASK),
     "group": lambda g, x, m, r, w: backward(g, x, m, r, w, 4, 6, 10, 2, MASK),

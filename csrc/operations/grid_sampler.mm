@@ -21,13 +21,12 @@ namespace {
 
 constexpr const char* grid_op = "grid_sampler_2d_backward";
 
-// The CPU's common checks, then its 2-D ones.
-void check_grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid, int64_t interpolation) {
-  TORCH_CHECK(input.dtype() == grid.dtype(), "grid_sampler(): expected input and grid to have same dtype, but input has ",
-              input.dtype(), " and grid has ", grid.dtype());
-  TORCH_CHECK(input.dim() == grid.dim(), "grid_sampler(): expected grid and input to have same number of dimensions, ",
-              "but got input with sizes ", input.sizes(), " and grid with sizes ", grid.sizes());
-  TORCH_CHECK(input.dim() > 0 && input.size(0) == grid.size(0),
+// The CPU's shape checks (its backward's, which leave the dtypes to its
+// dtype dispatch and its typed reads), in its order.
+void check_grid_sampler_2d_shapes(const at::Tensor& input, const at::Tensor& grid) {
+  TORCH_CHECK_INDEX(input.dim() > 0 && grid.dim() > 0, "Dimension specified as 0 but tensor has no dimensions (",
+                    grid_op, ")");
+  TORCH_CHECK(input.size(0) == grid.size(0),
               "grid_sampler(): expected grid and input to have same batch size, but got input with sizes ",
               input.sizes(), " and grid with sizes ", grid.sizes());
   TORCH_CHECK(grid.size(-1) == input.dim() - 2, "grid_sampler(): expected grid to have size ", input.dim() - 2,
@@ -36,11 +35,8 @@ void check_grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid, int6
     TORCH_CHECK(input.size(i) > 0, "grid_sampler(): expected input to have non-empty spatial dimensions, but input has ",
                 "sizes ", input.sizes(), " with dimension ", i, " being empty");
   }
-  TORCH_CHECK(input.dim() == 4, "grid_sampler(): expected 4D input and grid with same number of dimensions, but got ",
-              "input with sizes ", input.sizes(), " and grid with sizes ", grid.sizes());
-  // (The CPU casts any other value to its enum and samples with garbage.)
-  TORCH_CHECK(interpolation >= grid_bilinear && interpolation <= grid_bicubic, grid_op,
-              ": interpolation_mode must be 0 (bilinear), 1 (nearest) or 2 (bicubic), got ", interpolation);
+  TORCH_CHECK(input.dim() == 4 && grid.dim() == 4, "grid_sampler(): expected 4D input and grid with same number of ",
+              "dimensions, but got input with sizes ", input.sizes(), " and grid with sizes ", grid.sizes());
 }
 
 }  // namespace
@@ -54,16 +50,20 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_2d_backward(const at::Tensor& gr
                                   KernelCache("grid_sampler_2d_backward_nearest"),
                                   KernelCache("grid_sampler_2d_backward_bicubic")};
   check_devices(grid_op, {&grad_output, &input, &grid});
-  // The CPU's order: sizes read first, its dtype dispatch, then the shape
-  // checks (its backward makes the common ones; what it leaves unchecked,
-  // ours raise).
-  TORCH_CHECK_INDEX(input.dim() > 0 && grid.dim() > 0, "Dimension specified as 0 but tensor has no dimensions (",
-                    grid_op, ")");
+  // The CPU's order: its shape checks, its dtype dispatch (the input's),
+  // then its reads of the grid and grad_output as the input's dtype; what it
+  // leaves unchecked (modes outside its enums, grad_output's size) raises.
+  check_grid_sampler_2d_shapes(input, grid);
   const c10::ScalarType dtype = input.scalar_type();
   check_dtype(grid_op, input);
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(dtype), "\"grid_sampler_2d_backward\" not implemented for '",
                               c10::toString(dtype), "' on ", input.device());
-  check_grid_sampler_2d(input, grid, interpolation_mode);
+  for (const at::Tensor* t : {&grid, &grad_output}) {
+    TORCH_CHECK(t->scalar_type() == dtype, "expected scalar type ", dtype, " but found ", t->scalar_type(), " (",
+                grid_op, " on ", input.device(), ")");
+  }
+  TORCH_CHECK(interpolation_mode >= grid_bilinear && interpolation_mode <= grid_bicubic, grid_op,
+              ": interpolation_mode must be 0 (bilinear), 1 (nearest) or 2 (bicubic), got ", interpolation_mode);
   TORCH_CHECK(padding_mode >= grid_pad_zeros && padding_mode <= grid_pad_reflection, grid_op,
               ": padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), got ", padding_mode);
   const int64_t batch = input.size(0), channels = input.size(1), out_h = grid.size(1), out_w = grid.size(2);
@@ -72,8 +72,6 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_2d_backward(const at::Tensor& gr
                   grad_output.size(2) == out_h && grad_output.size(3) == out_w,
               grid_op, ": grad_output of size ", grad_output.sizes(), " for ", batch, " x ", channels,
               " channels sampled at ", out_h, " x ", out_w, " points");
-  TORCH_CHECK(grad_output.scalar_type() == dtype, "expected scalar type ", dtype, " but found ",
-              grad_output.scalar_type(), " (", grid_op, ")");
   const auto float_options = input.options().dtype(at::kFloat).memory_format(at::MemoryFormat::Contiguous);
   // grad_input accumulates in float; for a float input that is the result.
   at::Tensor accumulated = output_mask[0] ? at::zeros(input.sizes(), float_options) : at::Tensor();

@@ -30,8 +30,8 @@ constexpr const char* group_norm_op = "native_group_norm_backward";
 
 // The CPU's dtype rules, in its order: dY of X's dtype; a half or bfloat16
 // X whose mean is float takes float statistics and weight (its mixed path),
-// any other X its own dtype for each; then its floating dtype dispatch.
-// Returns the weight's dtype.
+// any other X its own dtype for each; its floating dtype dispatch; then the
+// weight's. Returns the weight's dtype.
 c10::ScalarType check_dtypes(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
                              const at::Tensor& rstd, const at::Tensor* weight) {
   const c10::ScalarType dtype = x.scalar_type();
@@ -40,13 +40,16 @@ c10::ScalarType check_dtypes(const at::Tensor& dy, const at::Tensor& x, const at
   const bool reduced = dtype == at::kHalf || dtype == at::kBFloat16;
   const bool mixed = reduced && mean.scalar_type() == at::kFloat;
   const c10::ScalarType param = mixed ? at::kFloat : dtype;
-  for (const at::Tensor* t : {&mean, &rstd, weight}) {
-    TORCH_CHECK(t == nullptr || t->scalar_type() == param, group_norm_op, ": the input is ", dtype,
-                " (on ", x.device(), "), so mean, rstd and weight must be ", param, ", not ", t->scalar_type());
+  for (const at::Tensor* t : {&mean, &rstd}) {
+    TORCH_CHECK(t->scalar_type() == param, group_norm_op, ": the input is ", dtype, " (on ", x.device(),
+                "), so mean and rstd must be ", param, ", not ", t->scalar_type());
   }
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(dtype), group_norm_op, " not implemented for '",
                               c10::toString(dtype), "' on ", x.device());
   check_dtype(group_norm_op, x);
+  // (The CPU reads the weight's dtype inside its dispatch.)
+  TORCH_CHECK(weight == nullptr || weight->scalar_type() == param, group_norm_op, ": the input is ", dtype, " (on ",
+              x.device(), "), so the weight must be ", param, ", not ", weight->scalar_type());
   return param;
 }
 
