@@ -145,15 +145,6 @@ void check_grad_dtype(const at::Tensor& self, const at::Tensor& grad_output) {
               " for `gradOutput` but got dtype ", grad_output.dtype());
 }
 
-// grad_input, as the structured kernels' out: its device, dtype (self's)
-// and size; resized, it takes self's memory format.
-void prepare_grad_input(const char* op, at::Tensor& grad_input, const at::Tensor& self,
-                        std::initializer_list<const at::Tensor*> inputs) {
-  const bool resized = grad_input.sizes() != self.sizes();
-  check_output(op, grad_input, self.scalar_type(), self.sizes(), inputs);
-  restride_resized_output(grad_input, resized, self);
-}
-
 // The kernels' geometry over a 3-D or 4-D grad_input (N = 1 for 3-D);
 // strides come with the pieces (dispatch_pieces).
 pool2d_backward_geometry geometry_of(const at::Tensor& grad_input, const at::Tensor& grad_output,
@@ -285,7 +276,9 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, 
   const at::MemoryFormat format = checked_memory_format(self);
   const auto [out_height, out_width] = pooled_sizes(self, w, ceil_mode, AxisOrder::height_first);
   check_pool2d_shapes(self, grad_output, &indices, w, out_height, out_width, format);
-  prepare_grad_input(op, grad_input, self, {&grad_output, &self, &indices});
+  // grad_input as the structured kernels' out: self's dtype and size (and,
+  // resized, self's memory format).
+  check_structured_output(op, grad_input, self.scalar_type(), self.sizes(), {&grad_output, &self, &indices}, self);
   check_dtype(op, self);
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"max_pool2d_backward\" not implemented for '",
                               c10::toString(self.scalar_type()), "' on ", self.device());
@@ -327,7 +320,7 @@ at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Ten
   TORCH_CHECK(!divisor_override.has_value() || divisor_override.value() != 0, "divisor must be not zero");
   const auto [out_height, out_width] = pooled_sizes(self, w, ceil_mode, AxisOrder::width_first);
   check_pool2d_shapes(self, grad_output, nullptr, w, out_height, out_width, self.suggest_memory_format());
-  prepare_grad_input(op, grad_input, self, {&grad_output, &self});
+  check_structured_output(op, grad_input, self.scalar_type(), self.sizes(), {&grad_output, &self}, self);
   check_grad_dtype(self, grad_output);
   check_dtype(op, self);
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()) || self.scalar_type() == at::kLong,

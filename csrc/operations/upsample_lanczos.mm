@@ -177,9 +177,7 @@ at::Tensor lanczos_forward(const at::Tensor& input, c10::SymIntArrayRef output_s
   at::Tensor out;
   if (out_arg != nullptr) {
     out = *out_arg;
-    const bool resized = out.sizes() != at::IntArrayRef(shape);
-    check_output("_upsample_lanczos2d_aa", out, input.scalar_type(), shape, {&input});
-    restride_resized_output(out, resized, input);
+    check_structured_output("_upsample_lanczos2d_aa", out, input.scalar_type(), shape, {&input}, input);
   } else {
     out = at::empty(shape, input.options().memory_format(input.suggest_memory_format()));
   }

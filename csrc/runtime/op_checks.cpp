@@ -159,10 +159,14 @@ bool check_elementwise_output(const char* op, at::Tensor& out, c10::ScalarType d
   return same_dtype;
 }
 
-void restride_resized_output(at::Tensor& out, bool resized, const at::Tensor& like) {
+bool check_structured_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::IntArrayRef shape,
+                             std::initializer_list<const at::Tensor*> inputs, const at::Tensor& like) {
+  const bool resized = out.sizes() != shape;
+  const bool direct = check_output(op, out, dtype, shape, inputs);
   if (resized) {
     out.unsafeGetTensorImpl()->empty_tensor_restride(like.suggest_memory_format());
   }
+  return direct;
 }
 
 void check_inplace(const char* op, const at::Tensor& self, std::initializer_list<const at::Tensor*> inputs) {

@@ -91,12 +91,13 @@ bool check_elementwise_output(const char* op, at::Tensor& out, c10::ScalarType d
                               at::ArrayRef<const at::Tensor*> inputs, OutputDtype rule,
                               std::initializer_list<const at::Tensor*> unaliased = {});
 
-// A structured op's out= that check_output had to resize takes `like`'s
-// suggested memory format (channels-last in, channels-last out), as the
-// CPU's set_output_raw_strided restrides it; an out of the right size keeps
-// its own strides. (The same elements, so check_output's aliasing check
-// still holds.)
-void restride_resized_output(at::Tensor& out, bool resized, const at::Tensor& like);
+// check_output for a structured op's out= (a pool's grad_input=,
+// lanczos's out=): an out it resizes takes `like`'s suggested memory format
+// (channels-last in, channels-last out), as the CPU's set_output_raw_strided
+// restrides it; an out of the right size keeps its own strides. (The same
+// elements, so check_output's aliasing check still holds.)
+bool check_structured_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::IntArrayRef shape,
+                             std::initializer_list<const at::Tensor*> inputs, const at::Tensor& like);
 
 // No element of `written` written twice, no memory shared with any of
 // `inputs` (nullptr and undefined ones skipped): check_output's last step,
