@@ -67,43 +67,37 @@ inline float reflect(float in, long twice_low, long twice_high, thread float& gr
   return even ? extra + low : span - extra + low;
 }
 
-// A grid coordinate's source coordinate for bilinear and nearest sampling,
-// and its derivative.
-inline float source_index(float coord, long size, thread const mps_ops::grid_sampler_params& p, thread float& grad) {
-  float in = unnormalize(coord, size, p.align_corners != 0, grad);
-  float step = 1.0f;
-  if (p.padding == mps_ops::grid_pad_border) {
-    in = clip(in, size, step);
-    grad *= step;
-  } else if (p.padding == mps_ops::grid_pad_reflection) {
-    float reflected = 1.0f;
-    in = p.align_corners != 0 ? reflect(in, 0, 2 * (size - 1), reflected) : reflect(in, -1, 2 * size - 1, reflected);
-    in = clip(in, size, step);
-    grad *= reflected * step;
+// A pixel coordinate under the padding mode (clipped, or reflected then
+// clipped), and the derivative of that step (1 with zeros padding).
+inline float padded(float in, long size, thread const mps_ops::grid_sampler_params& p, thread float& grad) {
+  grad = 1.0f;
+  if (p.padding == mps_ops::grid_pad_zeros) {
+    return in;
   }
+  float reflected = 1.0f, clipped = 1.0f;
+  if (p.padding == mps_ops::grid_pad_reflection) {
+    in = p.align_corners != 0 ? reflect(in, 0, 2 * (size - 1), reflected) : reflect(in, -1, 2 * size - 1, reflected);
+  }
+  in = clip(in, size, clipped);
+  grad = reflected * clipped;
   return in;
 }
 
-// A bicubic tap's coordinate under the padding mode (no derivative: the
-// taps' weights carry it).
-inline float padded(float in, long size, thread const mps_ops::grid_sampler_params& p) {
-  float unused = 0.0f;
-  if (p.padding == mps_ops::grid_pad_border) {
-    return clip(in, size, unused);
-  }
-  if (p.padding == mps_ops::grid_pad_reflection) {
-    in = p.align_corners != 0 ? reflect(in, 0, 2 * (size - 1), unused) : reflect(in, -1, 2 * size - 1, unused);
-    return clip(in, size, unused);
-  }
+// A grid coordinate's source coordinate for bilinear and nearest sampling,
+// and its derivative. (Bicubic pads each tap on its own, without one: the
+// taps' weights carry the derivative.)
+inline float source_index(float coord, long size, thread const mps_ops::grid_sampler_params& p, thread float& grad) {
+  float step = 1.0f;
+  const float in = padded(unnormalize(coord, size, p.align_corners != 0, grad), size, p, step);
+  grad *= step;
   return in;
 }
 
 // A tap's place in an input plane: its offset (32-bit: the host keeps a
 // plane under 2**32 elements), and whether it lies in the plane, tested in
 // float before any integer conversion (false for NaN). Found once per
-// point; the channel loop reuses it (per channel, the conversions and a
-// 64-bit product per tap took float32 to 0.77x torch's CUDA kernel on an
-// H200).
+// point, not per channel: the channel loop reuses it. (Measured on an H200,
+// that alone did not move float32 off 0.77x torch's CUDA kernel.)
 struct tap {
   uint offset;
   bool inside;
@@ -155,9 +149,10 @@ inline void cubic_weights(float t, thread float* w, thread float* slope) {
 
 // One kernel per interpolation (Mode): in one kernel, bicubic's sixteen
 // taps held every mode at 53 registers and a 160-byte stack frame (CUDA
-// target), and bilinear float32 ran at 0.76x torch's CUDA kernel on an
-// H200; a GPU keeps fewer threads in flight the more registers each holds,
-// Apple's as NVIDIA's.
+// target); split, bilinear float32 takes 50 and no stack. A GPU keeps fewer threads
+// in flight the more registers each holds, Apple's as NVIDIA's. (On the
+// H200 bilinear float32 stayed at 0.77x torch's CUDA kernel: the split is
+// not what limits it there.)
 template <int Mode, typename T>
 kernel void grid_sampler_2d_backward(device float* grad_input [[buffer(0)]],
                                      device T* grad_grid [[buffer(1)]],
@@ -192,12 +187,13 @@ kernel void grid_sampler_2d_backward(device float* grad_input [[buffer(0)]],
     cubic_weights(ix - floor(ix), wx, sx);
     cubic_weights(iy - floor(iy), wy, sy);
     tap taps[16];
+    float unused = 0.0f;
     _Pragma("clang loop unroll(full)")
     for (int i = 0; i < 4; ++i) {
-      const float y = padded(y0 + float(i), p.in_h, p);
+      const float y = padded(y0 + float(i), p.in_h, p, unused);
       _Pragma("clang loop unroll(full)")
       for (int j = 0; j < 4; ++j) {
-        taps[i * 4 + j] = tap_at(padded(x0 + float(j), p.in_w, p), y, p.in_w, p.in_h);
+        taps[i * 4 + j] = tap_at(padded(x0 + float(j), p.in_w, p, unused), y, p.in_w, p.in_h);
       }
     }
     for (long c = 0; c < p.channels; ++c, out_grad += points, in += in_plane, in_grad += in_plane) {
@@ -232,8 +228,8 @@ kernel void grid_sampler_2d_backward(device float* grad_input [[buffer(0)]],
       const tap tnw = tap_at(x0, y0, p.in_w, p.in_h), tne = tap_at(x1, y0, p.in_w, p.in_h);
       const tap tsw = tap_at(x0, y1, p.in_w, p.in_h), tse = tap_at(x1, y1, p.in_w, p.in_h);
       for (long c = 0; c < p.channels; ++c, out_grad += points, in += in_plane, in_grad += in_plane) {
-        // Loads before the adds: after them, each waited behind the adds
-        // it might alias.
+        // Loads before the adds: on a target of generic pointers (CUDA's)
+        // an add may alias a later load, which then waits behind it.
         const float g = float(*out_grad);
         const float nw = value_at(in, tnw), ne = value_at(in, tne), sw = value_at(in, tsw), se = value_at(in, tse);
         if (want_input) {

@@ -125,7 +125,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
   // the CPU raises there, asked for them: autograd never asks).
   check_sizes(grad_out, input, mean, rstd, weight, n, c, hxw, groups);
   const at::MemoryFormat format = input.suggest_memory_format();
-  const auto param_options = input.options().dtype(weight != nullptr ? weight->scalar_type() : input.scalar_type());
+  const c10::ScalarType grad_param_dtype = weight != nullptr ? weight->scalar_type() : input.scalar_type();
+  const auto param_options = input.options().dtype(grad_param_dtype);
   // The parameters' gradients take the weight's shape (C elements in any dims).
   const std::vector<int64_t> param_shape = weight != nullptr ? weight->sizes().vec() : std::vector<int64_t>{c};
   if (input.numel() == 0) {
@@ -169,12 +170,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
   }
   if (mask[1] || mask[2]) {
     static KernelCache param_kernels("group_norm_backward_params");
-    const c10::ScalarType out_dtype = param_options.dtype().toScalarType();
     grad_weight = mask[1] ? at::empty(param_shape, param_options) : at::Tensor();
     grad_bias = mask[2] ? at::empty(param_shape, param_options) : at::Tensor();
     // Gradients not asked for: their slots hold a tensor the kernel never writes.
     const at::Tensor& unused = mask[1] ? grad_weight : grad_bias;
-    KernelFunction per_channel(param_kernels.get(Variant::dense, out_dtype, out_dtype));
+    KernelFunction per_channel(param_kernels.get(Variant::dense, grad_param_dtype, grad_param_dtype));
     per_channel.bind_operands(mask[1] ? grad_weight : unused, mask[2] ? grad_bias : unused, grad_sum, dot, rstd_values)
         .bind(p);
     per_channel.dispatch(Dim3{static_cast<uint32_t>(c), 1, 1});
