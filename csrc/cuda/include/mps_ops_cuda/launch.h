@@ -7,12 +7,24 @@
 
 #include "launch_abi.h"
 
+// Every kernel inlined into its entry point. A kernel body the inliner finds
+// too large (grid_sampler's bicubic backward) otherwise stays a function called
+// with generic pointers, and its loads, stores and atomics lose the global
+// address space LLVM infers from the entry's arguments (ptxas: generic atomics
+// with a shared-memory spin loop beside each). Each kernel instantiation has
+// one entry point, so this adds no code.
+// Every level: run below, the call that binds the roles, and the kernel
+// (MSL's `kernel`, empty in the shared stand-in).
+#define MPS_OPS_MSL_KERNEL_CALL_ATTRIBUTES __attribute__((always_inline))
+
 // The shared <metal_stdlib> stand-in, host+device like everything MSL here.
 #pragma clang force_cuda_host_device begin
 #include <mps_ops_msl/metal_stdlib.h>
 #include <mps_ops_msl/builtin_roles.h>
 #include <mps_ops_msl/kernel_signature.h>
 #pragma clang force_cuda_host_device end
+#undef kernel
+#define kernel __attribute__((always_inline))
 
 // The prepass writes `MPS_OPS_CUDA_ENTRY void <host name>(const
 // ::mps_ops_cuda::dispatch_params args) { ... }` behind each instantiation,
@@ -116,7 +128,7 @@ MPS_OPS_MSL_BUILTIN_ROLES(MPS_OPS_MSL_USE_ROLE)
 // before the kernel, so it takes part in no barrier and no SIMD-group function
 // (the functions work on the active mask).
 template <class Fn, Fn Kernel, class... Roles>
-inline void run(const dispatch_params& args) {
+__attribute__((always_inline)) inline void run(const dispatch_params& args) {
   static_assert(kernel_signature<Fn>::arity == sizeof...(Roles),
                 "every kernel parameter needs exactly one role");
   using invoke = ::mps_ops_msl::invoke_kernel<dispatch_params, Fn, Kernel, Roles...>;

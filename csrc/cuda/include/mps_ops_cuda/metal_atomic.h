@@ -9,29 +9,42 @@
 
 namespace metal {
 
+namespace atomic_detail {
+// The object's address without `volatile`. MSL spells its atomics' objects
+// volatile, but LLVM's address-space inference passes volatile accesses by:
+// the atomic stayed on a generic address (ptxas: a generic ATOM with a
+// shared-memory spin loop beside it) where the plain accesses beside it were
+// global. An atomic is never elided or merged as a plain access can be, so
+// volatile adds nothing to it.
+template <class T>
+T* address_of(const volatile atomic<T>* object) {
+  return const_cast<T*>(&object->value);
+}
+}  // namespace atomic_detail
+
 template <class T>
 T atomic_load_explicit(const volatile atomic<T>* object, memory_order) {
   static_assert(!atomic_detail::is_64bit<T>, "MSL has no 64-bit atomic load");
-  return __atomic_load_n(&object->value, __ATOMIC_RELAXED);
+  return __atomic_load_n(atomic_detail::address_of(object), __ATOMIC_RELAXED);
 }
 
 template <class T, class U>
 void atomic_store_explicit(volatile atomic<T>* object, U desired, memory_order) {
   static_assert(!atomic_detail::is_64bit<T>, "MSL has no 64-bit atomic store");
-  __atomic_store_n(&object->value, T(desired), __ATOMIC_RELAXED);
+  __atomic_store_n(atomic_detail::address_of(object), T(desired), __ATOMIC_RELAXED);
 }
 
 template <class T, class U>
 T atomic_exchange_explicit(volatile atomic<T>* object, U desired, memory_order) {
   static_assert(!atomic_detail::is_64bit<T>, "MSL has no 64-bit atomic exchange");
-  return __atomic_exchange_n(&object->value, T(desired), __ATOMIC_RELAXED);
+  return __atomic_exchange_n(atomic_detail::address_of(object), T(desired), __ATOMIC_RELAXED);
 }
 
 template <class T, class U>
 bool atomic_compare_exchange_weak_explicit(volatile atomic<T>* object, thread T* expected, U desired,
                                            memory_order, memory_order) {
   static_assert(!atomic_detail::is_64bit<T>, "MSL has no 64-bit compare-exchange");
-  return __atomic_compare_exchange_n(&object->value, expected, T(desired), true, __ATOMIC_RELAXED,
+  return __atomic_compare_exchange_n(atomic_detail::address_of(object), expected, T(desired), true, __ATOMIC_RELAXED,
                                      __ATOMIC_RELAXED);
 }
 
@@ -39,7 +52,7 @@ bool atomic_compare_exchange_weak_explicit(volatile atomic<T>* object, thread T*
   template <class T, class U>                                                    \
   T atomic_fetch_##NAME##_explicit(volatile atomic<T>* object, U operand, memory_order) { \
     static_assert(ALLOWED, WHY);                                                 \
-    return BUILTIN(&object->value, T(operand), __ATOMIC_RELAXED);                \
+    return BUILTIN(atomic_detail::address_of(object), T(operand), __ATOMIC_RELAXED);                \
   }
 MPS_OPS_CUDA_ATOMIC_FETCH(add, __atomic_fetch_add,
                           (atomic_detail::is_32bit_integer<T> || is_same_v<T, float>),

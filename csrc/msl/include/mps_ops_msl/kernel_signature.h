@@ -30,11 +30,17 @@ struct kernel_signature<void (*)(Params...)> {
 // Roles[I]::get<type of parameter I>(args, place), where Args is the target's
 // dispatch arguments (the emulator's dispatch_args, the CUDA target's
 // dispatch_params).
+// A target's attributes for the call below (the CUDA target's: always
+// inline, launch.h says why); none by default.
+#ifndef MPS_OPS_MSL_KERNEL_CALL_ATTRIBUTES
+#define MPS_OPS_MSL_KERNEL_CALL_ATTRIBUTES
+#endif
+
 template <class Args, class Fn, Fn Kernel, class... Roles>
 struct kernel_call {
   template <unsigned... I>
   struct with_indices {
-    static void call(const Args& args, const thread_place& t) {
+    MPS_OPS_MSL_KERNEL_CALL_ATTRIBUTES static void call(const Args& args, const thread_place& t) {
       using sig = kernel_signature<Fn>;
       Kernel(Roles::template get<typename sig::template param<I>>(args, t)...);
     }
