@@ -34,6 +34,9 @@ HIGH_ARITHMETIC = frozenset({
     "special_laguerre_polynomial_l", "special_legendre_polynomial_p", "gcd", "lcm",
     "_pdist_forward", "_pdist_backward", "_cdist_backward", "mode", "_upsample_lanczos2d_aa",
     "multilabel_margin_loss_forward", "multilabel_margin_loss_backward",
+    # A recursion in log space (an exp per term and a log per state, and
+    # one time step after another), not a pass over memory.
+    "_ctc_loss", "_ctc_loss_backward",
 })
 
 
@@ -180,7 +183,7 @@ def own_input_cases(records) -> list:
     size: pooling (forward here, backward below), pdist and cdist's
     backward, margin losses, masked softmax, segment_reduce,
     embedding_renorm, take/put, view copies, the optimizer step, glu's jvps,
-    logspace, the normalization backwards, grid_sample's backward."""
+    logspace, the normalization backwards, grid_sample's backward, the CTC loss."""
     cases = []
     skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"} | set(POOL2D_BACKWARDS)
     for name, spec in OPS.items():
@@ -214,6 +217,8 @@ def own_input_cases(records) -> list:
                 family = "pdist"
             elif name.startswith("grid_sampler"):
                 family = "grid_sample"
+            elif name.startswith("_ctc_loss"):
+                family = "ctc_loss"
             # Softmax forward also over vocabulary-length rows (32 K), where
             # few rows share the GPU.
             shapes = [(rows, cols)] + ([(n // 32768, 32768)] if family == "softmax" else [])

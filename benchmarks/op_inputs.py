@@ -159,6 +159,30 @@ def _grid_sampler_backward_inputs(layout: str, rows: int, cols: int, dtype) -> l
     return [torch.randn(n, 16, 128, 128).to(dtype), x, grid]
 
 
+# A speech recogniser's CTC loss: 1024 time steps of 1024 classes (a BPE
+# vocabulary), targets of 200 labels, every entry at full length.
+CTC_TIME, CTC_CLASSES, CTC_TARGET = 1024, 1024, 200
+
+
+def _ctc_inputs(backward: bool):
+    """The rows x cols elements as log_probs (time, batch, classes) and
+    padded targets; for the backward also a gradient and the forward's loss
+    and log_alpha (the CPU's)."""
+    def make(layout: str, rows: int, cols: int, dtype) -> list:
+        batch = max(1, rows * cols // (CTC_TIME * CTC_CLASSES))
+        log_probs = torch.randn(CTC_TIME, batch, CTC_CLASSES).log_softmax(2).to(dtype)
+        targets = torch.randint(1, CTC_CLASSES, (batch, CTC_TARGET))
+        if not backward:
+            return [log_probs, targets]
+        nll, log_alpha = torch.ops.aten._ctc_loss(log_probs, targets, [CTC_TIME] * batch, [CTC_TARGET] * batch)
+        return [torch.ones(batch, dtype=dtype), log_probs, targets, nll, log_alpha]
+    return make
+
+
+def _ctc_lengths(log_probs, targets) -> tuple:
+    return [log_probs.size(0)] * log_probs.size(1), [targets.size(1)] * log_probs.size(1)
+
+
 def _batch_norm_inputs(channels_last: bool):
     """A CNN's batch_norm: the rows x cols elements as (N, 64, 32, 32),
     contiguous or channels-last, and the weight, bias and running
@@ -325,6 +349,10 @@ WITH_OWN_INPUTS = {
     "grid_sampler_2d_backward": OpSpec(
         lambda g, x, grid: torch.ops.aten.grid_sampler_2d_backward(g, x, grid, 0, 0, False, [True, True]), (),
         kind="scatter", inputs=_grid_sampler_backward_inputs),
+    "_ctc_loss": OpSpec(lambda lp, tg: torch.ops.aten._ctc_loss(lp, tg, *_ctc_lengths(lp, tg)), (), kind="loss",
+                        inputs=_ctc_inputs(backward=False)),
+    "_ctc_loss_backward": OpSpec(lambda g, lp, tg, nll, alpha: torch.ops.aten._ctc_loss_backward(
+        g, lp, tg, *_ctc_lengths(lp, tg), nll, alpha, 0), (), kind="loss", inputs=_ctc_inputs(backward=True)),
     "multi_margin_loss": OpSpec(torch.nn.functional.multi_margin_loss, (), kind="loss",
                                 inputs=_one_class_inputs),
     "multi_margin_loss_backward": OpSpec(_multi_margin_backward, (), kind="loss", inputs=_one_class_inputs,

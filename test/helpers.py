@@ -339,3 +339,36 @@ REDUCTION_LAYOUTS = {
     "zero_dim": lambda: torch.tensor(1.25),
     "long_slice": lambda: torch.randn(2, 3000),
 }
+
+
+def ctc_lengths(value) -> list:
+    """_ctc_loss's input or target lengths, given as a list or (the .Tensor
+    forms) a tensor, as a list."""
+    return value.reshape(-1).tolist() if isinstance(value, torch.Tensor) else list(value)
+
+
+def ctc_lengths_integral(args) -> bool:
+    """Whether the lengths are a list or an integer tensor (the .Tensor
+    forms refuse other dtypes first, the CPU's and ours)."""
+    return all(not isinstance(v, torch.Tensor) or not (v.is_floating_point() or v.is_complex() or v.dtype == torch.bool)
+               for v in (args["input_lengths"], args["target_lengths"]))
+
+
+def ctc_arguments_valid(args) -> bool:
+    """Our _ctc_loss checks (the CPU forward's; the backward's also of the
+    forward's outputs, which the CPU's backward reads unchecked): lengths,
+    targets and outputs of matching sizes."""
+    lp, tg = args["log_probs"], args["targets"]
+    inputs, targets = ctc_lengths(args["input_lengths"]), ctc_lengths(args["target_lengths"])
+    batch, time = lp.size(1), lp.size(0)
+    if tg.dim() not in (1, 2) or len(inputs) != batch or len(targets) != batch or any(n < 0 for n in targets) \
+            or any(n < 0 or n > time for n in inputs):
+        return False
+    longest = max(targets, default=0)
+    if tg.dim() == 1 and tg.numel() != sum(targets) or tg.dim() == 2 and (tg.size(0) != batch or tg.size(1) < longest):
+        return False
+    if "log_alpha" not in args:
+        return True
+    alpha = args["log_alpha"]
+    return (all(t.dim() == 1 and t.size(0) == batch for t in (args["grad"], args["neg_log_likelihood"]))
+            and alpha.dim() == 3 and alpha.shape[:2] == (batch, time) and alpha.size(2) >= 2 * longest + 1)

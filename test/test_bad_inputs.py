@@ -12,7 +12,8 @@ import re
 import pytest
 import torch
 
-from helpers import assert_matches, ldl_pivots_unchecked_by_cpu, run_on_kernels, to_cpu, to_device
+from helpers import (assert_matches, ctc_arguments_valid, ctc_lengths, ctc_lengths_integral, ldl_pivots_unchecked_by_cpu,
+                     run_on_kernels, to_cpu, to_device)
 from mps_ops.testing import emulate
 from mps_ops.samples import DATA, cpu_dtype, samples, written_names
 from sweep import assert_same_outcome, run, to_float64
@@ -226,6 +227,9 @@ CPU_LAYOUT_BUGS = [
     # torch 2.13's group_norm backward reads transposed operands in memory
     # order (float64 too).
     (r"native_group_norm_backward", r"(grad_out|input|mean|rstd|all): transposed"),
+    # A strided or expanded 1-D (concatenated) targets tensor: the CPU reads
+    # entry b's target from element offset x stride.
+    (r"_ctc_loss.*", r"(targets|all): (strided|expanded)"),
     # batch_norm's out= overloads come out wrong for a transposed input
     # (float64 too).
     (r"(native_batch_norm|_native_batch_norm_legit|_batch_norm_with_update)\.(out|no_stats_out)",
@@ -329,7 +333,29 @@ def _ldl_solve_reaches_lapack(args) -> bool:
             and tuple(pivots.shape) == tuple(ld.shape[:-1]))
 
 
+def _ctc_reads_outside(args) -> bool:
+    """_ctc_loss on the CPU reads a target outside [0, classes) unchecked
+    (past log_probs), its backward writes there too (past the gradient),
+    and the backward checks nothing of its lengths, targets and the
+    forward's outputs ("assume that the forward did"): where ours refuses
+    them, the CPU may crash."""
+    lp, tg = args["log_probs"], args["targets"]
+    backward = "log_alpha" in args
+    if not (lp.dim() == 3 and lp.dtype in (torch.float32, torch.float64) and tg.dtype in (torch.long, torch.int32)
+            and ctc_lengths_integral(args)) or (not backward and tg.dim() not in (1, 2)):
+        return False  # the CPU refuses these first
+    if backward and not all(t.dtype == lp.dtype and t.dim() == d for t, d in
+                            ((args["grad"], 1), (args["neg_log_likelihood"], 1), (args["log_alpha"], 3))):
+        return False  # the CPU's accessors refuse these first
+    if not ctc_arguments_valid(args):
+        return backward  # the forward refuses these as ours does
+    labels = tg.contiguous().reshape(-1) if tg.dim() == 1 else tg[:, :max(ctc_lengths(args["target_lengths"]), default=0)]
+    return bool(((labels < 0) | (labels >= lp.size(2))).any())
+
+
 CPU_WRITES_OUTSIDE = {
+    "_ctc_loss": _ctc_reads_outside,
+    "_ctc_loss_backward": _ctc_reads_outside,
     "_weight_norm_interface": _weight_norm_g_short,
     "_weight_norm_interface_backward": _weight_norm_g_short,
     "native_batch_norm": _batch_norm_running_stats_short,
