@@ -12,12 +12,16 @@
 //                   alpha[t][s] + beta[t][s], + loss - lp)) x grad_out
 // Each step rounds as the CPU's (LossCTC.cpp) does: the largest of the
 // three terms subtracted (0 where all are -inf), compared in its order, so a
-// NaN picks the same maximum. One threadgroup per batch entry runs a
-// recursion: its threads share the states of a time step, a barrier between
-// steps (the previous step's row is read from device memory). The gradient
-// takes one threadgroup per (time, batch entry): one thread sums the states
-// of each class in the CPU's order (descending s: log-adds do not
-// associate), then the threads finish the row's classes.
+// NaN picks the same maximum. First a table of each batch entry's states
+// (ctc_loss_states): label, whether the skip from s - 2 is allowed, and the
+// next lower state of the same label, so the recursions read one int per
+// state and the gradient can follow each class's states. One threadgroup
+// per batch entry runs a recursion: its threads share the states of a time
+// step, a barrier between steps (the previous step's row is read from
+// device memory). The gradient takes one threadgroup per (time, batch
+// entry): a thread per class present log-adds its states along the table's
+// links, in the CPU's order (descending s: log-adds do not associate), then
+// the threads finish the row's classes.
 //
 // A target outside [0, classes) raises bad_target (the host's KernelFlag)
 // and reads as the blank, so nothing is read out of bounds; the CPU reads
@@ -38,25 +42,27 @@ struct ctc_target {
 };
 
 template <typename TT>
-inline long label_of(constant TT* targets, ctc_target target, long stride, long classes, long blank, long s) {
+inline int label_of(constant TT* targets, ctc_target target, long stride, long classes, long blank, long s) {
   if (s % 2 == 0) {
-    return blank;
+    return int(blank);
   }
   const long label = long(targets[target.offset + stride * (s / 2)]);
-  return label >= 0 && label < classes ? label : blank;  // raised once by check_target
+  return label >= 0 && label < classes ? int(label) : int(blank);  // ctc_loss_states raises it
 }
 
-// Raises bad_target where an element of the batch entry's target lies
-// outside [0, classes).
-template <typename TT>
-inline void check_target(constant TT* targets, ctc_target target, long stride, long classes,
-                         device int* bad_target, uint lane, uint width) {
-  for (long k = lane; k < target.length; k += width) {
-    const long label = long(targets[target.offset + stride * k]);
-    if (label < 0 || label >= classes) {
-      *bad_target = 1;
-    }
-  }
+// One batch entry's rows of the state table (mps_ops::ctc_state_* in the
+// params header): each `states` ints.
+struct state_rows {
+  device int* labels;
+  device int* skips;   // 1 where alpha[s] takes alpha[s - 2] (its label differs from s - 2's)
+  device int* links;   // the next lower state of the same label, or -1
+  device int* leaders;  // 1 for the highest state of its label
+};
+
+inline state_rows rows_of(device int* table, uint b, long states) {
+  device int* base = table + long(b) * mps_ops::ctc_state_rows * states;
+  return state_rows{base + mps_ops::ctc_state_label * states, base + mps_ops::ctc_state_skip * states,
+                    base + mps_ops::ctc_state_link * states, base + mps_ops::ctc_state_leader * states};
 }
 
 // One step of either recursion: logsumexp of own (the same state), next
@@ -102,17 +108,65 @@ inline long input_length_of(constant long* lengths, uint b) {
 
 }  // namespace
 
+// One threadgroup per batch entry b: its rows of the state table, and
+// bad_target raised for a target outside [0, classes). The links come from
+// one thread's walk up the states, remembering each class's last state in
+// last_state[b] (a class of no state keeps -1).
+template <typename TT>
+kernel void ctc_loss_states(device int* state_table [[buffer(0)]],
+                            device int* last_state [[buffer(1)]],
+                            constant TT* targets [[buffer(2)]],
+                            constant long* lengths [[buffer(3)]],
+                            constant mps_ops::ctc_loss_params& params [[buffer(4)]],
+                            device int* bad_target [[buffer(5)]],
+                            uint b [[threadgroup_position_in_grid]],
+                            uint lane [[thread_index_in_threadgroup]],
+                            uint width [[threads_per_threadgroup]]) {
+  const mps_ops::ctc_loss_params p = params;
+  const ctc_target target = target_of(lengths, b);
+  const long states = 2 * target.length + 1;
+  bool bad = false;
+  for (long k = lane; k < target.length; k += width) {
+    const long label = long(targets[target.offset + p.target_stride * k]);
+    bad = bad || label < 0 || label >= p.classes;
+  }
+  if (bad) {
+    *bad_target = 1;
+  }
+  const state_rows rows = rows_of(state_table, b, p.states);
+  device int* last = last_state + long(b) * p.classes;
+  for (long s = lane; s < states; s += width) {
+    const int label = label_of(targets, target, p.target_stride, p.classes, p.blank, s);
+    rows.labels[s] = label;
+    rows.skips[s] = s > 1 && label_of(targets, target, p.target_stride, p.classes, p.blank, s - 2) != label;
+  }
+  for (long c = lane; c < p.classes; c += width) {
+    last[c] = -1;
+  }
+  threadgroup_barrier(mem_flags::mem_device);
+  if (lane == 0) {
+    for (long s = 0; s < states; ++s) {
+      const int label = rows.labels[s];
+      rows.links[s] = last[label];
+      last[label] = int(s);
+    }
+  }
+  threadgroup_barrier(mem_flags::mem_device);
+  for (long s = lane; s < states; s += width) {
+    rows.leaders[s] = last[rows.labels[s]] == int(s);
+  }
+}
+
 // One threadgroup per batch entry b: log_alpha[b] (time x states) and the
 // entry's loss. Entries the recursion does not reach (time steps past the
 // input, states past the target) are -inf; the CPU leaves them unwritten.
-template <typename TT>
+template <typename T>  // float: the only dtype, named for the host-name grammar
 kernel void ctc_loss_alpha(device float* log_alpha [[buffer(0)]],
                            device float* neg_log_likelihood [[buffer(1)]],
                            constant float* log_probs [[buffer(2)]],
-                           constant TT* targets [[buffer(3)]],
+                           device int* state_table [[buffer(3)]],
                            constant long* lengths [[buffer(4)]],
                            constant mps_ops::ctc_loss_params& params [[buffer(5)]],
-                           device int* bad_target [[buffer(6)]],
                            uint b [[threadgroup_position_in_grid]],
                            uint lane [[thread_index_in_threadgroup]],
                            uint width [[threads_per_threadgroup]]) {
@@ -120,7 +174,7 @@ kernel void ctc_loss_alpha(device float* log_alpha [[buffer(0)]],
   const long input_length = input_length_of(lengths, b);
   const ctc_target target = target_of(lengths, b);
   const long states = 2 * target.length + 1;
-  check_target(targets, target, p.target_stride, p.classes, bad_target, lane, width);
+  const state_rows rows = rows_of(state_table, b, p.states);
   device float* alpha = log_alpha + long(b) * p.time * p.states;
   constant float* probs = log_probs + long(b) * p.classes;
   const long probs_time_stride = p.batch * p.classes;
@@ -132,7 +186,7 @@ kernel void ctc_loss_alpha(device float* log_alpha [[buffer(0)]],
       if (t >= input_length || s >= states || (t == 0 && !first_states)) {
         alpha[t * p.states + s] = negative_infinity;
       } else if (t == 0) {
-        alpha[s] = probs[label_of(targets, target, p.target_stride, p.classes, p.blank, s)];
+        alpha[s] = probs[rows.labels[s]];
       }
     }
   }
@@ -140,11 +194,10 @@ kernel void ctc_loss_alpha(device float* log_alpha [[buffer(0)]],
     threadgroup_barrier(mem_flags::mem_device);
     device const float* previous = alpha + (t - 1) * p.states;
     for (long s = lane; s < states; s += width) {
-      const long label = label_of(targets, target, p.target_stride, p.classes, p.blank, s);
-      const bool has_skip = s > 1 && label_of(targets, target, p.target_stride, p.classes, p.blank, s - 2) != label;
+      const bool has_skip = rows.skips[s] != 0;
       alpha[t * p.states + s] = recursion_step(previous[s], s > 0 ? previous[s - 1] : 0.0f, s > 0,
                                                has_skip ? previous[s - 2] : 0.0f, has_skip,
-                                               probs[t * probs_time_stride + label]);
+                                               probs[t * probs_time_stride + rows.labels[s]]);
     }
   }
   threadgroup_barrier(mem_flags::mem_device);
@@ -169,14 +222,13 @@ kernel void ctc_loss_alpha(device float* log_alpha [[buffer(0)]],
 // One threadgroup per batch entry b: log_beta[b] at the time steps and
 // states the gradient reads (t below the input length, s below 2L + 1).
 // An entry whose gradient zero_infinity zeroes is skipped.
-template <typename TT>
+template <typename T>  // float: the only dtype, named for the host-name grammar
 kernel void ctc_loss_beta(device float* log_beta [[buffer(0)]],
                           constant float* log_probs [[buffer(1)]],
-                          constant TT* targets [[buffer(2)]],
+                          device int* state_table [[buffer(2)]],
                           constant long* lengths [[buffer(3)]],
                           constant float* neg_log_likelihood [[buffer(4)]],
                           constant mps_ops::ctc_loss_params& params [[buffer(5)]],
-                          device int* bad_target [[buffer(6)]],
                           uint b [[threadgroup_position_in_grid]],
                           uint lane [[thread_index_in_threadgroup]],
                           uint width [[threads_per_threadgroup]]) {
@@ -184,7 +236,7 @@ kernel void ctc_loss_beta(device float* log_beta [[buffer(0)]],
   const long input_length = input_length_of(lengths, b);
   const ctc_target target = target_of(lengths, b);
   const long states = 2 * target.length + 1;
-  check_target(targets, target, p.target_stride, p.classes, bad_target, lane, width);
+  const state_rows rows = rows_of(state_table, b, p.states);
   if (input_length == 0 || (p.zero_infinity != 0 && neg_log_likelihood[b] == positive_infinity)) {
     return;
   }
@@ -194,21 +246,17 @@ kernel void ctc_loss_beta(device float* log_beta [[buffer(0)]],
   const long last = input_length - 1;
   for (long s = lane; s < states; s += width) {
     const bool final_state = s >= 2 * target.length - 1;  // the blank after the target, or its last element
-    beta[last * p.states + s] =
-        final_state ? probs[last * probs_time_stride + label_of(targets, target, p.target_stride, p.classes, p.blank, s)]
-                    : negative_infinity;
+    beta[last * p.states + s] = final_state ? probs[last * probs_time_stride + rows.labels[s]] : negative_infinity;
   }
   for (long t = last - 1; t >= 0; --t) {
     threadgroup_barrier(mem_flags::mem_device);
     device const float* following = beta + (t + 1) * p.states;
     for (long s = lane; s < states; s += width) {
-      const long label = label_of(targets, target, p.target_stride, p.classes, p.blank, s);
       const bool has_next = s < 2 * target.length;
-      const bool has_skip =
-          s < 2 * target.length - 1 && label_of(targets, target, p.target_stride, p.classes, p.blank, s + 2) != label;
+      const bool has_skip = s < 2 * target.length - 1 && rows.skips[s + 2] != 0;  // label(s + 2) != label(s)
       beta[t * p.states + s] = recursion_step(following[s], has_next ? following[s + 1] : 0.0f, has_next,
                                               has_skip ? following[s + 2] : 0.0f, has_skip,
-                                              probs[t * probs_time_stride + label]);
+                                              probs[t * probs_time_stride + rows.labels[s]]);
     }
   }
 }
@@ -216,11 +264,11 @@ kernel void ctc_loss_beta(device float* log_beta [[buffer(0)]],
 // One threadgroup per (time step t, batch entry b), group index t x batch
 // + b: the gradient's row grad[t][b][0 .. classes). Zero past the entry's
 // input length, and where zero_infinity meets an infinite loss.
-template <typename TT>
+template <typename T>  // float: the only dtype, named for the host-name grammar
 kernel void ctc_loss_gradient(device float* grad [[buffer(0)]],
                               constant float* grad_out [[buffer(1)]],
                               constant float* log_probs [[buffer(2)]],
-                              constant TT* targets [[buffer(3)]],
+                              device int* state_table [[buffer(3)]],
                               constant long* lengths [[buffer(4)]],
                               constant float* neg_log_likelihood [[buffer(5)]],
                               constant float* log_alpha [[buffer(6)]],
@@ -246,22 +294,30 @@ kernel void ctc_loss_gradient(device float* grad [[buffer(0)]],
     row[c] = negative_infinity;  // the log of an empty sum
   }
   threadgroup_barrier(mem_flags::mem_device);
-  if (lane == 0) {
-    constant float* alpha = log_alpha + (long(b) * p.time + t) * p.states;
-    constant float* beta = log_beta + (long(b) * p.time + t) * p.states;
-    if (long(t) == input_length - 1) {
-      // Only the two final states have a path on; the CPU assigns them
-      // (no add: a blank and a target element differ, unless the target
-      // names the blank, where the second replaces the first as there).
+  const state_rows rows = rows_of(state_table, b, p.states);
+  constant float* alpha = log_alpha + (long(b) * p.time + t) * p.states;
+  constant float* beta = log_beta + (long(b) * p.time + t) * p.states;
+  if (long(t) == input_length - 1) {
+    // Only the two final states have a path on; the CPU assigns them (no
+    // add: a blank and a target element differ, unless the target names
+    // the blank, where the second replaces the first as there).
+    if (lane == 0) {
       row[p.blank] = alpha[2 * target.length] + beta[2 * target.length];
       if (target.length > 0) {
         const long s = 2 * target.length - 1;
-        row[label_of(targets, target, p.target_stride, p.classes, p.blank, s)] = alpha[s] + beta[s];
+        row[rows.labels[s]] = alpha[s] + beta[s];
       }
-    } else {
-      for (long s = 2 * target.length; s >= 0; --s) {
-        const long label = label_of(targets, target, p.target_stride, p.classes, p.blank, s);
-        row[label] = log_add(row[label], alpha[s] + beta[s]);
+    }
+  } else {
+    // A thread per class present (its highest state, the leader) adds its
+    // states from the top down, as the CPU's loop over s does.
+    for (long s = lane; s < 2 * target.length + 1; s += width) {
+      if (rows.leaders[s] != 0) {
+        float sum = negative_infinity;
+        for (int state = int(s); state >= 0; state = rows.links[state]) {
+          sum = log_add(sum, alpha[state] + beta[state]);
+        }
+        row[rows.labels[s]] = sum;
       }
     }
   }
@@ -274,10 +330,10 @@ kernel void ctc_loss_gradient(device float* grad [[buffer(0)]],
   }
 }
 
-// Host names <kernel>_dense_<target type>_float, as nll_loss's.
-#define CTC_LOSS_INSTANTIATE(KERNEL)                                                   \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(KERNEL, dense, long, float), KERNEL, long) \
-  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(KERNEL, dense, int, float), KERNEL, int)
-CTC_LOSS_INSTANTIATE(ctc_loss_alpha)
-CTC_LOSS_INSTANTIATE(ctc_loss_beta)
-CTC_LOSS_INSTANTIATE(ctc_loss_gradient)
+// The state table per target dtype, as nll_loss's host names
+// (<kernel>_dense_<target type>_float); the rest read the table.
+MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(ctc_loss_states, dense, long, float), ctc_loss_states, long)
+MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(ctc_loss_states, dense, int, float), ctc_loss_states, int)
+MPS_OPS_INSTANTIATE_FOR_TYPE(ctc_loss_alpha, dense, float)
+MPS_OPS_INSTANTIATE_FOR_TYPE(ctc_loss_beta, dense, float)
+MPS_OPS_INSTANTIATE_FOR_TYPE(ctc_loss_gradient, dense, float)

@@ -23,4 +23,10 @@ struct ctc_loss_params {
 // The slots of one batch entry in the lengths buffer.
 enum { ctc_input_length = 0, ctc_target_length = 1, ctc_target_offset = 2, ctc_length_fields = 3 };
 
+// The state table (ints, batch x ctc_state_rows x states): per batch entry
+// and state, its label, whether alpha takes the skip from s - 2, the next
+// lower state of the same label (-1: none) and whether it is its label's
+// highest state.
+enum { ctc_state_label = 0, ctc_state_skip = 1, ctc_state_link = 2, ctc_state_leader = 3, ctc_state_rows = 4 };
+
 }  // namespace mps_ops

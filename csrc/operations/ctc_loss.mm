@@ -146,6 +146,20 @@ std::vector<int64_t> lengths_on_host(const at::Tensor& lengths, const char* name
   return std::vector<int64_t>(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
 }
 
+// The state table of the kernels (ctc_loss_params.h), from ctc_loss_states;
+// it raises bad_target for a target outside the classes.
+at::Tensor state_table(const char* op, const at::Tensor& targets, const CtcProblem& problem, KernelFlag& bad_target) {
+  static KernelCache kernels("ctc_loss_states");
+  const ctc_loss_params& p = problem.params;
+  const auto ints = problem.lengths.options().dtype(at::kInt);
+  at::Tensor table = at::empty({p.batch, ctc_state_rows, p.states}, ints);
+  at::Tensor last_state = at::empty({p.batch, p.classes}, ints);
+  KernelFunction function(kernels.get(Variant::dense, targets.scalar_type(), at::kFloat));
+  function.bind_operands(table, last_state, targets, problem.lengths).bind(p, bad_target);
+  dispatch_groups(function, p.batch, group_threads(std::max(p.states, p.classes)), op);
+  return table;
+}
+
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor> _ctc_loss(const at::Tensor& log_probs, const at::Tensor& targets,
@@ -162,9 +176,9 @@ std::tuple<at::Tensor, at::Tensor> _ctc_loss(const at::Tensor& log_probs, const 
   at::Tensor neg_log_likelihood = at::empty({p.batch}, options);
   at::Tensor log_alpha = at::empty({p.batch, p.time, p.states}, options);
   KernelFlag bad_target;
-  KernelFunction function(kernels.get(Variant::dense, targets.scalar_type(), at::kFloat));
-  function.bind_operands(log_alpha, neg_log_likelihood, log_probs.contiguous(), targets, problem.lengths)
-      .bind(p, bad_target);
+  const at::Tensor table = state_table(ctc_op, targets, problem, bad_target);
+  KernelFunction function(kernels.get(Variant::dense, at::kFloat, at::kFloat));
+  function.bind_operands(log_alpha, neg_log_likelihood, log_probs.contiguous(), table, problem.lengths).bind(p);
   dispatch_groups(function, p.batch, group_threads(p.states), ctc_op);
   check_targets_in_range(ctc_op, std::move(bad_target), p.classes);
   return {neg_log_likelihood, log_alpha};
@@ -202,11 +216,12 @@ at::Tensor _ctc_loss_backward(const at::Tensor& grad, const at::Tensor& log_prob
   const at::Tensor nll = neg_log_likelihood.contiguous();
   at::Tensor log_beta = at::empty_like(alpha, at::MemoryFormat::Contiguous);
   KernelFlag bad_target;
-  KernelFunction beta(beta_kernels.get(Variant::dense, targets.scalar_type(), at::kFloat));
-  beta.bind_operands(log_beta, probs, targets, problem.lengths, nll).bind(p, bad_target);
+  const at::Tensor table = state_table(ctc_backward_op, targets, problem, bad_target);
+  KernelFunction beta(beta_kernels.get(Variant::dense, at::kFloat, at::kFloat));
+  beta.bind_operands(log_beta, probs, table, problem.lengths, nll).bind(p);
   dispatch_groups(beta, p.batch, group_threads(p.states), ctc_backward_op);
-  KernelFunction rows(gradient_kernels.get(Variant::dense, targets.scalar_type(), at::kFloat));
-  rows.bind_operands(gradient, grad.contiguous(), probs, targets, problem.lengths, nll, alpha, log_beta).bind(p);
+  KernelFunction rows(gradient_kernels.get(Variant::dense, at::kFloat, at::kFloat));
+  rows.bind_operands(gradient, grad.contiguous(), probs, table, problem.lengths, nll, alpha, log_beta).bind(p);
   dispatch_groups(rows, p.time * p.batch, group_threads(p.classes), ctc_backward_op);
   check_targets_in_range(ctc_backward_op, std::move(bad_target), p.classes);
   return gradient;
