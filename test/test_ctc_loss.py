@@ -157,12 +157,15 @@ def test_impossible_alignments(zero_infinity):
     assert bool((grad[2:, 1] == 0).all()) and bool(grad[:, 0].isfinite().all())
 
 
-def test_wider_than_a_threadgroup():
-    """Targets of 200 elements (401 states: two per thread of a group of
-    256) over 300 time steps, and 300 classes (gradient rows of two per
-    thread)."""
-    problem = _problem(time=300, batch=2, classes=300, target_length=200, input_lengths=[300, 290],
-                       target_lengths=[200, 150])
+@pytest.mark.parametrize("target_length", [200, 600], ids=["401 states", "1201 states"])
+def test_wider_than_a_threadgroup(target_length):
+    """Targets of 200 elements (401 states) and of 600 (1,201): more states
+    than a group's threads (1,024 at most; the emulator's pipelines take
+    256), so threads hold several; and 300 classes (gradient rows of two
+    classes per thread)."""
+    time = target_length + 100
+    problem = _problem(time=time, batch=2, classes=300, target_length=target_length,
+                       input_lengths=[time, time - 10], target_lengths=[target_length, target_length * 3 // 4])
     _check_forward(*problem)
     _check_backward(*problem)
 

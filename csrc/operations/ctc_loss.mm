@@ -27,9 +27,14 @@ namespace {
 
 constexpr const char* ctc_op = "_ctc_loss";
 constexpr const char* ctc_backward_op = "_ctc_loss_backward";
-// The threads of a recursion's or a gradient row's threadgroup, at most: a
-// target of up to 127 elements (255 states) takes one state per thread.
-constexpr int64_t ctc_group_threads = 256;
+// The threads of a recursion's threadgroup, at most: a target of up to 511
+// elements (1,023 states) takes one state per thread, so a time step costs
+// one state's latency (256 threads with two states each: the H200's
+// forward at 0.60x torch's CUDA kernel, whose blocks also hold one state per
+// thread). The other kernels' groups (a row of classes, the state table)
+// take at most 256.
+constexpr uint32_t ctc_recursion_threads = 1024;
+constexpr uint32_t ctc_row_threads = 256;
 
 // One call's batch entries as the kernels read them, and the sizes.
 struct CtcProblem {
@@ -105,13 +110,12 @@ CtcProblem ctc_problem(const at::Tensor& log_probs, const at::Tensor& targets, a
   return CtcProblem{lengths.to(log_probs.device()), params};
 }
 
-// Threads per group for `work` items per step: a multiple of 32, at most
-// ctc_group_threads.
-uint32_t group_threads(int64_t work) {
-  return static_cast<uint32_t>(std::clamp<int64_t>((work + 31) / 32 * 32, 32, ctc_group_threads));
-}
-
-void dispatch_groups(KernelFunction& function, int64_t groups, uint32_t threads, const char* op) {
+// `groups` threadgroups of `function`, each of a power of two of threads
+// for `work` items (power_of_two_group: at most `cap` and the pipeline's
+// limit).
+void dispatch_groups(KernelFunction& function, const KernelHandle* kernel, int64_t groups, int64_t work,
+                     uint32_t cap, const char* op) {
+  const uint32_t threads = power_of_two_group(work, cap, kernel);
   TORCH_CHECK(groups * threads <= UINT32_MAX, "mps_ops: ", op, " over more than 2**32 - 1 threads");
   function.dispatch(Dim3{static_cast<uint32_t>(groups) * threads, 1, 1}, Dim3{threads, 1, 1});
 }
@@ -154,9 +158,10 @@ at::Tensor state_table(const char* op, const at::Tensor& targets, const CtcProbl
   const auto ints = problem.lengths.options().dtype(at::kInt);
   at::Tensor table = at::empty({p.batch, ctc_state_rows, p.states}, ints);
   at::Tensor last_state = at::empty({p.batch, p.classes}, ints);
-  KernelFunction function(kernels.get(Variant::dense, targets.scalar_type(), at::kFloat));
+  const KernelHandle* kernel = kernels.get(Variant::dense, targets.scalar_type(), at::kFloat);
+  KernelFunction function(kernel);
   function.bind_operands(table, last_state, targets, problem.lengths).bind(p, bad_target);
-  dispatch_groups(function, p.batch, group_threads(std::max(p.states, p.classes)), op);
+  dispatch_groups(function, kernel, p.batch, std::max(p.states, p.classes), ctc_row_threads, op);
   return table;
 }
 
@@ -177,9 +182,10 @@ std::tuple<at::Tensor, at::Tensor> _ctc_loss(const at::Tensor& log_probs, const 
   at::Tensor log_alpha = at::empty({p.batch, p.time, p.states}, options);
   KernelFlag bad_target;
   const at::Tensor table = state_table(ctc_op, targets, problem, bad_target);
-  KernelFunction function(kernels.get(Variant::dense, at::kFloat, at::kFloat));
+  const KernelHandle* kernel = kernels.get(Variant::dense, at::kFloat, at::kFloat);
+  KernelFunction function(kernel);
   function.bind_operands(log_alpha, neg_log_likelihood, log_probs.contiguous(), table, problem.lengths).bind(p);
-  dispatch_groups(function, p.batch, group_threads(p.states), ctc_op);
+  dispatch_groups(function, kernel, p.batch, p.states, ctc_recursion_threads, ctc_op);
   check_targets_in_range(ctc_op, std::move(bad_target), p.classes);
   return {neg_log_likelihood, log_alpha};
 }
@@ -217,12 +223,14 @@ at::Tensor _ctc_loss_backward(const at::Tensor& grad, const at::Tensor& log_prob
   at::Tensor log_beta = at::empty_like(alpha, at::MemoryFormat::Contiguous);
   KernelFlag bad_target;
   const at::Tensor table = state_table(ctc_backward_op, targets, problem, bad_target);
-  KernelFunction beta(beta_kernels.get(Variant::dense, at::kFloat, at::kFloat));
+  const KernelHandle* beta_kernel = beta_kernels.get(Variant::dense, at::kFloat, at::kFloat);
+  KernelFunction beta(beta_kernel);
   beta.bind_operands(log_beta, probs, table, problem.lengths, nll).bind(p);
-  dispatch_groups(beta, p.batch, group_threads(p.states), ctc_backward_op);
-  KernelFunction rows(gradient_kernels.get(Variant::dense, at::kFloat, at::kFloat));
+  dispatch_groups(beta, beta_kernel, p.batch, p.states, ctc_recursion_threads, ctc_backward_op);
+  const KernelHandle* rows_kernel = gradient_kernels.get(Variant::dense, at::kFloat, at::kFloat);
+  KernelFunction rows(rows_kernel);
   rows.bind_operands(gradient, grad.contiguous(), probs, table, problem.lengths, nll, alpha, log_beta).bind(p);
-  dispatch_groups(rows, p.time * p.batch, group_threads(p.classes), ctc_backward_op);
+  dispatch_groups(rows, rows_kernel, p.time * p.batch, p.classes, ctc_row_threads, ctc_backward_op);
   check_targets_in_range(ctc_backward_op, std::move(bad_target), p.classes);
   return gradient;
 }
