@@ -183,6 +183,16 @@ def _ctc_lengths(log_probs, targets) -> tuple:
     return [log_probs.size(0)] * log_probs.size(1), [targets.size(1)] * log_probs.size(1)
 
 
+def _aa_gradient(elements: int, dtype) -> list:
+    """grad_output (the elements as (N, 16, 128, 128)) of an antialiased
+    resize of (N, 16, 256, 256) inputs to half their size."""
+    return [torch.randn(max(1, elements // (16 * 128 * 128)), 16, 128, 128).to(dtype)]
+
+
+def _aa_input_size(grad) -> list:
+    return [grad.size(0), grad.size(1), 2 * grad.size(2), 2 * grad.size(3)]
+
+
 def _batch_norm_inputs(channels_last: bool):
     """A CNN's batch_norm: the rows x cols elements as (N, 64, 32, 32),
     contiguous or channels-last, and the weight, bias and running
@@ -479,6 +489,13 @@ WITH_OWN_INPUTS = {
     "_upsample_lanczos2d_aa": OpSpec(
         lambda x: torch.ops.aten._upsample_lanczos2d_aa(x, (x.size(2) // 2 + 1, 2 * x.size(3)), False), (), kind="pool",
         inputs=lambda layout, rows, cols, dtype: [t.flatten(0, 1) for t in _pool_inputs(layout, rows, cols, dtype)]),
+    # The gradient of an antialiased 2x downsample of (N, 16, 256, 256) images.
+    "_upsample_bilinear2d_aa_backward": OpSpec(
+        lambda g: torch.ops.aten._upsample_bilinear2d_aa_backward(g, g.shape[2:], _aa_input_size(g), False), (),
+        kind="scatter", inputs=lambda layout, rows, cols, dtype: _aa_gradient(rows * cols, dtype)),
+    "_upsample_bicubic2d_aa_backward": OpSpec(
+        lambda g: torch.ops.aten._upsample_bicubic2d_aa_backward(g, g.shape[2:], _aa_input_size(g), False), (),
+        kind="scatter", inputs=lambda layout, rows, cols, dtype: _aa_gradient(rows * cols, dtype)),
     "rrelu_with_noise": OpSpec(
         lambda x: torch.ops.aten.rrelu_with_noise(x, torch.empty(x.shape, dtype=x.dtype, device=x.device), 0.1, 0.3,
                                                   True), (), kind="activation", inputs=_reduction_inputs),

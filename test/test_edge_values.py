@@ -211,6 +211,11 @@ FLOAT_RANGE_EXCEEDED = [
     # pass over it), so pivots and the NaNs they spread differ. Finite edge
     # values (zeros, subnormals, extremes) are compared in full.
     (r"linalg_ldl_factor_ex(\..*)?", r"(self: nan|self: infinities|all: every edge value)"),
+    # The antialiased resizes' backwards: grad_output near the limit times
+    # weights above 1 (bicubic's) overflows where the CPU's fused
+    # multiply-add (its build contracts) rounds the sum only, so which sums
+    # are infinite, and which meet inf - inf, differs.
+    (r"_upsample_(bilinear|bicubic|lanczos)2d_aa_backward(\..*)?", r"(grad_output: extremes|all: every edge value)"),
 ]
 
 

@@ -78,7 +78,7 @@ def unreachable_kernels(entries, input_types) -> list[str]:
     reached = defaultdict(set)
     for entry in entries:
         # The kernels the entry names, and any other its stub file looks up
-        # (upsample_lanczos_backward: float32 only, where the op also takes uint8).
+        # (upsample_aa_backward: float32 only, where the Lanczos op also takes uint8).
         for kernel in set(entry.kernels) | entry.stub_kernels():
             reached[kernel].update(codegen.METAL_TYPE[entry.kernel_dtype(d)] for d in entry.dtypes)
     return sorted(f"{op} for {metal}" for op, types in input_types.items() for metal in types

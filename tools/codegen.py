@@ -220,7 +220,7 @@ class OpEntry:
     def stub_kernels(self) -> set:
         """The kernel ops the entry's stub file looks up (`KernelCache name("op")`):
         `kernels` and any the stub picks for some inputs only (softmax's paired
-        rows, upsample_lanczos_backward's float32). Empty for a shaped entry,
+        rows, upsample_aa_backward's float32). Empty for a shaped entry,
         whose stubs take the kernel from the registry itself."""
         if self.shape:
             return set()

@@ -1,6 +1,9 @@
-// _upsample_lanczos2d_aa and its backward (antialiased Lanczos-3 resize).
-// The host computes each axis's windows and normalised weights exactly as the
-// CPU does (csrc/operations/upsample_lanczos.mm) and binds them as tables:
+// _upsample_lanczos2d_aa and its backward (antialiased Lanczos-3 resize),
+// and the backward of the antialiased bilinear and bicubic resizes (their
+// forwards run on MPS; their backwards lack it in torch 2.9 to 2.13): the
+// kernels take any filter's weights. The host computes each axis's windows
+// and normalised weights exactly as the CPU does
+// (csrc/operations/upsample_lanczos.mm) and binds them as tables:
 // table[0, out) first input index of each output index, table[out, 2 out) its
 // window length, then (backward) table[2 out, 2 out + in) and
 // [2 out + in, 2 out + 2 in) the first and last output index whose window
@@ -76,7 +79,7 @@ kernel void upsample_lanczos_pass(
 }
 
 template <typename T>
-kernel void upsample_lanczos_backward(
+kernel void upsample_aa_backward(
     device T* grad_input [[buffer(0)]],
     constant T* grad_output [[buffer(1)]],
     constant long* rows [[buffer(2)]],
@@ -113,5 +116,4 @@ kernel void upsample_lanczos_backward(
 
 MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(upsample_lanczos, dense, float, float), upsample_lanczos_pass, float)
 MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(upsample_lanczos, dense, uchar, uchar), upsample_lanczos_pass, uchar)
-MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(upsample_lanczos_backward, dense, float, float), upsample_lanczos_backward,
-                    float)
+MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(upsample_aa_backward, dense, float, float), upsample_aa_backward, float)

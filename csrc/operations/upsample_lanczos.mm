@@ -1,5 +1,8 @@
 // Host stubs of _upsample_lanczos2d_aa (+ out=) and its backward (+
-// grad_input=); kernels in csrc/kernels/upsample_lanczos.metal. Each axis's
+// grad_input=), and of the bilinear and bicubic antialiased resizes'
+// backwards (fills for torch 2.9 to 2.13: training through
+// F.interpolate(..., antialias=True) raised on a Mac; their forwards run on
+// MPS); kernels in csrc/kernels/upsample_lanczos.metal. Each axis's
 // windows and weights depend only on its sizes, so the host computes them,
 // with the CPU's formulas in the CPU's types (float for float tensors, double
 // then 16-bit fixed point for uint8), and binds them as small tables. Checks
@@ -23,7 +26,22 @@
 namespace mps_ops {
 namespace {
 
-constexpr int lanczos_width = 6;  // Lanczos-3: the filter spans [-3, 3)
+// The CPU's antialiasing filters (UpSampleKernel.cpp's aa_filter of its
+// HelperInterpLinear, HelperInterpCubic and Lanczos helpers): at unit scale
+// one output pixel's window spans `width` input pixels.
+enum class AaFilter { lanczos3, linear, cubic };
+
+int filter_width(AaFilter filter) {
+  switch (filter) {
+    case AaFilter::linear:
+      return 2;
+    case AaFilter::cubic:
+      return 4;
+    case AaFilter::lanczos3:
+      break;
+  }
+  return 6;  // Lanczos-3: the filter spans [-3, 3)
+}
 
 // Input pixels per output pixel.
 template <typename T>
@@ -50,6 +68,35 @@ T lanczos3(T x) {
   return x < 3.0 ? sinc(x) * sinc(x / 3.0) : 0.0;
 }
 
+// Keys' cubic convolution at a = -0.5, in T as the CPU's (the plain bicubic
+// interpolation takes a = -0.75).
+template <typename T>
+T keys_cubic(T x) {
+  const T a = -0.5;
+  x = std::abs(x);
+  if (x < 1.0) {
+    return ((a + 2) * x - (a + 3)) * x * x + 1;
+  }
+  if (x < 2.0) {
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  }
+  return 0.0;
+}
+
+template <typename T>
+T filter_weight(AaFilter filter, T x) {
+  switch (filter) {
+    case AaFilter::linear:
+      x = std::abs(x);
+      return x < 1.0 ? 1.0 - x : 0.0;
+    case AaFilter::cubic:
+      return keys_cubic(x);
+    case AaFilter::lanczos3:
+      break;
+  }
+  return lanczos3(x);
+}
+
 // One axis: per output index its window (first input index, length) and
 // `taps` normalised weights; per input index the output indices covering it.
 template <typename T>
@@ -61,9 +108,10 @@ struct AxisPlan {
 };
 
 template <typename T>
-AxisPlan<T> plan_axis(int64_t in, int64_t out, bool align_corners, std::optional<double> scale_arg) {
+AxisPlan<T> plan_axis(AaFilter filter, int64_t in, int64_t out, bool align_corners, std::optional<double> scale_arg) {
   const T scale = pixel_scale<T>(in, out, align_corners, scale_arg);
-  const T support = (scale >= 1.0) ? (lanczos_width * 0.5) * scale : lanczos_width * 0.5;
+  const int width = filter_width(filter);
+  const T support = (scale >= 1.0) ? (width * 0.5) * scale : width * 0.5;
   AxisPlan<T> plan;
   plan.taps = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
   plan.table.assign(2 * out + 2 * in, 0);
@@ -79,7 +127,7 @@ AxisPlan<T> plan_axis(int64_t in, int64_t out, bool align_corners, std::optional
     T* w = plan.weights.data() + i * plan.taps;
     T total = 0;
     for (int64_t j = 0; j < count; ++j) {
-      w[j] = lanczos3<T>((j + first - center + 0.5) * invscale);
+      w[j] = filter_weight<T>(filter, (j + first - center + 0.5) * invscale);
       total += w[j];
     }
     if (total != 0.0) {
@@ -107,12 +155,12 @@ struct AxisTables {
   int precision = 0;
 };
 
-AxisTables axis_tables(int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
+AxisTables axis_tables(AaFilter filter, int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
                        c10::ScalarType dtype, const at::Device& device) {
   AxisTables tables;
   const auto to_device = [&](at::Tensor host) { return host.to(device); };
   if (dtype == at::kByte) {
-    const AxisPlan<double> plan = plan_axis<double>(in, out, align_corners, scale);
+    const AxisPlan<double> plan = plan_axis<double>(filter, in, out, align_corners, scale);
     int precision = 0;
     for (; precision < 22; ++precision) {
       const int next = static_cast<int>(0.5 + plan.max_weight * (1 << (precision + 1)));
@@ -128,7 +176,7 @@ AxisTables axis_tables(int64_t in, int64_t out, bool align_corners, std::optiona
     tables = {to_device(at::tensor(plan.table)), to_device(at::tensor(fixed)), static_cast<int>(plan.taps),
               precision};
   } else {
-    const AxisPlan<float> plan = plan_axis<float>(in, out, align_corners, scale);
+    const AxisPlan<float> plan = plan_axis<float>(filter, in, out, align_corners, scale);
     tables = {to_device(at::tensor(plan.table)), to_device(at::tensor(plan.weights)), static_cast<int>(plan.taps), 0};
   }
   return tables;
@@ -148,7 +196,8 @@ void resample_axis(const at::Tensor& in, at::Tensor& out, int axis, bool align_c
                    std::optional<double> scale) {
   static KernelCache kernels("upsample_lanczos");
   const AxisTables tables =
-      axis_tables(in.size(axis), out.size(axis), align_corners, scale, in.scalar_type(), in.device());
+      axis_tables(AaFilter::lanczos3, in.size(axis), out.size(axis), align_corners, scale, in.scalar_type(),
+                  in.device());
   lanczos_pass_params params{};
   for (int d = 0; d < 4; ++d) {
     params.sizes[d] = out.size(d);
@@ -207,30 +256,31 @@ at::Tensor lanczos_forward(const at::Tensor& input, c10::SymIntArrayRef output_s
   return out;
 }
 
-}  // namespace
+// One antialiased resize's backward: its filter, the op's name and its CPU
+// kernel's (in the dtype dispatch's message).
+struct AaBackward {
+  AaFilter filter;
+  const char* op;
+  const char* cpu_name;
+};
+constexpr AaBackward lanczos_backward{AaFilter::lanczos3, "_upsample_lanczos2d_aa_backward",
+                                      "upsample_lanczos2d_aa_backward"};
+constexpr AaBackward bilinear_backward{AaFilter::linear, "_upsample_bilinear2d_aa_backward",
+                                       "upsample_bilinear2d_aa_backward_cpu"};
+constexpr AaBackward bicubic_backward{AaFilter::cubic, "_upsample_bicubic2d_aa_backward",
+                                      "upsample_bicubic2d_aa_backward_cpu"};
 
-at::Tensor& upsample_lanczos2d_aa_out(const at::Tensor& input, c10::SymIntArrayRef output_size, bool align_corners,
-                                      std::optional<double> scales_h, std::optional<double> scales_w,
-                                      at::Tensor& out) {
-  lanczos_forward(input, output_size, align_corners, scales_h, scales_w, &out);
-  return out;
-}
-
-at::Tensor upsample_lanczos2d_aa(const at::Tensor& input, c10::SymIntArrayRef output_size, bool align_corners,
-                                 std::optional<double> scales_h, std::optional<double> scales_w) {
-  return lanczos_forward(input, output_size, align_corners, scales_h, scales_w, nullptr);
-}
-
-at::Tensor& upsample_lanczos2d_aa_backward_out(const at::Tensor& grad_output, c10::SymIntArrayRef output_size_,
-                                               c10::SymIntArrayRef input_size_, bool align_corners,
-                                               std::optional<double> scales_h, std::optional<double> scales_w,
-                                               at::Tensor& grad_input) {
-  static KernelCache kernels("upsample_lanczos_backward");
+// grad_input = the transposed resize of grad_output: per grad_input element
+// the output cells whose windows cover it, in the CPU's order.
+at::Tensor& aa_backward_out(const AaBackward& which, const at::Tensor& grad_output, c10::SymIntArrayRef output_size_,
+                            c10::SymIntArrayRef input_size_, bool align_corners, std::optional<double> scales_h,
+                            std::optional<double> scales_w, at::Tensor& grad_input) {
+  static KernelCache kernels("upsample_aa_backward");
   const at::IntArrayRef output_size = C10_AS_INTARRAYREF_SLOW(output_size_);
   const at::IntArrayRef input_size = C10_AS_INTARRAYREF_SLOW(input_size_);
-  check_device("_upsample_lanczos2d_aa_backward", grad_output);
+  check_device(which.op, grad_output);
   check_out_dtype_first(grad_output.scalar_type(), grad_input);
-  check_dtype("_upsample_lanczos2d_aa_backward", grad_output);
+  check_dtype(which.op, grad_output);
   check_sizes(input_size, output_size);
   TORCH_CHECK(grad_output.dim() == 4, "Expected grad_output to be a tensor of dimension 4 but got: dimension ",
               grad_output.dim());
@@ -240,17 +290,17 @@ at::Tensor& upsample_lanczos2d_aa_backward_out(const at::Tensor& grad_output, c1
                 "Expected grad_output to have the same shape as output;", " output.size(", i, ") = ",
                 full_output_size[i], " but got grad_output.size(", i, ") = ", grad_output.size(i));
   }
-  TORCH_CHECK_NOT_IMPLEMENTED(grad_output.scalar_type() == at::kFloat,
-                              "\"upsample_lanczos2d_aa_backward\" not implemented for '",
-                              c10::toString(grad_output.scalar_type()), "' on ", grad_output.device());
-  check_output("_upsample_lanczos2d_aa_backward", grad_input, grad_output.scalar_type(), input_size, {&grad_output});
+  TORCH_CHECK_NOT_IMPLEMENTED(grad_output.scalar_type() == at::kFloat, "\"", which.cpu_name,
+                              "\" not implemented for '", c10::toString(grad_output.scalar_type()), "' on ",
+                              grad_output.device());
+  check_output(which.op, grad_input, grad_output.scalar_type(), input_size, {&grad_output});
   if (grad_input.numel() == 0) {
     return grad_input;
   }
-  const AxisTables rows =
-      axis_tables(input_size[2], output_size[0], align_corners, scales_h, at::kFloat, grad_output.device());
-  const AxisTables columns =
-      axis_tables(input_size[3], output_size[1], align_corners, scales_w, at::kFloat, grad_output.device());
+  const AxisTables rows = axis_tables(which.filter, input_size[2], output_size[0], align_corners, scales_h,
+                                      at::kFloat, grad_output.device());
+  const AxisTables columns = axis_tables(which.filter, input_size[3], output_size[1], align_corners, scales_w,
+                                         at::kFloat, grad_output.device());
   lanczos_backward_params params{};
   params.channels = input_size[1];
   params.height = input_size[2];
@@ -270,12 +320,69 @@ at::Tensor& upsample_lanczos2d_aa_backward_out(const at::Tensor& grad_output, c1
   return grad_input;
 }
 
+at::Tensor aa_backward(const AaBackward& which, const at::Tensor& grad_output, c10::SymIntArrayRef output_size,
+                       c10::SymIntArrayRef input_size, bool align_corners, std::optional<double> scales_h,
+                       std::optional<double> scales_w) {
+  at::Tensor grad_input = at::empty({0}, grad_output.options());
+  return aa_backward_out(which, grad_output, output_size, input_size, align_corners, scales_h, scales_w, grad_input);
+}
+
+}  // namespace
+
+at::Tensor& upsample_lanczos2d_aa_out(const at::Tensor& input, c10::SymIntArrayRef output_size, bool align_corners,
+                                      std::optional<double> scales_h, std::optional<double> scales_w,
+                                      at::Tensor& out) {
+  lanczos_forward(input, output_size, align_corners, scales_h, scales_w, &out);
+  return out;
+}
+
+at::Tensor upsample_lanczos2d_aa(const at::Tensor& input, c10::SymIntArrayRef output_size, bool align_corners,
+                                 std::optional<double> scales_h, std::optional<double> scales_w) {
+  return lanczos_forward(input, output_size, align_corners, scales_h, scales_w, nullptr);
+}
+
+at::Tensor& upsample_lanczos2d_aa_backward_out(const at::Tensor& grad_output, c10::SymIntArrayRef output_size,
+                                               c10::SymIntArrayRef input_size, bool align_corners,
+                                               std::optional<double> scales_h, std::optional<double> scales_w,
+                                               at::Tensor& grad_input) {
+  return aa_backward_out(lanczos_backward, grad_output, output_size, input_size, align_corners, scales_h, scales_w,
+                         grad_input);
+}
+
 at::Tensor upsample_lanczos2d_aa_backward(const at::Tensor& grad_output, c10::SymIntArrayRef output_size,
                                           c10::SymIntArrayRef input_size, bool align_corners,
                                           std::optional<double> scales_h, std::optional<double> scales_w) {
-  at::Tensor grad_input = at::empty({0}, grad_output.options());
-  return upsample_lanczos2d_aa_backward_out(grad_output, output_size, input_size, align_corners, scales_h, scales_w,
-                                            grad_input);
+  return aa_backward(lanczos_backward, grad_output, output_size, input_size, align_corners, scales_h, scales_w);
+}
+
+at::Tensor& _upsample_bilinear2d_aa_backward_grad_input(const at::Tensor& grad_output,
+                                                        c10::SymIntArrayRef output_size,
+                                                        c10::SymIntArrayRef input_size, bool align_corners,
+                                                        std::optional<double> scales_h,
+                                                        std::optional<double> scales_w, at::Tensor& grad_input) {
+  return aa_backward_out(bilinear_backward, grad_output, output_size, input_size, align_corners, scales_h, scales_w,
+                         grad_input);
+}
+
+at::Tensor _upsample_bilinear2d_aa_backward(const at::Tensor& grad_output, c10::SymIntArrayRef output_size,
+                                            c10::SymIntArrayRef input_size, bool align_corners,
+                                            std::optional<double> scales_h, std::optional<double> scales_w) {
+  return aa_backward(bilinear_backward, grad_output, output_size, input_size, align_corners, scales_h, scales_w);
+}
+
+at::Tensor& _upsample_bicubic2d_aa_backward_grad_input(const at::Tensor& grad_output,
+                                                       c10::SymIntArrayRef output_size,
+                                                       c10::SymIntArrayRef input_size, bool align_corners,
+                                                       std::optional<double> scales_h,
+                                                       std::optional<double> scales_w, at::Tensor& grad_input) {
+  return aa_backward_out(bicubic_backward, grad_output, output_size, input_size, align_corners, scales_h, scales_w,
+                         grad_input);
+}
+
+at::Tensor _upsample_bicubic2d_aa_backward(const at::Tensor& grad_output, c10::SymIntArrayRef output_size,
+                                           c10::SymIntArrayRef input_size, bool align_corners,
+                                           std::optional<double> scales_h, std::optional<double> scales_w) {
+  return aa_backward(bicubic_backward, grad_output, output_size, input_size, align_corners, scales_h, scales_w);
 }
 
 }  // namespace mps_ops

@@ -16,13 +16,23 @@ def _lanczos_backward(dt):
                 align_corners=False)
 
 
+def _large_backward(dt):
+    """2 x 4 planes of 40 x 50 gradients into 30 x 70 inputs."""
+    return dict(grad_output=torch.randn(2, 4, 40, 50).to(dt), output_size=[40, 50], input_size=[2, 4, 30, 70],
+                align_corners=False)
+
+
+def _aa_backward_samples(op):
+    """The bilinear and bicubic antialiased resizes' backwards: the Lanczos
+    backward's calls."""
+    return [Sample(op, _lanczos_backward, large=_large_backward),
+            Sample(f"{op}.grad_input", lambda dt: dict(_lanczos_backward(dt), grad_input=empty(dt)))]
+
+
 OVERLOAD_SAMPLES = [
     Sample("_upsample_lanczos2d_aa", _lanczos),
     Sample("_upsample_lanczos2d_aa.out", lambda dt: dict(_lanczos(dt), out=empty(dt))),
-    # large (Sample.large): 2 x 4 planes of 40 x 50 gradients into 30 x 70 inputs.
-    Sample("_upsample_lanczos2d_aa_backward", _lanczos_backward,
-           large=lambda dt: dict(grad_output=torch.randn(2, 4, 40, 50).to(dt), output_size=[40, 50],
-                                 input_size=[2, 4, 30, 70], align_corners=False)),
-    Sample("_upsample_lanczos2d_aa_backward.grad_input",
-           lambda dt: dict(_lanczos_backward(dt), grad_input=empty(dt))),
+    *_aa_backward_samples("_upsample_lanczos2d_aa_backward"),
+    *_aa_backward_samples("_upsample_bilinear2d_aa_backward"),
+    *_aa_backward_samples("_upsample_bicubic2d_aa_backward"),
 ]
