@@ -4,6 +4,8 @@
 // is 64-bit on both sides).
 #pragma once
 
+#include "include/mps_ops/fast_divisor.h"
+
 namespace mps_ops {
 
 // _upsample_lanczos2d_aa: one separable pass resamples dim `axis` (2: H,
@@ -19,8 +21,10 @@ struct lanczos_pass_params {
   int precision;
 };
 
-// _upsample_lanczos2d_aa_backward: a contiguous (N, C, H, W) grad_input
-// gathered from the (N, C, OH, OW) grad_output through both axes' weights.
+// The antialiased resizes' backward: a contiguous (N, C, H, W) grad_input
+// gathered from the (N, C, OH, OW) grad_output through both axes' weights
+// (under 2**32 elements: the host checks). by_width and by_height divide
+// an element's index into its column, row and plane.
 struct lanczos_backward_params {
   long channels;
   long height;
@@ -30,6 +34,15 @@ struct lanczos_backward_params {
   long grad_output_strides[4];
   int taps_h;
   int taps_w;
+  fast_divisor by_width;
+  fast_divisor by_height;
 };
+
+// The output columns covering an input column that the backward holds in
+// registers (more: it reads them from the tables for every output row).
+// Downsampling by any factor covers an input with about the filter's width
+// of outputs (2 bilinear, 4 bicubic, 6 Lanczos, plus one); upsampling by s
+// with s times as many.
+enum { aa_held_columns = 8 };
 
 }  // namespace mps_ops

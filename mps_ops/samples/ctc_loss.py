@@ -33,7 +33,9 @@ def _backward(args):
 
 
 def _lengths_as_tensors(args):
-    return dict(args, input_lengths=torch.tensor(args["input_lengths"]),
+    """The .Tensor forms' call: the lengths as tensors, and int32 targets
+    (the other target dtype's kernels)."""
+    return dict(args, targets=args["targets"].int(), input_lengths=torch.tensor(args["input_lengths"]),
                 target_lengths=torch.tensor(args["target_lengths"]))
 
 
