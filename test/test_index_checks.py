@@ -23,10 +23,13 @@ BIG = torch.iinfo(torch.int64).max
 
 
 def _index_mutations(t):
+    # The dtype's limits (int64's, or int32's for int32 indices such as the
+    # CTC loss's targets).
+    big = torch.iinfo(t.dtype).max if t.dtype in (torch.int32, torch.int64) else BIG
     yield "past the end", t + 1000
     yield "before the start", t - 1000
-    yield "int64 max", t.reshape(-1).clone().index_fill_(0, torch.tensor([0]), BIG).reshape(t.shape)
-    yield "int64 min", t.reshape(-1).clone().index_fill_(0, torch.tensor([0]), -BIG - 1).reshape(t.shape)
+    yield "int64 max", t.reshape(-1).clone().index_fill_(0, torch.tensor([0]), big).reshape(t.shape)
+    yield "int64 min", t.reshape(-1).clone().index_fill_(0, torch.tensor([0]), -big - 1).reshape(t.shape)
     yield "-1 first", t.reshape(-1).clone().index_fill_(0, torch.tensor([0]), -1).reshape(t.shape)
     if t.dim() > 0:
         yield "reversed", t.flip(-1)

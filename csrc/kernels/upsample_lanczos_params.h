@@ -23,8 +23,9 @@ struct lanczos_pass_params {
 
 // The antialiased resizes' backward: a contiguous (N, C, H, W) grad_input
 // gathered from the (N, C, OH, OW) grad_output through both axes' weights
-// (under 2**32 elements: the host checks). by_width and by_height divide
-// an element's index into its column, row and plane.
+// (under 2**32 elements: the host checks). by_width, by_height and
+// by_channels divide an element's index into its column, row, channel and
+// sample.
 struct lanczos_backward_params {
   long channels;
   long height;
@@ -36,6 +37,7 @@ struct lanczos_backward_params {
   int taps_w;
   fast_divisor by_width;
   fast_divisor by_height;
+  fast_divisor by_channels;
 };
 
 // The output columns covering an input column that the backward holds in

@@ -315,6 +315,7 @@ at::Tensor& aa_backward_out(const AaBackward& which, const at::Tensor& grad_outp
   TORCH_CHECK(grad_input.numel() <= UINT32_MAX, "mps_ops: ", which.op, " over more than 2**32 - 1 elements");
   params.by_width = make_fast_divisor(static_cast<unsigned>(input_size[3]));
   params.by_height = make_fast_divisor(static_cast<unsigned>(input_size[2]));
+  params.by_channels = make_fast_divisor(static_cast<unsigned>(input_size[1]));
   const ContiguousOutput target(grad_input);
   dispatch_per_element(
       kernels, target.tensor,
