@@ -341,6 +341,24 @@ UNCHECKED_BY_CPU = {
 }
 
 
+def test_targets_past_the_kernels_state_count_raise():
+    """A target length whose 2L + 1 states pass int32 (or whose sum with
+    the others wraps int64, where the CPU's size check then passes):
+    RuntimeError, forward and backward, before any kernel."""
+    one = [torch.randn(1, 1, 2).log_softmax(2), torch.zeros(1, 1, dtype=torch.long).expand(1, 2**62)]
+    four = [torch.randn(1, 4, 2).log_softmax(2), torch.zeros(1, dtype=torch.long)]
+    calls = [
+        (lambda lp, tg: forward(lp, tg, [1], [2**62], 0, False), one),
+        (lambda lp, tg, g, n, a: backward(g, lp, tg, [1], [2**62], n, a, 0, False),
+         one + [torch.ones(1), torch.ones(1), torch.zeros(1, 1, 1)]),
+        (lambda lp, tg, g, n, a: backward(g, lp, tg, [1] * 4, [2**62] * 3 + [2**62 + 1], n, a, 0, False),
+         four + [torch.ones(4), torch.ones(4), torch.zeros(4, 1, 1)]),
+    ]
+    for call, args in calls:
+        with pytest.raises(RuntimeError, match="more than 1073741823"):
+            run_on_kernels(call, *args)
+
+
 @pytest.mark.parametrize("call", UNCHECKED_BY_CPU.values(), ids=UNCHECKED_BY_CPU.keys())
 def test_backward_checks_the_forwards_outputs(call):
     """What the CPU's backward reads unchecked (past the end of smaller

@@ -35,6 +35,8 @@ constexpr const char* ctc_backward_op = "_ctc_loss_backward";
 // take at most 256.
 constexpr uint32_t ctc_recursion_threads = 1024;
 constexpr uint32_t ctc_row_threads = 256;
+// The longest target: its 2 x length + 1 states fit the kernels' int.
+constexpr int64_t ctc_max_target_length = (INT32_MAX - 1) / 2;
 
 // One call's batch entries as the kernels read them, and the sizes.
 struct CtcProblem {
@@ -74,6 +76,11 @@ CtcProblem ctc_problem(const at::Tensor& log_probs, const at::Tensor& targets, a
   for (int64_t b = 0; b < batch; ++b) {
     TORCH_CHECK(target_lengths[b] >= 0, "Expected target_lengths to have value at least ", 0, ", but got value ",
                 target_lengths[b], " (while checking arguments for ", c, ")");
+    // The kernels number states (2 x length + 1) in int; a longer target
+    // would also let the length sums wrap (the CPU's then pass its size
+    // check and read past the targets).
+    TORCH_CHECK(target_lengths[b] <= ctc_max_target_length, "mps_ops: ", c, ": a target of ", target_lengths[b],
+                " elements, more than ", ctc_max_target_length);
     max_target_length = std::max(max_target_length, target_lengths[b]);
     entry[b * ctc_length_fields + ctc_target_length] = target_lengths[b];
     // Concatenated targets: the entry starts after the ones before it, in
