@@ -18,6 +18,7 @@ from torch.testing._internal.common_methods_invocations import op_db
 import mps_ops
 from helpers import (assert_gradients_near, assert_matches, device, emulate, errors_of_cpu_and_ours,
                      opinfo_gradients, run_on_kernels, run_routed)
+from mps_ops.samples.ctc_loss import reached as log_alpha_reached
 from mps_ops.testing import native_route
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
@@ -58,16 +59,6 @@ def _problem(time=12, batch=3, classes=6, target_length=4, input_lengths=None, t
     return log_probs, targets.to(target_dtype), list(input_lengths), list(target_lengths), blank
 
 
-def _reached(log_alpha, input_lengths, target_lengths):
-    """The entries of log_alpha the CPU writes: the first time step, and the
-    steps and states each entry's recursion reaches."""
-    mask = torch.zeros(log_alpha.shape, dtype=torch.bool)
-    mask[:, :1, :] = True
-    for b, (t, n) in enumerate(zip(input_lengths, target_lengths)):
-        mask[b, :t, :2 * n + 1] = True
-    return mask
-
-
 def _check_forward(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity=False, where=""):
     call = lambda lp, tg: forward(lp, tg, input_lengths, target_lengths, blank, zero_infinity)  # noqa: E731
     cpu_targets = targets.contiguous()  # the CPU misreads strided 1-D targets (test_strided_concatenated_targets)
@@ -76,7 +67,7 @@ def _check_forward(log_probs, targets, input_lengths, target_lengths, blank, zer
     assert [d.op for d in dispatches] == (FORWARD_KERNELS if log_probs.size(1) else []), where
     assert_matches(actual[0], expected[0], f"{where} loss")
     assert actual[1].shape == expected[1].shape and actual[1].is_contiguous(), where
-    reached = _reached(expected[1], input_lengths, target_lengths)
+    reached = log_alpha_reached(expected[1], input_lengths, target_lengths)
     assert_matches(actual[1][reached], expected[1][reached], f"{where} log_alpha")
     assert bool((actual[1][~reached] == NEG_INF).all()), f"{where}: log_alpha past the recursion"
     return expected

@@ -152,7 +152,8 @@ inline void cubic_weights(float t, thread float* w, thread float* slope) {
 // target); split, bilinear float32 takes 50 and no stack. A GPU keeps fewer threads
 // in flight the more registers each holds, Apple's as NVIDIA's. (On the
 // H200 bilinear float32 stayed at 0.77x torch's CUDA kernel: the split is
-// not what limits it there.)
+// not what limits it there. The CUDA target's atomics were: on generic
+// addresses, as metal_atomic.h says; on global ones, 1.0x.)
 template <int Mode, typename T>
 kernel void grid_sampler_2d_backward(device float* grad_input [[buffer(0)]],
                                      device T* grad_grid [[buffer(1)]],

@@ -153,8 +153,7 @@ void check_forward_outputs(const at::Tensor& grad, const at::Tensor& log_probs, 
 
 std::vector<int64_t> lengths_on_host(const at::Tensor& lengths, const char* name) {
   TORCH_CHECK(at::isIntegralType(lengths.scalar_type(), /*includeBool=*/false), name, " must be integral");
-  const at::Tensor host = lengths.to(at::kCPU, at::kLong).contiguous();
-  return std::vector<int64_t>(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
+  return read_back({lengths});
 }
 
 // The state table of the kernels (ctc_loss_params.h), from ctc_loss_states;

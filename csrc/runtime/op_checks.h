@@ -118,9 +118,10 @@ void check_contiguous_output(const at::Tensor& out, const char* name);
 // the kernels after them never index out of bounds.
 std::pair<int64_t, int64_t> value_range(const at::Tensor& values);
 
-// Several 0-dim values (reductions still on the device) as int64, in one
-// copy to the host: each read waits for the GPU, so a stub with several
-// checks reads their values together.
+// Several 0-dim values (reductions still on the device), or one tensor's
+// elements (the CTC loss's lengths), as int64 in one copy to the host:
+// each read waits for the GPU, so a stub with several checks reads their
+// values together.
 std::vector<int64_t> read_back(c10::ArrayRef<at::Tensor> values);
 
 // A fresh output for `like`'s shape and layout (dense permutations kept, so a

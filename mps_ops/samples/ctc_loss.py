@@ -19,17 +19,25 @@ def _forward(dt, time=10, batch=3, classes=5, target_length=4, concatenated=Fals
                 zero_infinity=False)
 
 
+def reached(log_alpha, input_lengths, target_lengths):
+    """The elements of log_alpha the CPU writes (the rest it leaves as the
+    allocation held them): the first time step, and the steps and states
+    each entry's recursion reaches."""
+    mask = torch.zeros(log_alpha.shape, dtype=torch.bool)
+    mask[:, :1] = True
+    for b, (time, length) in enumerate(zip(input_lengths, target_lengths)):
+        mask[b, :time, :2 * length + 1] = True
+    return mask
+
+
 def _backward(args):
     """A backward call: the forward's loss and log_alpha (-inf where the
     CPU's leaves it unwritten, so that two builds agree), a gradient per
     entry."""
     nll, log_alpha = torch.ops.aten._ctc_loss(**args)
-    reached = torch.zeros(log_alpha.shape, dtype=torch.bool)
-    reached[:, :1] = True
-    for b, (time, length) in enumerate(zip(args["input_lengths"], args["target_lengths"])):
-        reached[b, :time, :2 * length + 1] = True
+    written = reached(log_alpha, args["input_lengths"], args["target_lengths"])
     return dict(args, grad=torch.randn(nll.shape).to(nll.dtype), neg_log_likelihood=nll,
-                log_alpha=log_alpha.masked_fill(~reached, float("-inf")))
+                log_alpha=log_alpha.masked_fill(~written, float("-inf")))
 
 
 def _lengths_as_tensors(args):
