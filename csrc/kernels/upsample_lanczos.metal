@@ -3,15 +3,15 @@
 // forwards run on MPS; their backwards lack it in torch 2.9 to 2.13): the
 // kernels take any filter's weights. The host computes each axis's windows
 // and normalised weights exactly as the CPU does
-// (csrc/operations/upsample_lanczos.mm) and binds them as tables:
-// table[0, out) first input index of each output index, table[out, 2 out) its
-// window length, then (backward) table[2 out, 2 out + in) and
-// [2 out + in, 2 out + 2 in) the first and last output index whose window
-// covers each input index. Forward is separable, one pass per resized axis,
-// one thread per output element, summing its window in order from the first
-// term (float in float; uint8 in int32 fixed point, rounded, then clamped),
-// as the CPU does. Backward gathers per grad_input element over the output
-// cells covering it in (oh, ow) order, the order the CPU's scatter adds them.
+// (csrc/operations/upsample_lanczos.mm) and binds them as tables. Forward:
+// table[0, out) the first input index of each output index, table[out,
+// 2 out) its window length; separable, one pass per resized axis, one thread
+// per output element, summing its window in order from the first term (float
+// in float; uint8 in int32 fixed point, rounded, then clamped), as the CPU
+// does. Backward: the same windows seen from the input side (the output
+// indices covering each input index and their weights for it); it gathers
+// per grad_input element over the output cells covering it in (oh, ow)
+// order, the order the CPU's scatter adds them.
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
 #include "upsample_lanczos_params.h"
@@ -78,14 +78,19 @@ kernel void upsample_lanczos_pass(
                                params.precision);
 }
 
-// One thread per grad_input element (x, y) of a plane: the sum over the
-// output rows oh, then columns ow, covering it of wy * wx * grad, in the
-// CPU's order. The covering columns' weights do not depend on oh: a thread
-// holds up to aa_held_columns of them (column and weight) and reads them
-// from the tables once, not once per output row (H200: the bilinear
-// backward of a 2x downsample took 0.55x torch's CUDA kernel reading them
-// per row, with 64-bit divisions for the element's place, in which the
-// bicubic one took 0.84x; 1.33x since).
+// One thread per grad_input position (x, y) of up to aa_planes_per_thread
+// consecutive planes: per plane the sum over the output rows oh, then
+// columns ow, covering it of wy * wx * grad, in the CPU's order. The
+// covering rows and columns are consecutive; the host's tables give, per
+// input row y and column x, the first, their count and their weights for it
+// in order, the same in every plane: a thread looks them up once for its
+// planes, and a term costs two loads, two multiplies and an add. H200: the
+// bilinear backward of a 2x downsample took 0.55x torch's CUDA kernel
+// searching each covering window for the element's place with 64-bit
+// divisions, 0.6x with 32-bit divisors and column weights held in registers
+// (an unrolled, masked loop): instruction-bound on table walks an Apple GPU
+// pays the same for; 1.31x with these tables and plane blocks (bicubic
+// 2.5x).
 template <typename T>
 kernel void upsample_aa_backward(
     device T* grad_input [[buffer(0)]],
@@ -102,65 +107,39 @@ kernel void upsample_aa_backward(
   const mps_ops::fast_divisor by_width{p.by_width.divisor, p.by_width.multiplier, p.by_width.shift};
   const mps_ops::fast_divisor by_height{p.by_height.divisor, p.by_height.multiplier, p.by_height.shift};
   const uint line = mps_ops::quotient(index, by_width);
-  const long x = long(mps_ops::remainder_of(index, line, by_width));
-  const mps_ops::fast_divisor by_channels{p.by_channels.divisor, p.by_channels.multiplier, p.by_channels.shift};
-  const uint plane = mps_ops::quotient(line, by_height);
-  const long y = long(mps_ops::remainder_of(line, plane, by_height));
-  const uint sample = mps_ops::quotient(plane, by_channels);
-  const uint channel = mps_ops::remainder_of(plane, sample, by_channels);
-  constant T* grad_plane =
-      grad_output + long(sample) * p.grad_output_strides[0] + long(channel) * p.grad_output_strides[1];
-  const long oh_count = p.out_height;
-  const long ow_count = p.out_width;
+  const uint x = mps_ops::remainder_of(index, line, by_width);
+  const uint plane_block = mps_ops::quotient(line, by_height);
+  const uint y = mps_ops::remainder_of(line, plane_block, by_height);
   const long column_stride = p.grad_output_strides[3];
-  // The covering columns lie in [ow_first, ow_last]. Where they number at
-  // most aa_held_columns, their weights go to registers (constant indices:
-  // the loops unrolled) with a mask of those that cover x.
-  const long ow_first = columns[2 * ow_count + x];
-  const long ow_last = columns[2 * ow_count + p.width + x];
-  const bool all_held = ow_last - ow_first < long(mps_ops::aa_held_columns);
-  float held_weight[mps_ops::aa_held_columns];
-  uint covered = 0;
-  _Pragma("clang loop unroll(full)")
-  for (int k = 0; k < mps_ops::aa_held_columns; ++k) {
-    const long ow = ow_first + k;
-    held_weight[k] = 0.0f;
-    if (all_held && ow <= ow_last) {
-      const long column_start = columns[ow];
-      if (x >= column_start && x < column_start + columns[ow_count + ow]) {
-        covered |= 1u << k;
-        held_weight[k] = column_weights[ow * p.taps_w + (x - column_start)];
+  const long row_stride = p.grad_output_strides[2];
+  const int ow_count = int(columns[p.width + x]);
+  const int oh_count = int(rows[p.height + y]);
+  const long first_cell = rows[y] * row_stride + columns[x] * column_stride;
+  constant float* wx = column_weights + long(x) * p.columns_stride;
+  constant float* wy = row_weights + long(y) * p.rows_stride;
+  const mps_ops::fast_divisor by_channels{p.by_channels.divisor, p.by_channels.multiplier, p.by_channels.shift};
+  const uint first_plane = plane_block * mps_ops::aa_planes_per_thread;
+  const uint end_plane = min(first_plane + uint(mps_ops::aa_planes_per_thread), p.planes);
+  const uint plane_elements = uint(p.height * p.width);
+  const uint position = y * uint(p.width) + x;
+  for (uint plane = first_plane; plane < end_plane; ++plane) {
+    const uint sample = mps_ops::quotient(plane, by_channels);
+    const uint channel = mps_ops::remainder_of(plane, sample, by_channels);
+    constant T* row_cell = grad_output + long(sample) * p.grad_output_strides[0] +
+                           long(channel) * p.grad_output_strides[1] + first_cell;
+    float sum = 0.0f;
+    for (int j = 0; j < oh_count; ++j, row_cell += row_stride) {
+      const float row_weight = wy[j];
+      constant T* cell = row_cell;
+      // A few terms per row (2 to 4 for 2x downsampling): unrolling them
+      // only raised the register count.
+      _Pragma("clang loop unroll(disable)")
+      for (int k = 0; k < ow_count; ++k, cell += column_stride) {
+        sum += (wx[k] * row_weight) * float(*cell);
       }
     }
+    grad_input[plane * plane_elements + position] = static_cast<T>(sum);
   }
-  float sum = 0.0f;
-  for (long oh = rows[2 * oh_count + y]; oh <= rows[2 * oh_count + p.height + y]; ++oh) {
-    const long row_start = rows[oh];
-    if (y < row_start || y >= row_start + rows[oh_count + oh]) {
-      continue;
-    }
-    const float wy = row_weights[oh * p.taps_h + (y - row_start)];
-    constant T* grad_row = grad_plane + oh * p.grad_output_strides[2];
-    if (all_held) {
-      constant T* first_column = grad_row + ow_first * column_stride;
-      _Pragma("clang loop unroll(full)")
-      for (int k = 0; k < mps_ops::aa_held_columns; ++k) {
-        if ((covered >> k) & 1u) {
-          sum += (held_weight[k] * wy) * float(first_column[k * column_stride]);
-        }
-      }
-      continue;
-    }
-    for (long ow = ow_first; ow <= ow_last; ++ow) {
-      const long column_start = columns[ow];
-      if (x < column_start || x >= column_start + columns[ow_count + ow]) {
-        continue;
-      }
-      const float wx = column_weights[ow * p.taps_w + (x - column_start)];
-      sum += (wx * wy) * float(grad_row[ow * column_stride]);
-    }
-  }
-  grad_input[index] = static_cast<T>(sum);
 }
 
 MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(upsample_lanczos, dense, float, float), upsample_lanczos_pass, float)

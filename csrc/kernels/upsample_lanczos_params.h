@@ -22,29 +22,26 @@ struct lanczos_pass_params {
 };
 
 // The antialiased resizes' backward: a contiguous (N, C, H, W) grad_input
-// gathered from the (N, C, OH, OW) grad_output through both axes' weights
-// (under 2**32 elements: the host checks). by_width, by_height and
-// by_channels divide an element's index into its column, row, channel and
-// sample.
+// (`planes` = N x C planes) gathered from the (N, C, OH, OW) grad_output
+// through both axes' covering tables (per input row or column: first
+// covering output index, their count, and their weights, rows_stride or
+// columns_stride per index), under 2**32 elements (the host checks).
+// by_width and by_height divide a thread's index into its column, row and
+// block of planes; by_channels a plane into its sample and channel.
 struct lanczos_backward_params {
-  long channels;
   long height;
   long width;
-  long out_height;
-  long out_width;
   long grad_output_strides[4];
-  int taps_h;
-  int taps_w;
+  int rows_stride;
+  int columns_stride;
+  unsigned planes;
   fast_divisor by_width;
   fast_divisor by_height;
   fast_divisor by_channels;
 };
 
-// The output columns covering an input column that the backward holds in
-// registers (more: it reads them from the tables for every output row).
-// Downsampling by any factor covers an input with about the filter's width
-// of outputs (2 bilinear, 4 bicubic, 6 Lanczos, plus one); upsampling by s
-// with s times as many.
-enum { aa_held_columns = 8 };
+// The planes one backward thread takes at the same position: the tables'
+// lookups, which do not depend on the plane, are paid once for them.
+enum { aa_planes_per_thread = 4 };
 
 }  // namespace mps_ops

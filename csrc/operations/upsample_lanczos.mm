@@ -9,6 +9,7 @@
 // and messages are the CPU's.
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
+#include "../runtime/kernel_function.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
@@ -98,11 +99,11 @@ T filter_weight(AaFilter filter, T x) {
 }
 
 // One axis: per output index its window (first input index, length) and
-// `taps` normalised weights; per input index the output indices covering it.
+// `taps` normalised weights.
 template <typename T>
 struct AxisPlan {
   int64_t taps = 0;
-  std::vector<int64_t> table;  // start[out], count[out], first[in], last[in]
+  std::vector<int64_t> table;  // start[out], count[out]
   std::vector<T> weights;
   T max_weight = 0;
 };
@@ -114,9 +115,7 @@ AxisPlan<T> plan_axis(AaFilter filter, int64_t in, int64_t out, bool align_corne
   const T support = (scale >= 1.0) ? (width * 0.5) * scale : width * 0.5;
   AxisPlan<T> plan;
   plan.taps = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
-  plan.table.assign(2 * out + 2 * in, 0);
-  std::fill(plan.table.begin() + 2 * out, plan.table.begin() + 2 * out + in, out);
-  std::fill(plan.table.begin() + 2 * out + in, plan.table.end(), -1);
+  plan.table.assign(2 * out, 0);
   plan.weights.assign(out * plan.taps, 0);
   for (int64_t i = 0; i < out; ++i) {
     const T center = scale * (i + 0.5);
@@ -138,12 +137,40 @@ AxisPlan<T> plan_axis(AaFilter filter, int64_t in, int64_t out, bool align_corne
     }
     plan.table[i] = first;
     plan.table[out + i] = count;
-    for (int64_t k = first; k < first + count; ++k) {
-      plan.table[2 * out + k] = std::min(plan.table[2 * out + k], i);
-      plan.table[2 * out + in + k] = std::max(plan.table[2 * out + in + k], i);
-    }
   }
   return plan;
+}
+
+// The backward's view of an axis: per input index the output indices whose
+// windows cover it, which are consecutive (windows start and end in
+// increasing order), as first[in], count[in], and their weights for it in
+// increasing output order, `stride` per input index. The kernel then reads
+// an element's weights in a row instead of searching every covering window
+// for its place.
+struct CoverPlan {
+  std::vector<int64_t> table;  // first[in], count[in]
+  std::vector<float> weights;  // in x stride
+  int64_t stride = 1;
+};
+
+CoverPlan cover_plan(const AxisPlan<float>& plan, int64_t in, int64_t out) {
+  CoverPlan cover;
+  cover.table.assign(2 * in, 0);
+  for (int64_t i = 0; i < out; ++i) {
+    for (int64_t k = plan.table[i]; k < plan.table[i] + plan.table[out + i]; ++k) {
+      if (cover.table[in + k]++ == 0) {
+        cover.table[k] = i;
+      }
+      cover.stride = std::max(cover.stride, cover.table[in + k]);
+    }
+  }
+  cover.weights.assign(in * cover.stride, 0.0f);
+  for (int64_t i = 0; i < out; ++i) {
+    for (int64_t k = plan.table[i]; k < plan.table[i] + plan.table[out + i]; ++k) {
+      cover.weights[k * cover.stride + (i - cover.table[k])] = plan.weights[i * plan.taps + (k - plan.table[i])];
+    }
+  }
+  return cover;
 }
 
 // An axis's tables on the device: windows, weights (float, or int16 fixed
@@ -297,29 +324,38 @@ at::Tensor& aa_backward_out(const AaBackward& which, const at::Tensor& grad_outp
   if (grad_input.numel() == 0) {
     return grad_input;
   }
-  const AxisTables rows = axis_tables(which.filter, input_size[2], output_size[0], align_corners, scales_h,
-                                      at::kFloat, grad_output.device());
-  const AxisTables columns = axis_tables(which.filter, input_size[3], output_size[1], align_corners, scales_w,
-                                         at::kFloat, grad_output.device());
+  struct CoverTables {
+    at::Tensor table;
+    at::Tensor weights;
+    int stride;
+  };
+  const auto cover_tables = [&](int64_t in, int64_t out, std::optional<double> scale) {
+    const CoverPlan cover = cover_plan(plan_axis<float>(which.filter, in, out, align_corners, scale), in, out);
+    return CoverTables{at::tensor(cover.table).to(grad_output.device()),
+                       at::tensor(cover.weights).to(grad_output.device()), static_cast<int>(cover.stride)};
+  };
+  const CoverTables rows = cover_tables(input_size[2], output_size[0], scales_h);
+  const CoverTables columns = cover_tables(input_size[3], output_size[1], scales_w);
   lanczos_backward_params params{};
-  params.channels = input_size[1];
   params.height = input_size[2];
   params.width = input_size[3];
-  params.out_height = output_size[0];
-  params.out_width = output_size[1];
   for (int d = 0; d < 4; ++d) {
     params.grad_output_strides[d] = grad_output.stride(d);
   }
-  params.taps_h = rows.taps;
-  params.taps_w = columns.taps;
+  params.rows_stride = rows.stride;
+  params.columns_stride = columns.stride;
   TORCH_CHECK(grad_input.numel() <= UINT32_MAX, "mps_ops: ", which.op, " over more than 2**32 - 1 elements");
   params.by_width = make_fast_divisor(static_cast<unsigned>(input_size[3]));
   params.by_height = make_fast_divisor(static_cast<unsigned>(input_size[2]));
   params.by_channels = make_fast_divisor(static_cast<unsigned>(input_size[1]));
+  params.planes = static_cast<unsigned>(input_size[0] * input_size[1]);
+  const int64_t plane_blocks = (input_size[0] * input_size[1] + aa_planes_per_thread - 1) / aa_planes_per_thread;
   const ContiguousOutput target(grad_input);
-  dispatch_per_element(
-      kernels, target.tensor,
-      {&target.tensor, &grad_output, &rows.table, &rows.weights, &columns.table, &columns.weights}, params);
+  KernelFunction function(kernels.get(Variant::dense, at::kFloat, at::kFloat));
+  function.bind_operand_list(
+      {&target.tensor, &grad_output, &rows.table, &rows.weights, &columns.table, &columns.weights});
+  function.bind(params);
+  function.dispatch(Dim3{static_cast<uint32_t>(plane_blocks * input_size[2] * input_size[3]), 1, 1});
   target.copy_back();
   return grad_input;
 }
