@@ -159,6 +159,19 @@ def _grid_sampler_backward_inputs(layout: str, rows: int, cols: int, dtype) -> l
     return [torch.randn(n, 16, 128, 128).to(dtype), x, grid]
 
 
+def _grid_sampler_3d_backward_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """A volumetric spatial transformer's (or registration network's)
+    grid_sample backward: the rows x cols elements as (N, 8, 32, 64, 64)
+    volumes sampled at 32 x 64 x 64 points of an identity grid jittered by
+    a voxel (trilinear, zeros padding): grad_output, input and grid."""
+    n = max(1, rows * cols // (8 * 32 * 64 * 64))
+    x = torch.randn(n, 8, 32, 64, 64).to(dtype)
+    depth, line = torch.linspace(-1.0, 1.0, 32), torch.linspace(-1.0, 1.0, 64)
+    identity = torch.stack(torch.meshgrid(depth, line, line, indexing="ij"), -1).flip(-1).expand(n, 32, 64, 64, 3)
+    grid = (identity + (torch.rand(n, 32, 64, 64, 3) - 0.5) / 32).to(dtype)
+    return [torch.randn(n, 8, 32, 64, 64).to(dtype), x, grid]
+
+
 # A speech recogniser's CTC loss: 1024 time steps of 1024 classes (a BPE
 # vocabulary), targets of 200 labels, every entry at full length.
 CTC_TIME, CTC_CLASSES, CTC_TARGET = 1024, 1024, 200
@@ -359,6 +372,9 @@ WITH_OWN_INPUTS = {
     "grid_sampler_2d_backward": OpSpec(
         lambda g, x, grid: torch.ops.aten.grid_sampler_2d_backward(g, x, grid, 0, 0, False, [True, True]), (),
         kind="scatter", inputs=_grid_sampler_backward_inputs),
+    "grid_sampler_3d_backward": OpSpec(
+        lambda g, x, grid: torch.ops.aten.grid_sampler_3d_backward(g, x, grid, 0, 0, False, [True, True]), (),
+        kind="scatter", inputs=_grid_sampler_3d_backward_inputs),
     "_ctc_loss": OpSpec(lambda lp, tg: torch.ops.aten._ctc_loss(lp, tg, *_ctc_lengths(lp, tg)), (), kind="loss",
                         inputs=_ctc_inputs(backward=False)),
     "_ctc_loss_backward": OpSpec(lambda g, lp, tg, nll, alpha: torch.ops.aten._ctc_loss_backward(

@@ -197,7 +197,7 @@ CPU_UNCHECKED = [
     (r"_fused_adagrad_.*", rf"(self|grads|state_sums): ({_SHAPES}|strided)"),
     (r"_pdist_(forward|backward)", rf"(grad|self|pdist|all): {_SHAPES}"),
     (r"_cdist_backward", rf"(grad|x1|x2|cdist|all): {_SHAPES}"),
-    (r"grid_sampler_2d_backward", rf"grad_output: {_SHAPES}"),
+    (r"grid_sampler_[23]d_backward", rf"grad_output: {_SHAPES}"),
     (r"_segment_reduce_backward", rf"(grad|output|data|offsets|all): {_SHAPES}"),
     (r"_masked_softmax_backward", rf"output: {_SHAPES}"),
     (r"multi_margin_loss_backward.*", r"grad_output: (empty dim 0|empty last dim|short last dim|short dim 0)"),

@@ -1,6 +1,7 @@
-// grid_sampler_2d_backward (a fill op for torch 2.9 to 2.12, where the
-// gradient of torch.nn.functional.grid_sample raised on a Mac; the host stub
-// in csrc/operations/grid_sampler.mm). One thread per output point (n, h, w):
+// grid_sampler_2d_backward and grid_sampler_3d_backward (fill ops for torch
+// 2.9 to 2.12, where the gradient of torch.nn.functional.grid_sample raised
+// on a Mac; the host stub in csrc/operations/grid_sampler.mm; the 3-D
+// kernel at the end). One thread per output point (n, h, w):
 // its grid coordinates become source coordinates (unnormalised, then
 // clipped or reflected by the padding mode, each step's derivative kept),
 // and a loop over the channels adds grad_output's share into every input
@@ -69,7 +70,8 @@ inline float reflect(float in, long twice_low, long twice_high, thread float& gr
 
 // A pixel coordinate under the padding mode (clipped, or reflected then
 // clipped), and the derivative of that step (1 with zeros padding).
-inline float padded(float in, long size, thread const mps_ops::grid_sampler_params& p, thread float& grad) {
+template <typename Params>
+inline float padded(float in, long size, thread const Params& p, thread float& grad) {
   grad = 1.0f;
   if (p.padding == mps_ops::grid_pad_zeros) {
     return in;
@@ -93,6 +95,25 @@ inline float source_index(float coord, long size, thread const mps_ops::grid_sam
   return in;
 }
 
+// The same for 3-D grids, whose CPU kernel is scalar C++: it unnormalises
+// as ((c + 1) / 2) x (size - 1) with aligned corners, else
+// ((c + 1) x size - 1) / 2, each operation rounded.
+inline float source_index_3d(float coord, long size, thread const mps_ops::grid_sampler_3d_params& p,
+                             thread float& grad) {
+  float unnormalized = 0.0f;
+  if (p.align_corners != 0) {
+    grad = float(size - 1) / 2.0f;
+    unnormalized = ((coord + 1.0f) / 2.0f) * float(size - 1);
+  } else {
+    grad = float(size) / 2.0f;
+    unnormalized = ((coord + 1.0f) * float(size) - 1.0f) / 2.0f;
+  }
+  float step = 1.0f;
+  const float in = padded(unnormalized, size, p, step);
+  grad *= step;
+  return in;
+}
+
 // A tap's place in an input plane: its offset (32-bit: the host keeps a
 // plane under 2**32 elements), and whether it lies in the plane, tested in
 // float before any integer conversion (false for NaN). Found once per
@@ -112,6 +133,13 @@ inline void add_to(device float* plane, tap t, float value) {
   if (t.inside) {
     atomic_fetch_add_explicit(reinterpret_cast<device atomic<float>*>(plane + t.offset), value, memory_order_relaxed);
   }
+}
+
+// A 3-D tap: its offset in a (D, H, W) volume (the host keeps one under
+// 2**32 elements).
+inline tap tap_at_3d(float x, float y, float z, long w, long h, long d) {
+  const bool inside = x >= 0.0f && x < float(w) && y >= 0.0f && y < float(h) && z >= 0.0f && z < float(d);
+  return tap{inside ? (uint(z) * uint(h) + uint(y)) * uint(w) + uint(x) : 0u, inside};
 }
 
 template <typename T>
@@ -257,3 +285,129 @@ kernel void grid_sampler_2d_backward(device float* grad_input [[buffer(0)]],
 MPS_OPS_FOR_FLOATING(GRID_SAMPLER_INSTANTIATE, grid_sampler_2d_backward_bilinear, mps_ops::grid_bilinear)
 MPS_OPS_FOR_FLOATING(GRID_SAMPLER_INSTANTIATE, grid_sampler_2d_backward_nearest, mps_ops::grid_nearest)
 MPS_OPS_FOR_FLOATING(GRID_SAMPLER_INSTANTIATE, grid_sampler_2d_backward_bicubic, mps_ops::grid_bicubic)
+
+// grid_sampler_3d_backward (a fill op for torch 2.9 to 2.12, whose MPS
+// backends have the 3-D forward but not its gradient): one thread per
+// output point (n, d, h, w), as the 2-D kernel, over the eight neighbours
+// (trilinear; the CPU calls it bilinear) or the nearest one. The grid
+// gradient's terms are the CPU's, in its order and grouping: per neighbour
+// inside the input, its value times the two other axes' distances times
+// grad_output (a neighbour outside adds nothing: its weights may be NaN or
+// infinite where the point is).
+template <int Mode, typename T>
+kernel void grid_sampler_3d_backward(device float* grad_input [[buffer(0)]],
+                                     device T* grad_grid [[buffer(1)]],
+                                     constant T* grad_output [[buffer(2)]],
+                                     constant T* input [[buffer(3)]],
+                                     constant T* grid [[buffer(4)]],
+                                     constant mps_ops::grid_sampler_3d_params& params [[buffer(5)]],
+                                     uint index [[thread_position_in_grid]]) {
+  // In registers (as the 2-D kernel's, which says why).
+  const mps_ops::grid_sampler_3d_params p = params;
+  // The host keeps batch x points under 2**32.
+  const uint points = uint(p.out_d * p.out_h * p.out_w);
+  const uint n = index / points;
+  if (long(n) >= p.batch) {
+    return;
+  }
+  const long in_volume = p.in_d * p.in_h * p.in_w;
+  constant T* at = grid + long(index) * 3;
+  float gx_mult = 0.0f, gy_mult = 0.0f, gz_mult = 0.0f;
+  float gx = 0.0f, gy = 0.0f, gz = 0.0f;
+  constant T* out_grad = grad_output + long(n) * p.channels * long(points) + (index - n * points);
+  device float* in_grad = grad_input + long(n) * p.channels * in_volume;
+  const bool want_input = p.want_input != 0;
+  const float ix = source_index_3d(float(at[0]), p.in_w, p, gx_mult);
+  const float iy = source_index_3d(float(at[1]), p.in_h, p, gy_mult);
+  const float iz = source_index_3d(float(at[2]), p.in_d, p, gz_mult);
+  if (Mode == mps_ops::grid_nearest) {
+    // Half to even, as the CPU's nearbyint.
+    const tap t = tap_at_3d(rint(ix), rint(iy), rint(iz), p.in_w, p.in_h, p.in_d);
+    for (long c = 0; want_input && c < p.channels; ++c, out_grad += points, in_grad += in_volume) {
+      add_to(in_grad, t, float(*out_grad));
+    }
+    gx_mult = 0.0f;
+    gy_mult = 0.0f;
+    gz_mult = 0.0f;
+  } else {
+    constant T* in = input + long(n) * p.channels * in_volume;
+    const float x0 = floor(ix), y0 = floor(iy), z0 = floor(iz), x1 = x0 + 1.0f, y1 = y0 + 1.0f, z1 = z0 + 1.0f;
+    // Distances to the far neighbour on each axis: west/east (x),
+    // north/south (y), top/bottom (z).
+    const float west = x1 - ix, east = ix - x0, north = y1 - iy, south = iy - y0, top = z1 - iz, bottom = iz - z0;
+    const tap tnw = tap_at_3d(x0, y0, z0, p.in_w, p.in_h, p.in_d), tne = tap_at_3d(x1, y0, z0, p.in_w, p.in_h, p.in_d);
+    const tap tsw = tap_at_3d(x0, y1, z0, p.in_w, p.in_h, p.in_d), tse = tap_at_3d(x1, y1, z0, p.in_w, p.in_h, p.in_d);
+    const tap bnw = tap_at_3d(x0, y0, z1, p.in_w, p.in_h, p.in_d), bne = tap_at_3d(x1, y0, z1, p.in_w, p.in_h, p.in_d);
+    const tap bsw = tap_at_3d(x0, y1, z1, p.in_w, p.in_h, p.in_d), bse = tap_at_3d(x1, y1, z1, p.in_w, p.in_h, p.in_d);
+    for (long c = 0; c < p.channels; ++c, out_grad += points, in += in_volume, in_grad += in_volume) {
+      const float g = float(*out_grad);
+      if (want_input) {
+        add_to(in_grad, tnw, west * north * top * g);
+        add_to(in_grad, tne, east * north * top * g);
+        add_to(in_grad, tsw, west * south * top * g);
+        add_to(in_grad, tse, east * south * top * g);
+        add_to(in_grad, bnw, west * north * bottom * g);
+        add_to(in_grad, bne, east * north * bottom * g);
+        add_to(in_grad, bsw, west * south * bottom * g);
+        add_to(in_grad, bse, east * south * bottom * g);
+      }
+      if (tnw.inside) {
+        const float v = float(in[tnw.offset]);
+        gx -= v * north * top * g;
+        gy -= v * west * top * g;
+        gz -= v * west * north * g;
+      }
+      if (tne.inside) {
+        const float v = float(in[tne.offset]);
+        gx += v * north * top * g;
+        gy -= v * east * top * g;
+        gz -= v * east * north * g;
+      }
+      if (tsw.inside) {
+        const float v = float(in[tsw.offset]);
+        gx -= v * south * top * g;
+        gy += v * west * top * g;
+        gz -= v * west * south * g;
+      }
+      if (tse.inside) {
+        const float v = float(in[tse.offset]);
+        gx += v * south * top * g;
+        gy += v * east * top * g;
+        gz -= v * east * south * g;
+      }
+      if (bnw.inside) {
+        const float v = float(in[bnw.offset]);
+        gx -= v * north * bottom * g;
+        gy -= v * west * bottom * g;
+        gz += v * west * north * g;
+      }
+      if (bne.inside) {
+        const float v = float(in[bne.offset]);
+        gx += v * north * bottom * g;
+        gy -= v * east * bottom * g;
+        gz += v * east * north * g;
+      }
+      if (bsw.inside) {
+        const float v = float(in[bsw.offset]);
+        gx -= v * south * bottom * g;
+        gy += v * west * bottom * g;
+        gz += v * west * south * g;
+      }
+      if (bse.inside) {
+        const float v = float(in[bse.offset]);
+        gx += v * south * bottom * g;
+        gy += v * east * bottom * g;
+        gz += v * east * south * g;
+      }
+    }
+  }
+  device T* out = grad_grid + long(index) * 3;
+  out[0] = static_cast<T>(gx_mult * gx);
+  out[1] = static_cast<T>(gy_mult * gy);
+  out[2] = static_cast<T>(gz_mult * gz);
+}
+
+#define GRID_SAMPLER_3D_INSTANTIATE(NAME, MODE, T) \
+  MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(NAME, dense, T, T), grid_sampler_3d_backward, MODE, T)
+MPS_OPS_FOR_FLOATING(GRID_SAMPLER_3D_INSTANTIATE, grid_sampler_3d_backward_bilinear, mps_ops::grid_bilinear)
+MPS_OPS_FOR_FLOATING(GRID_SAMPLER_3D_INSTANTIATE, grid_sampler_3d_backward_nearest, mps_ops::grid_nearest)

@@ -24,4 +24,21 @@ struct grid_sampler_params {
   int want_input;  // grad_input asked for
 };
 
+// The same for 3-D: input (batch, channels, in_d, in_h, in_w), grid
+// (batch, out_d, out_h, out_w, 3), grad_output (batch, channels, out_d,
+// out_h, out_w), all contiguous (no bicubic in 3-D).
+struct grid_sampler_3d_params {
+  long batch;
+  long channels;
+  long in_d;
+  long in_h;
+  long in_w;
+  long out_d;
+  long out_h;
+  long out_w;
+  int padding;
+  int align_corners;
+  int want_input;
+};
+
 }  // namespace mps_ops
