@@ -1,0 +1,51 @@
+// _assert_async (a fill for torch 2.9 to 2.12; the host stub in
+// csrc/operations/assert_async.mm): one thread compares the tensor's one
+// value with zero and raises the host's KernelFlag where it equals it, so
+// the check costs the caller no copy of the value (and, with error checks
+// deferred, no wait: the assertion is then as asynchronous as its name).
+// -0.0 is zero, as the CPU's is_nonzero has it (PyTorch's own Metal kernel,
+// from 2.13, tests whether all the value's bits are zero); NaN is not.
+#include <metal_stdlib>
+#include <mps_ops/instantiate.h>
+#include "assert_async_params.h"
+using namespace metal;
+
+namespace {
+
+// Integers and bool: compared with zero.
+template <typename T>
+inline bool is_nonzero(T value) {
+  return value != T(0);
+}
+
+// Floating types: nonzero where a bit other than the sign's is set, so -0.0
+// is zero and NaN is not, as the CPU's is_nonzero has it, and a subnormal
+// is nonzero where a GPU flushes it to zero in a comparison.
+inline bool is_nonzero(float value) {
+  return (as_type<uint>(value) & 0x7fffffffu) != 0u;
+}
+inline bool is_nonzero(half value) {
+  return (as_type<ushort>(value) & ushort(0x7fff)) != ushort(0);
+}
+inline bool is_nonzero(bfloat value) {
+  return (as_type<ushort>(value) & ushort(0x7fff)) != ushort(0);
+}
+
+}  // namespace
+
+template <typename T>
+kernel void assert_nonzero(constant T* value [[buffer(0)]],
+                           constant mps_ops::assert_async_params& params [[buffer(1)]],
+                           device int* zero [[buffer(2)]],
+                           uint index [[thread_position_in_grid]]) {
+  bool nonzero = false;
+  for (int part = 0; part < params.parts; ++part) {
+    nonzero = nonzero || is_nonzero(value[part]);
+  }
+  if (!nonzero) {
+    zero[0] = 1;
+  }
+}
+
+#define ASSERT_ASYNC_INSTANTIATE(NAME, T) MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(NAME, dense, T, T), NAME, T)
+MPS_OPS_FOR_ALL(ASSERT_ASYNC_INSTANTIATE, assert_nonzero)
