@@ -213,18 +213,17 @@ def test_float64_is_refused_clearly():
         run_on_kernels(_call((0, 0, False)), *[t.double() for t in _args()])
 
 
-GRID_SAMPLE = next(op for op in op_db if op.name == "nn.functional.grid_sample")
-
-
-def test_opinfo_gradients():
-    """grid_sample through autograd (the OpInfo's 5-D samples): the input's
-    and grid's gradients against the CPU's."""
+@pytest.mark.parametrize("name", ["nn.functional.grid_sample", "grid_sampler_3d"])
+def test_opinfo_gradients(name):
+    """grid_sample and grid_sampler_3d through autograd (their OpInfos' 5-D
+    samples): the input's and grid's gradients against the CPU's."""
+    opinfo = next(op for op in op_db if op.name == name)
     dtype = torch.float32
     reached = 0
-    for i, sample in enumerate(GRID_SAMPLE.sample_inputs("cpu", dtype, requires_grad=True)):
+    for i, sample in enumerate(opinfo.sample_inputs("cpu", dtype, requires_grad=True)):
         if sample.input.dim() != 5:
             continue
-        inputs, gradients = opinfo_gradients(GRID_SAMPLE, sample, i, dtype)
+        inputs, gradients = opinfo_gradients(opinfo, sample, i, dtype)
         expected = gradients(*inputs)
         actual, dispatches = run_on_kernels(gradients, *inputs)
         reached += any(d.op.startswith("grid_sampler_3d_backward") for d in dispatches)

@@ -3,35 +3,13 @@
 // value with zero and raises the host's KernelFlag where it equals it, so
 // the check costs the caller no copy of the value (and, with error checks
 // deferred, no wait: the assertion is then as asynchronous as its name).
-// -0.0 is zero, as the CPU's is_nonzero has it (PyTorch's own Metal kernel,
-// from 2.13, tests whether all the value's bits are zero); NaN is not.
+// -0.0 is zero, as the CPU's is_nonzero has it (mps_ops/nonzero.h; PyTorch's
+// own Metal kernel, from 2.13, tests whether all the value's bits are zero).
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
+#include <mps_ops/nonzero.h>
 #include "assert_async_params.h"
 using namespace metal;
-
-namespace {
-
-// Integers and bool: compared with zero.
-template <typename T>
-inline bool is_nonzero(T value) {
-  return value != T(0);
-}
-
-// Floating types: nonzero where a bit other than the sign's is set, so -0.0
-// is zero and NaN is not, as the CPU's is_nonzero has it, and a subnormal
-// is nonzero where a GPU flushes it to zero in a comparison.
-inline bool is_nonzero(float value) {
-  return (as_type<uint>(value) & 0x7fffffffu) != 0u;
-}
-inline bool is_nonzero(half value) {
-  return (as_type<ushort>(value) & ushort(0x7fff)) != ushort(0);
-}
-inline bool is_nonzero(bfloat value) {
-  return (as_type<ushort>(value) & ushort(0x7fff)) != ushort(0);
-}
-
-}  // namespace
 
 template <typename T>
 kernel void assert_nonzero(constant T* value [[buffer(0)]],
@@ -40,7 +18,7 @@ kernel void assert_nonzero(constant T* value [[buffer(0)]],
                            uint index [[thread_position_in_grid]]) {
   bool nonzero = false;
   for (int part = 0; part < params.parts; ++part) {
-    nonzero = nonzero || is_nonzero(value[part]);
+    nonzero = nonzero || mps_ops::is_nonzero(value[part]);
   }
   if (!nonzero) {
     zero[0] = 1;

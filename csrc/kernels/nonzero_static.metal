@@ -1,0 +1,178 @@
+// nonzero_static (a fill for torch 2.9 to 2.11; the host stub in
+// csrc/operations/nonzero_static.mm): the coordinates of the first `rows`
+// nonzero elements in row-major order, then fill_value, in a shape fixed by
+// the call. Nothing comes back to the host (nonzero_static exists so that
+// compiled and exported programs need not wait for a count), so the
+// compaction runs as four kernels on the GPU:
+//   nonzero_static_count  one threadgroup per block of elements: its count;
+//   nonzero_static_scan   one threadgroup: the blocks' exclusive offsets in
+//                         order, and the total after the last;
+//   nonzero_static_write  one threadgroup per block again: each nonzero
+//                         element's rank (its block's offset plus those
+//                         before it in the block), and below `rows` its
+//                         coordinates in that row;
+//   nonzero_static_fill   one thread per output element: fill_value in the
+//                         rows past the total.
+// A thread takes nonzero_static_per_thread consecutive elements; blocks are
+// the threadgroup's elements in thread order, so ranks follow the elements'
+// order, as the CPU's.
+#include <metal_stdlib>
+#include <mps_ops/instantiate.h>
+#include <mps_ops/nonzero.h>
+#include "nonzero_static_params.h"
+using namespace metal;
+
+namespace {
+
+// 1 where element i (of p.parts values) is nonzero, 0 there or past the end.
+template <typename T>
+inline uint flag_at(constant T* in, ulong i, constant mps_ops::nonzero_static_params& p) {
+  if (i >= p.numel) {
+    return 0u;
+  }
+  bool nonzero = false;
+  for (int part = 0; part < p.parts; ++part) {
+    nonzero = nonzero || mps_ops::is_nonzero(in[i * ulong(p.parts) + ulong(part)]);
+  }
+  return nonzero ? 1u : 0u;
+}
+
+// The threadgroup's exclusive prefix sum of `count` in thread order (what
+// the threads before this one hold), and the group's total. `totals` holds
+// 33 words (a SIMD group's total per slot, the group's total last); a
+// threadgroup of at most 32 full SIMD groups.
+inline uint group_exclusive_sum(uint count, threadgroup uint* totals, uint lane, uint simd_group, uint simd_size,
+                                uint width, thread uint& total) {
+  const uint in_simd = simd_prefix_exclusive_sum(count);
+  if (lane == simd_size - 1) {
+    totals[simd_group] = in_simd + count;
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  const uint simd_groups = width / simd_size;
+  if (simd_group == 0) {
+    const uint mine = lane < simd_groups ? totals[lane] : 0u;
+    const uint before = simd_prefix_exclusive_sum(mine);
+    if (lane < simd_groups) {
+      totals[lane] = before;
+    }
+    if (lane == simd_groups - 1) {
+      totals[32] = before + mine;
+    }
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  total = totals[32];
+  return totals[simd_group] + in_simd;
+}
+
+}  // namespace
+
+template <typename T>
+kernel void nonzero_static_count(device uint* counts [[buffer(0)]],
+                                 constant T* in [[buffer(1)]],
+                                 constant mps_ops::nonzero_static_params& p [[buffer(2)]],
+                                 uint group [[threadgroup_position_in_grid]],
+                                 uint thread_index [[thread_index_in_threadgroup]],
+                                 uint width [[threads_per_threadgroup]],
+                                 uint lane [[thread_index_in_simdgroup]],
+                                 uint simd_group [[simdgroup_index_in_threadgroup]],
+                                 uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup uint totals[33];
+  const ulong first =
+      (ulong(group) * ulong(width) + ulong(thread_index)) * ulong(mps_ops::nonzero_static_per_thread);
+  uint count = 0;
+  for (uint k = 0; k < mps_ops::nonzero_static_per_thread; ++k) {
+    count += flag_at(in, first + k, p);
+  }
+  uint total = 0;
+  group_exclusive_sum(count, totals, lane, simd_group, simd_size, width, total);
+  if (thread_index == 0) {
+    counts[group] = total;
+  }
+}
+
+template <typename T>  // long: the kernel is the same for every input, named for the host-name grammar
+kernel void nonzero_static_scan(device ulong* offsets [[buffer(0)]],
+                                constant uint* counts [[buffer(1)]],
+                                constant mps_ops::nonzero_static_params& p [[buffer(2)]],
+                                uint thread_index [[thread_index_in_threadgroup]],
+                                uint width [[threads_per_threadgroup]],
+                                uint lane [[thread_index_in_simdgroup]],
+                                uint simd_group [[simdgroup_index_in_threadgroup]],
+                                uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup uint totals[33];
+  ulong carry = 0;
+  for (ulong base = 0; base < p.blocks; base += width) {
+    const ulong block = base + thread_index;
+    const uint count = block < p.blocks ? counts[block] : 0u;
+    uint chunk = 0;
+    const uint before = group_exclusive_sum(count, totals, lane, simd_group, simd_size, width, chunk);
+    if (block < p.blocks) {
+      offsets[block] = carry + before;
+    }
+    carry += chunk;
+    // Every thread has read the totals before the next chunk writes them.
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  if (thread_index == 0) {
+    offsets[p.blocks] = carry;
+  }
+}
+
+template <typename T>
+kernel void nonzero_static_write(device long* out [[buffer(0)]],
+                                 constant T* in [[buffer(1)]],
+                                 constant ulong* offsets [[buffer(2)]],
+                                 constant mps_ops::nonzero_static_params& p [[buffer(3)]],
+                                 uint group [[threadgroup_position_in_grid]],
+                                 uint thread_index [[thread_index_in_threadgroup]],
+                                 uint width [[threads_per_threadgroup]],
+                                 uint lane [[thread_index_in_simdgroup]],
+                                 uint simd_group [[simdgroup_index_in_threadgroup]],
+                                 uint simd_size [[threads_per_simdgroup]]) {
+  threadgroup uint totals[33];
+  const ulong start = offsets[group];
+  if (start >= p.rows) {
+    return;  // the whole group: its elements rank past the rows
+  }
+  const ulong first =
+      (ulong(group) * ulong(width) + ulong(thread_index)) * ulong(mps_ops::nonzero_static_per_thread);
+  uint flags = 0;
+  uint count = 0;
+  for (uint k = 0; k < mps_ops::nonzero_static_per_thread; ++k) {
+    const uint flag = flag_at(in, first + k, p);
+    flags |= flag << k;
+    count += flag;
+  }
+  uint total = 0;
+  ulong rank = start + group_exclusive_sum(count, totals, lane, simd_group, simd_size, width, total);
+  for (uint k = 0; k < mps_ops::nonzero_static_per_thread && rank < p.rows; ++k) {
+    if (((flags >> k) & 1u) == 0) {
+      continue;
+    }
+    // The element's coordinates, last dim first.
+    ulong rest = first + k;
+    device long* row = out + rank * ulong(p.ndim);
+    for (int d = p.ndim - 1; d >= 0; --d) {
+      const ulong size = ulong(p.sizes[d]);
+      row[d] = long(rest % size);
+      rest /= size;
+    }
+    ++rank;
+  }
+}
+
+template <typename T>  // long, the output's type
+kernel void nonzero_static_fill(device long* out [[buffer(0)]],
+                                constant ulong* offsets [[buffer(1)]],
+                                constant mps_ops::nonzero_static_params& p [[buffer(2)]],
+                                uint index [[thread_position_in_grid]]) {
+  if (ulong(index) / ulong(p.ndim) >= offsets[p.blocks]) {
+    out[index] = p.fill_value;
+  }
+}
+
+#define NONZERO_STATIC_INSTANTIATE(NAME, T) MPS_OPS_INSTANTIATE(MPS_OPS_HOST_NAME(NAME, dense, T, T), NAME, T)
+MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(NONZERO_STATIC_INSTANTIATE, nonzero_static_count)
+MPS_OPS_FOR_ALL_BUT_WIDE_UNSIGNED(NONZERO_STATIC_INSTANTIATE, nonzero_static_write)
+MPS_OPS_INSTANTIATE_FOR_TYPE(nonzero_static_scan, dense, long)
+MPS_OPS_INSTANTIATE_FOR_TYPE(nonzero_static_fill, dense, long)
