@@ -184,7 +184,7 @@ def own_input_cases(records) -> list:
     backward, margin losses, masked softmax, segment_reduce,
     embedding_renorm, take/put, view copies, the optimizer step, glu's jvps,
     logspace, the normalization backwards, grid_sample's backward, the CTC
-    loss, the antialiased resizes' backwards."""
+    loss, the antialiased resizes' backwards, nonzero_static."""
     cases = []
     skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"} | set(POOL2D_BACKWARDS)
     for name, spec in OPS.items():
@@ -222,6 +222,8 @@ def own_input_cases(records) -> list:
                 family = "ctc_loss"
             elif name.endswith("2d_aa_backward"):
                 family = "resize backward"
+            elif name == "nonzero_static":
+                family = "nonzero_static"
             # Softmax forward also over vocabulary-length rows (32 K), where
             # few rows share the GPU.
             shapes = [(rows, cols)] + ([(n // 32768, 32768)] if family == "softmax" else [])

@@ -372,6 +372,11 @@ WITH_OWN_INPUTS = {
     "grid_sampler_2d_backward": OpSpec(
         lambda g, x, grid: torch.ops.aten.grid_sampler_2d_backward(g, x, grid, 0, 0, False, [True, True]), (),
         kind="scatter", inputs=_grid_sampler_backward_inputs),
+    # A mask's coordinates in a compiled program: half the elements
+    # nonzero, the first quarter of the elements' worth of rows kept.
+    "nonzero_static": OpSpec(lambda x: torch.nonzero_static(x, size=x.numel() // 4), (), kind="scatter",
+                             inputs=lambda layout, rows, cols, dtype: [
+                                 (torch.randn(rows, cols) * (torch.rand(rows, cols) < 0.5)).to(dtype)]),
     "grid_sampler_3d_backward": OpSpec(
         lambda g, x, grid: torch.ops.aten.grid_sampler_3d_backward(g, x, grid, 0, 0, False, [True, True]), (),
         kind="scatter", inputs=_grid_sampler_3d_backward_inputs),
