@@ -108,8 +108,9 @@ def test_out_of_every_kind():
         out = make()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            (actual, returned), _ = run_on_kernels(lambda t, o: (o, torch.nonzero_static(t, size=12, out=o)), x, out)
-        assert torch.equal(actual, expected) and returned is actual, label
+            (actual, returned_out), _ = run_on_kernels(
+                lambda t, o: (o, torch.nonzero_static(t, size=12, out=o) is o), x, out)
+        assert torch.equal(actual, expected) and returned_out, label
         assert any("resized" in str(w.message) for w in caught) == (label == "other shape"), label
 
 
@@ -125,6 +126,13 @@ ERRORS = {
 def test_errors_are_the_cpus(name):
     cpu, ours = errors_of_cpu_and_ours(ERRORS[name], _sparse((4, 5), torch.float32))
     assert str(cpu).split(" not implemented")[0] in str(ours)
+
+
+def test_more_than_32_dims_raise_clearly():
+    """The sizes ride in the kernels' params: 32 dims at most (the CPU
+    takes more)."""
+    with pytest.raises(RuntimeError, match="nonzero_static of a tensor of more than 32 dims"):
+        run_on_kernels(lambda t: torch.nonzero_static(t, size=3), torch.ones([1] * 33))
 
 
 def test_float64_is_refused_clearly():

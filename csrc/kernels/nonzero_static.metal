@@ -11,8 +11,8 @@
 //                         element's rank (its block's offset plus those
 //                         before it in the block), and below `rows` its
 //                         coordinates in that row;
-//   nonzero_static_fill   one thread per output element: fill_value in the
-//                         rows past the total.
+//   nonzero_static_fill   one thread per row: fill_value in the rows past
+//                         the total.
 // A thread takes nonzero_static_per_thread consecutive elements; blocks are
 // the threadgroup's elements in thread order, so ranks follow the elements'
 // order, as the CPU's.
@@ -150,12 +150,22 @@ kernel void nonzero_static_write(device long* out [[buffer(0)]],
       continue;
     }
     // The element's coordinates, last dim first.
-    ulong rest = first + k;
     device long* row = out + rank * ulong(p.ndim);
-    for (int d = p.ndim - 1; d >= 0; --d) {
-      const ulong size = ulong(p.sizes[d]);
-      row[d] = long(rest % size);
-      rest /= size;
+    if (p.narrow != 0) {
+      uint rest = uint(first + k);
+      for (int d = p.ndim - 1; d >= 0; --d) {
+        const mps_ops::fast_divisor by_size{p.by_size[d].divisor, p.by_size[d].multiplier, p.by_size[d].shift};
+        const uint quotient = mps_ops::quotient(rest, by_size);
+        row[d] = long(mps_ops::remainder_of(rest, quotient, by_size));
+        rest = quotient;
+      }
+    } else {
+      ulong rest = first + k;
+      for (int d = p.ndim - 1; d >= 0; --d) {
+        const ulong size = ulong(p.sizes[d]);
+        row[d] = long(rest % size);
+        rest /= size;
+      }
     }
     ++rank;
   }
@@ -165,9 +175,12 @@ template <typename T>  // long, the output's type
 kernel void nonzero_static_fill(device long* out [[buffer(0)]],
                                 constant ulong* offsets [[buffer(1)]],
                                 constant mps_ops::nonzero_static_params& p [[buffer(2)]],
-                                uint index [[thread_position_in_grid]]) {
-  if (ulong(index) / ulong(p.ndim) >= offsets[p.blocks]) {
-    out[index] = p.fill_value;
+                                uint row [[thread_position_in_grid]]) {
+  if (ulong(row) >= offsets[p.blocks]) {
+    device long* values = out + ulong(row) * ulong(p.ndim);
+    for (int d = 0; d < p.ndim; ++d) {
+      values[d] = p.fill_value;
+    }
   }
 }
 

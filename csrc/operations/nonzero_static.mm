@@ -64,8 +64,12 @@ at::Tensor& nonzero_static_into(const at::Tensor& self, int64_t size, int64_t fi
   p.fill_value = fill_value;
   p.ndim = static_cast<int>(ndim);
   p.parts = self.is_complex() ? 2 : 1;
+  p.narrow = self.numel() <= UINT32_MAX ? 1 : 0;
   for (int64_t d = 0; d < ndim; ++d) {
     p.sizes[d] = self.size(d);
+    if (p.narrow != 0) {
+      p.by_size[d] = make_fast_divisor(static_cast<unsigned>(std::max<int64_t>(self.size(d), 1)));
+    }
   }
   const KernelHandle* count_kernel = count_kernels.get(Variant::dense, dtype, dtype);
   const KernelHandle* write_kernel = write_kernels.get(Variant::dense, dtype, dtype);
@@ -95,7 +99,7 @@ at::Tensor& nonzero_static_into(const at::Tensor& self, int64_t size, int64_t fi
   }
   KernelFunction fill(fill_kernels.get(Variant::dense, at::kLong, at::kLong));
   fill.bind_operands(target.tensor, offsets).bind(p);
-  fill.dispatch(Dim3{static_cast<uint32_t>(out.numel()), 1, 1});
+  fill.dispatch(Dim3{static_cast<uint32_t>(size), 1, 1});
   target.copy_back();
   return out;
 }
