@@ -13,9 +13,9 @@
 //                         coordinates in that row;
 //   nonzero_static_fill   one thread per row: fill_value in the rows past
 //                         the total.
-// A thread takes nonzero_static_per_thread consecutive elements; blocks are
-// the threadgroup's elements in thread order, so ranks follow the elements'
-// order, as the CPU's.
+// A thread takes nonzero_static_per_thread elements a threadgroup's width
+// apart (a SIMD group's loads coalesced); ranks follow the elements' order,
+// as the CPU's.
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
 #include <mps_ops/nonzero.h>
@@ -37,35 +37,47 @@ inline uint flag_at(constant T* in, ulong i, constant mps_ops::nonzero_static_pa
   return nonzero ? 1u : 0u;
 }
 
-// The threadgroup's exclusive prefix sum of `count` in thread order (what
-// the threads before this one hold), and the group's total. `totals` holds
-// 33 words (a SIMD group's total per slot, the group's total last); a
-// threadgroup of at most 32 full SIMD groups.
-inline uint group_exclusive_sum(uint count, threadgroup uint* totals, uint lane, uint simd_group, uint simd_size,
-                                uint width, thread uint& total) {
-  const uint in_simd = simd_prefix_exclusive_sum(count);
-  if (lane == simd_size - 1) {
-    totals[simd_group] = in_simd + count;
+// The threadgroup's sum of `count` (every thread gets it); `totals` holds
+// a word per SIMD group (at most 32).
+inline uint group_sum(uint count, threadgroup uint* totals, uint lane, uint simd_group, uint simd_size, uint width) {
+  const uint in_simd = simd_sum(count);
+  if (lane == 0) {
+    totals[simd_group] = in_simd;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  const uint simd_groups = width / simd_size;
-  if (simd_group == 0) {
-    const uint mine = lane < simd_groups ? totals[lane] : 0u;
-    const uint before = simd_prefix_exclusive_sum(mine);
-    if (lane < simd_groups) {
-      totals[lane] = before;
-    }
-    if (lane == simd_groups - 1) {
-      totals[32] = before + mine;
-    }
+  uint total = 0;
+  for (uint g = 0; g < width / simd_size; ++g) {
+    total += totals[g];
   }
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  total = totals[32];
-  return totals[simd_group] + in_simd;
+  return total;
+}
+
+// Exclusive prefix sums of `count` words in order, by the first SIMD group
+// (each lane sums a run of consecutive words, the runs' sums are prefixed
+// across the lanes, then each lane writes its run's prefixes back).
+inline void words_exclusive_prefix(threadgroup uint* words, uint count, uint lane, uint simd_group, uint simd_size) {
+  if (simd_group != 0) {
+    return;
+  }
+  const uint run = (count + simd_size - 1) / simd_size;
+  const uint first = min(lane * run, count), last = min(first + run, count);
+  uint sum = 0;
+  for (uint w = first; w < last; ++w) {
+    sum += words[w];
+  }
+  uint before = simd_prefix_exclusive_sum(sum);
+  for (uint w = first; w < last; ++w) {
+    const uint word = words[w];
+    words[w] = before;
+    before += word;
+  }
 }
 
 }  // namespace
 
+// Element k * width + t of a block is thread t's k-th (reads coalesced
+// across a SIMD group); the block's elements in order are then rounds k,
+// SIMD groups, lanes.
 template <typename T>
 kernel void nonzero_static_count(device uint* counts [[buffer(0)]],
                                  constant T* in [[buffer(1)]],
@@ -76,15 +88,13 @@ kernel void nonzero_static_count(device uint* counts [[buffer(0)]],
                                  uint lane [[thread_index_in_simdgroup]],
                                  uint simd_group [[simdgroup_index_in_threadgroup]],
                                  uint simd_size [[threads_per_simdgroup]]) {
-  threadgroup uint totals[33];
-  const ulong first =
-      (ulong(group) * ulong(width) + ulong(thread_index)) * ulong(mps_ops::nonzero_static_per_thread);
+  threadgroup uint totals[32];
+  const ulong first = ulong(group) * ulong(width) * ulong(mps_ops::nonzero_static_per_thread) + thread_index;
   uint count = 0;
   for (uint k = 0; k < mps_ops::nonzero_static_per_thread; ++k) {
-    count += flag_at(in, first + k, p);
+    count += flag_at(in, first + ulong(k) * width, p);
   }
-  uint total = 0;
-  group_exclusive_sum(count, totals, lane, simd_group, simd_size, width, total);
+  const uint total = group_sum(count, totals, lane, simd_group, simd_size, width);
   if (thread_index == 0) {
     counts[group] = total;
   }
@@ -99,18 +109,31 @@ kernel void nonzero_static_scan(device ulong* offsets [[buffer(0)]],
                                 uint lane [[thread_index_in_simdgroup]],
                                 uint simd_group [[simdgroup_index_in_threadgroup]],
                                 uint simd_size [[threads_per_simdgroup]]) {
-  threadgroup uint totals[33];
+  threadgroup uint words[33];  // a word per SIMD group, then the chunk's total
   ulong carry = 0;
   for (ulong base = 0; base < p.blocks; base += width) {
     const ulong block = base + thread_index;
     const uint count = block < p.blocks ? counts[block] : 0u;
-    uint chunk = 0;
-    const uint before = group_exclusive_sum(count, totals, lane, simd_group, simd_size, width, chunk);
-    if (block < p.blocks) {
-      offsets[block] = carry + before;
+    const uint in_simd = simd_prefix_exclusive_sum(count);
+    if (lane == simd_size - 1) {
+      words[simd_group] = in_simd + count;
     }
-    carry += chunk;
-    // Every thread has read the totals before the next chunk writes them.
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (simd_group == 0 && lane == 0) {
+      uint total = 0;
+      for (uint g = 0; g < width / simd_size; ++g) {
+        const uint word = words[g];
+        words[g] = total;
+        total += word;
+      }
+      words[32] = total;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (block < p.blocks) {
+      offsets[block] = carry + words[simd_group] + in_simd;
+    }
+    carry += words[32];
+    // Every thread has read the words before the next chunk writes them.
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
   if (thread_index == 0) {
@@ -129,30 +152,38 @@ kernel void nonzero_static_write(device long* out [[buffer(0)]],
                                  uint lane [[thread_index_in_simdgroup]],
                                  uint simd_group [[simdgroup_index_in_threadgroup]],
                                  uint simd_size [[threads_per_simdgroup]]) {
-  threadgroup uint totals[33];
+  // Per (round, SIMD group), in the elements' order: its nonzeros, then
+  // the block's nonzeros before it.
+  threadgroup uint words[mps_ops::nonzero_static_per_thread * 32];
   const ulong start = offsets[group];
   if (start >= p.rows) {
     return;  // the whole group: its elements rank past the rows
   }
-  const ulong first =
-      (ulong(group) * ulong(width) + ulong(thread_index)) * ulong(mps_ops::nonzero_static_per_thread);
+  const uint simd_groups = width / simd_size;
+  const ulong first = ulong(group) * ulong(width) * ulong(mps_ops::nonzero_static_per_thread) + thread_index;
   uint flags = 0;
-  uint count = 0;
   for (uint k = 0; k < mps_ops::nonzero_static_per_thread; ++k) {
-    const uint flag = flag_at(in, first + k, p);
+    const uint flag = flag_at(in, first + ulong(k) * width, p);
     flags |= flag << k;
-    count += flag;
+    const uint in_simd = simd_sum(flag);
+    if (lane == 0) {
+      words[k * simd_groups + simd_group] = in_simd;
+    }
   }
-  uint total = 0;
-  ulong rank = start + group_exclusive_sum(count, totals, lane, simd_group, simd_size, width, total);
-  for (uint k = 0; k < mps_ops::nonzero_static_per_thread && rank < p.rows; ++k) {
-    if (((flags >> k) & 1u) == 0) {
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  words_exclusive_prefix(words, mps_ops::nonzero_static_per_thread * simd_groups, lane, simd_group, simd_size);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint k = 0; k < mps_ops::nonzero_static_per_thread; ++k) {
+    const uint flag = (flags >> k) & 1u;
+    const ulong rank = start + words[k * simd_groups + simd_group] + simd_prefix_exclusive_sum(flag);
+    if (flag == 0 || rank >= p.rows) {
       continue;
     }
     // The element's coordinates, last dim first.
     device long* row = out + rank * ulong(p.ndim);
+    const ulong element = first + ulong(k) * width;
     if (p.narrow != 0) {
-      uint rest = uint(first + k);
+      uint rest = uint(element);
       for (int d = p.ndim - 1; d >= 0; --d) {
         const mps_ops::fast_divisor by_size{p.by_size[d].divisor, p.by_size[d].multiplier, p.by_size[d].shift};
         const uint quotient = mps_ops::quotient(rest, by_size);
@@ -160,14 +191,13 @@ kernel void nonzero_static_write(device long* out [[buffer(0)]],
         rest = quotient;
       }
     } else {
-      ulong rest = first + k;
+      ulong rest = element;
       for (int d = p.ndim - 1; d >= 0; --d) {
         const ulong size = ulong(p.sizes[d]);
         row[d] = long(rest % size);
         rest /= size;
       }
     }
-    ++rank;
   }
 }
 
