@@ -66,9 +66,9 @@ def test_shapes(shape):
 
 @pytest.mark.parametrize("density", [0.0, 0.001, 0.5, 1.0], ids=str)
 def test_many_blocks(density):
-    """3 x 1,000,003 elements: about 3,000 blocks, so the scan takes several
-    chunks, and a size that ends inside a block."""
-    x = _sparse((3, 1_000_003), torch.bool, density)
+    """3 x 1,500,007 elements: about 1,100 blocks of 4,096, so the scan
+    takes two chunks of up to 1,024, and a size that ends inside a block."""
+    x = _sparse((3, 1_500_007), torch.bool, density)
     count = int(x.sum())
     for size in {0, 1, count // 2 + 1, count, count + 5}:
         _check(x, size, -1, f"density {density} size {size} of {count}")
