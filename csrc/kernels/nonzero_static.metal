@@ -24,17 +24,29 @@ using namespace metal;
 
 namespace {
 
-// 1 where element i (of p.parts values) is nonzero, 0 there or past the end.
+// 1 where element i (of p.parts values) is nonzero, 0 there or past the
+// end (checked only where the block runs past it: `full` blocks load
+// without a branch per element).
 template <typename T>
-inline uint flag_at(constant T* in, ulong i, constant mps_ops::nonzero_static_params& p) {
-  if (i >= p.numel) {
+inline uint flag_at(constant T* in, ulong i, bool full, constant mps_ops::nonzero_static_params& p) {
+  if (!full && i >= p.numel) {
     return 0u;
   }
-  bool nonzero = false;
-  for (int part = 0; part < p.parts; ++part) {
-    nonzero = nonzero || mps_ops::is_nonzero(in[i * ulong(p.parts) + ulong(part)]);
+  if (p.parts == 1) {
+    return mps_ops::is_nonzero(in[i]) ? 1u : 0u;
   }
-  return nonzero ? 1u : 0u;
+  return mps_ops::is_nonzero(in[2 * i]) || mps_ops::is_nonzero(in[2 * i + 1]) ? 1u : 0u;
+}
+
+// The SIMD group's lanes where predicate holds, one bit each.
+inline ulong lanes_where(bool predicate) {
+  return static_cast<ulong>(simd_ballot(predicate));
+}
+
+// Whether the block of `width` threads from `first` (thread 0's first
+// element) lies wholly inside the input.
+inline bool full_block(ulong block_first, uint width, constant mps_ops::nonzero_static_params& p) {
+  return block_first + ulong(width) * ulong(mps_ops::nonzero_static_per_thread) <= p.numel;
 }
 
 // The threadgroup's sum of `count` (every thread gets it); `totals` holds
@@ -89,10 +101,12 @@ kernel void nonzero_static_count(device uint* counts [[buffer(0)]],
                                  uint simd_group [[simdgroup_index_in_threadgroup]],
                                  uint simd_size [[threads_per_simdgroup]]) {
   threadgroup uint totals[32];
-  const ulong first = ulong(group) * ulong(width) * ulong(mps_ops::nonzero_static_per_thread) + thread_index;
+  const ulong block_first = ulong(group) * ulong(width) * ulong(mps_ops::nonzero_static_per_thread);
+  const bool full = full_block(block_first, width, p);
+  const ulong first = block_first + thread_index;
   uint count = 0;
   for (uint k = 0; k < mps_ops::nonzero_static_per_thread; ++k) {
-    count += flag_at(in, first + ulong(k) * width, p);
+    count += flag_at(in, first + ulong(k) * width, full, p);
   }
   const uint total = group_sum(count, totals, lane, simd_group, simd_size, width);
   if (thread_index == 0) {
@@ -160,14 +174,20 @@ kernel void nonzero_static_write(device long* out [[buffer(0)]],
     return;  // the whole group: its elements rank past the rows
   }
   const uint simd_groups = width / simd_size;
-  const ulong first = ulong(group) * ulong(width) * ulong(mps_ops::nonzero_static_per_thread) + thread_index;
+  const ulong block_first = ulong(group) * ulong(width) * ulong(mps_ops::nonzero_static_per_thread);
+  const bool full = full_block(block_first, width, p);
+  const ulong first = block_first + thread_index;
+  // A SIMD group's nonzeros in a round and a lane's rank among them: a
+  // ballot and a population count (a sum or prefix over the lanes takes a
+  // shuffle per halving step).
+  const ulong lanes_before = (ulong(1) << lane) - 1;
   uint flags = 0;
   for (uint k = 0; k < mps_ops::nonzero_static_per_thread; ++k) {
-    const uint flag = flag_at(in, first + ulong(k) * width, p);
+    const uint flag = flag_at(in, first + ulong(k) * width, full, p);
     flags |= flag << k;
-    const uint in_simd = simd_sum(flag);
+    const ulong voted = lanes_where(flag != 0);
     if (lane == 0) {
-      words[k * simd_groups + simd_group] = in_simd;
+      words[k * simd_groups + simd_group] = uint(popcount(voted));
     }
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -175,7 +195,8 @@ kernel void nonzero_static_write(device long* out [[buffer(0)]],
   threadgroup_barrier(mem_flags::mem_threadgroup);
   for (uint k = 0; k < mps_ops::nonzero_static_per_thread; ++k) {
     const uint flag = (flags >> k) & 1u;
-    const ulong rank = start + words[k * simd_groups + simd_group] + simd_prefix_exclusive_sum(flag);
+    const ulong voted = lanes_where(flag != 0);
+    const ulong rank = start + words[k * simd_groups + simd_group] + popcount(voted & lanes_before);
     if (flag == 0 || rank >= p.rows) {
       continue;
     }
