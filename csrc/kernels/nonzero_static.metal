@@ -11,7 +11,8 @@
 //                         element's rank (its block's offset plus those
 //                         before it in the block), and below `rows` its
 //                         coordinates in that row;
-//   nonzero_static_fill   one thread per row: fill_value in the rows past
+//   nonzero_static_fill   a thread per nonzero_static_fill_rows rows (a
+//                         grid-stride loop): fill_value in the rows past
 //                         the total.
 // A thread takes nonzero_static_per_thread elements a threadgroup's width
 // apart (a SIMD group's loads coalesced); ranks follow the elements' order,
@@ -105,6 +106,7 @@ kernel void nonzero_static_count(device uint* counts [[buffer(0)]],
   const bool full = full_block(block_first, width, p);
   const ulong first = block_first + thread_index;
   uint count = 0;
+  _Pragma("clang loop unroll(full)")  // the loads in flight together
   for (uint k = 0; k < mps_ops::nonzero_static_per_thread; ++k) {
     count += flag_at(in, first + ulong(k) * width, full, p);
   }
@@ -182,6 +184,7 @@ kernel void nonzero_static_write(device long* out [[buffer(0)]],
   // shuffle per halving step).
   const ulong lanes_before = (ulong(1) << lane) - 1;
   uint flags = 0;
+  _Pragma("clang loop unroll(full)")  // the loads in flight together
   for (uint k = 0; k < mps_ops::nonzero_static_per_thread; ++k) {
     const uint flag = flag_at(in, first + ulong(k) * width, full, p);
     flags |= flag << k;
@@ -226,11 +229,15 @@ template <typename T>  // long, the output's type
 kernel void nonzero_static_fill(device long* out [[buffer(0)]],
                                 constant ulong* offsets [[buffer(1)]],
                                 constant mps_ops::nonzero_static_params& p [[buffer(2)]],
-                                uint row [[thread_position_in_grid]]) {
-  if (ulong(row) >= offsets[p.blocks]) {
-    device long* values = out + ulong(row) * ulong(p.ndim);
-    for (int d = 0; d < p.ndim; ++d) {
-      values[d] = p.fill_value;
+                                uint index [[thread_position_in_grid]],
+                                uint threads [[threads_per_grid]]) {
+  const ulong total = offsets[p.blocks];
+  for (ulong row = index; row < p.rows; row += threads) {
+    if (row >= total) {
+      device long* values = out + row * ulong(p.ndim);
+      for (int d = 0; d < p.ndim; ++d) {
+        values[d] = p.fill_value;
+      }
     }
   }
 }

@@ -99,7 +99,7 @@ at::Tensor& nonzero_static_into(const at::Tensor& self, int64_t size, int64_t fi
   }
   KernelFunction fill(fill_kernels.get(Variant::dense, at::kLong, at::kLong));
   fill.bind_operands(target.tensor, offsets).bind(p);
-  fill.dispatch(Dim3{static_cast<uint32_t>(size), 1, 1});
+  fill.dispatch(Dim3{static_cast<uint32_t>((size + nonzero_static_fill_rows - 1) / nonzero_static_fill_rows), 1, 1});
   target.copy_back();
   return out;
 }
