@@ -15,10 +15,9 @@ import itertools
 
 import pytest
 import torch
-from torch.testing._internal.common_methods_invocations import op_db
 
-from helpers import (assert_gradients_near, assert_matches, errors_of_cpu_and_ours, in_layout, opinfo_gradients,
-                     run_on_kernels)
+from helpers import assert_gradients_near, assert_matches, errors_of_cpu_and_ours, in_layout, run_on_kernels
+from test_grid_sampler_backward import check_opinfo_gradients, common_errors, common_unchecked
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -171,22 +170,14 @@ def test_non_finite_and_huge_grid_values(value, mode):
 
 
 ERRORS = {
-    "grid of another dtype": lambda g, x, grid: backward(g, x, grid.double(), 0, 0, False, [True, True]),
+    **common_errors(backward),
     "4-D input": lambda g, x, grid: backward(g[0], x[0], grid[0], 0, 0, False, [True, True]),
     "4-D input and grid": lambda g, x, grid: backward(g[:, :, 0], x[:, :, 0], grid[:, 0, ..., :2], 0, 0, False,
                                                       [True, True]),
     "bicubic": lambda g, x, grid: backward(g, x, grid, 2, 0, False, [True, True]),
-    "batch sizes": lambda g, x, grid: backward(g, x, grid[:1], 0, 0, False, [True, True]),
     "grid's last dim": lambda g, x, grid: backward(g, x, grid[..., :2], 0, 0, False, [True, True]),
     "empty spatial dim": lambda g, x, grid: backward(g, x[:, :, :, :0], grid, 0, 0, False, [True, True]),
     "0-dim input": lambda g, x, grid: backward(g, x[0, 0, 0, 0, 0], grid, 0, 0, False, [True, True]),
-    "integers": lambda g, x, grid: backward(g.int(), x.int(), grid.int(), 0, 0, False, [True, True]),
-    # The CPU's shape checks come before its dtype dispatch, which comes
-    # before its typed reads of the grid.
-    "integers of other batch sizes": lambda g, x, grid: backward(g.int(), x.int(), grid[:1].int(), 0, 0, False,
-                                                                 [True, True]),
-    "a bool input beside a float grid": lambda g, x, grid: backward(g, x.bool(), grid, 0, 0, False, [True, True]),
-    "grad_output of another dtype": lambda g, x, grid: backward(g.double(), x, grid, 0, 0, False, [True, True]),
 }
 
 
@@ -196,9 +187,8 @@ def test_errors_are_the_cpus(name):
 
 
 UNCHECKED = {
+    **common_unchecked(backward),
     "grad_output of another size": lambda g, x, grid: backward(g[:, :, :, :3], x, grid, 0, 0, False, [True, True]),
-    "unknown interpolation": lambda g, x, grid: backward(g, x, grid, 3, 0, False, [True, True]),
-    "unknown padding": lambda g, x, grid: backward(g, x, grid, 0, 5, False, [True, True]),
 }
 
 
@@ -216,17 +206,5 @@ def test_float64_is_refused_clearly():
 @pytest.mark.parametrize("name", ["nn.functional.grid_sample", "grid_sampler_3d"])
 def test_opinfo_gradients(name):
     """grid_sample and grid_sampler_3d through autograd (their OpInfos' 5-D
-    samples): the input's and grid's gradients against the CPU's."""
-    opinfo = next(op for op in op_db if op.name == name)
-    dtype = torch.float32
-    reached = 0
-    for i, sample in enumerate(opinfo.sample_inputs("cpu", dtype, requires_grad=True)):
-        if sample.input.dim() != 5:
-            continue
-        inputs, gradients = opinfo_gradients(opinfo, sample, i, dtype)
-        expected = gradients(*inputs)
-        actual, dispatches = run_on_kernels(gradients, *inputs)
-        reached += any(d.op.startswith("grid_sampler_3d_backward") for d in dispatches)
-        truth = gradients(*[t.detach().double() for t in inputs])
-        assert_gradients_near(actual, expected, truth, dtype, f"sample {i} {sample.kwargs}")
-    assert reached, "no sample reached grid_sampler_3d_backward"
+    samples)."""
+    check_opinfo_gradients(name, 5, "grid_sampler_3d_backward")

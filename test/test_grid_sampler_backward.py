@@ -200,21 +200,37 @@ def test_non_finite_and_huge_grid_values(value, mode):
     assert_matches(actual[1][others], expected[1][others], f"{value} {mode} grad_grid")
 
 
+def common_errors(backward, batch_mismatch=lambda grid: grid[:1]):
+    """The CPU's errors that do not depend on the grid's dims, for the 2-D or
+    3-D backward: dtypes and batch sizes (its shape checks come before its
+    dtype dispatch, which comes before its typed reads of the grid)."""
+    call = lambda g, x, grid: backward(g, x, grid, 0, 0, False, [True, True])  # noqa: E731
+    return {
+        "grid of another dtype": lambda g, x, grid: call(g, x, grid.double()),
+        "batch sizes": lambda g, x, grid: call(g, x, batch_mismatch(grid)),
+        "integers": lambda g, x, grid: call(g.int(), x.int(), grid.int()),
+        "integers of other batch sizes": lambda g, x, grid: call(g.int(), x.int(), batch_mismatch(grid).int()),
+        "a bool input beside a float grid": lambda g, x, grid: call(g, x.bool(), grid),
+        "grad_output of another dtype": lambda g, x, grid: call(g.double(), x, grid),
+    }
+
+
+def common_unchecked(backward):
+    """What the CPU leaves unchecked in either backward: modes outside its
+    enums."""
+    return {
+        "unknown interpolation": lambda g, x, grid: backward(g, x, grid, 3, 0, False, [True, True]),
+        "unknown padding": lambda g, x, grid: backward(g, x, grid, 0, 5, False, [True, True]),
+    }
+
+
 ERRORS = {
-    "grid of another dtype": lambda g, x, grid: backward(g, x, grid.double(), 0, 0, False, [True, True]),
+    **common_errors(backward),
     "3-D input": lambda g, x, grid: backward(g[0], x[0], grid[0], 0, 0, False, [True, True]),
     "5-D input": lambda g, x, grid: backward(g[..., None], x[..., None], grid[..., None, :1].expand(2, 4, 7, 1, 3),
                                              0, 0, False, [True, True]),
-    "batch sizes": lambda g, x, grid: backward(g, x, grid[:1], 0, 0, False, [True, True]),
     "grid's last dim": lambda g, x, grid: backward(g, x, grid[..., :1], 0, 0, False, [True, True]),
     "empty spatial dim": lambda g, x, grid: backward(g, x[:, :, :0], grid, 0, 0, False, [True, True]),
-    "integers": lambda g, x, grid: backward(g.int(), x.int(), grid.int(), 0, 0, False, [True, True]),
-    # The CPU's shape checks come before its dtype dispatch, which comes
-    # before its typed reads of the grid.
-    "integers of other batch sizes": lambda g, x, grid: backward(g.int(), x.int(), grid[:1].int(), 0, 0, False,
-                                                                 [True, True]),
-    "a bool input beside a float grid": lambda g, x, grid: backward(g, x.bool(), grid, 0, 0, False, [True, True]),
-    "grad_output of another dtype": lambda g, x, grid: backward(g.double(), x, grid, 0, 0, False, [True, True]),
 }
 
 
@@ -224,9 +240,8 @@ def test_errors_are_the_cpus(name):
 
 
 UNCHECKED = {
+    **common_unchecked(backward),
     "grad_output of another size": lambda g, x, grid: backward(g[:, :, :3], x, grid, 0, 0, False, [True, True]),
-    "unknown interpolation": lambda g, x, grid: backward(g, x, grid, 3, 0, False, [True, True]),
-    "unknown padding": lambda g, x, grid: backward(g, x, grid, 0, 5, False, [True, True]),
 }
 
 
@@ -241,21 +256,25 @@ def test_float64_is_refused_clearly():
         run_on_kernels(_call((0, 0, False)), *[t.double() for t in _args()])
 
 
-GRID_SAMPLE = next(op for op in op_db if op.name == "nn.functional.grid_sample")
-
-
-@pytest.mark.parametrize("dtype", [torch.float32], ids=str)
-def test_opinfo_gradients(dtype):
-    """grid_sample through autograd (the OpInfo's 2-D samples): the input's
-    and grid's gradients against the CPU's."""
+def check_opinfo_gradients(name, dims, kernel):
+    """An OpInfo's samples of `dims`-D inputs through autograd: the input's
+    and grid's gradients against the CPU's, float32; some sample must reach
+    `kernel` (a host-name prefix)."""
+    opinfo = next(op for op in op_db if op.name == name)
+    dtype = torch.float32
     reached = 0
-    for i, sample in enumerate(GRID_SAMPLE.sample_inputs("cpu", dtype, requires_grad=True)):
-        if sample.input.dim() != 4:
+    for i, sample in enumerate(opinfo.sample_inputs("cpu", dtype, requires_grad=True)):
+        if sample.input.dim() != dims:
             continue
-        inputs, gradients = opinfo_gradients(GRID_SAMPLE, sample, i, dtype)
+        inputs, gradients = opinfo_gradients(opinfo, sample, i, dtype)
         expected = gradients(*inputs)
         actual, dispatches = run_on_kernels(gradients, *inputs)
-        reached += any(d.op.startswith("grid_sampler_2d_backward") for d in dispatches)
+        reached += any(d.op.startswith(kernel) for d in dispatches)
         truth = gradients(*[t.detach().double() for t in inputs])
-        assert_gradients_near(actual, expected, truth, dtype, f"sample {i} {sample.kwargs}")
-    assert reached, "no sample reached grid_sampler_2d_backward"
+        assert_gradients_near(actual, expected, truth, dtype, f"{name} sample {i} {sample.kwargs}")
+    assert reached, f"no sample of {name} reached {kernel}"
+
+
+def test_opinfo_gradients():
+    """grid_sample through autograd (the OpInfo's 2-D samples)."""
+    check_opinfo_gradients("nn.functional.grid_sample", 4, "grid_sampler_2d_backward")
