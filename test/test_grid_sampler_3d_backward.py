@@ -178,6 +178,9 @@ ERRORS = {
     "grid's last dim": lambda g, x, grid: backward(g, x, grid[..., :2], 0, 0, False, [True, True]),
     "empty spatial dim": lambda g, x, grid: backward(g, x[:, :, :, :0], grid, 0, 0, False, [True, True]),
     "0-dim input": lambda g, x, grid: backward(g, x[0, 0, 0, 0, 0], grid, 0, 0, False, [True, True]),
+    # The CPU reads grad_output's strides before its typed reads of the grid.
+    "a 4-D grad_output beside a float64 grid": lambda g, x, grid: backward(g[0], x, grid.double(), 0, 0, False,
+                                                                           [True, True]),
 }
 
 

@@ -114,6 +114,20 @@ def test_out_of_every_kind():
         assert any("resized" in str(w.message) for w in caught) == (label == "other shape"), label
 
 
+@pytest.mark.parametrize("case", ["uint16, no rows", "uint32, 0-dim", "uint64, empty", "empty of a 2**32 dim"])
+def test_no_rows_or_coordinates_return_before_the_dtype_checks(case):
+    """The CPU resizes out and returns before its dtype dispatch where out
+    has no elements, and an empty input fills every row: no error for a
+    dtype it lacks there, nor a division by a dim past 32 bits."""
+    x, size = {"uint16, no rows": (torch.ones(3, 4, dtype=torch.uint16), 0),
+               "uint32, 0-dim": (torch.tensor(5, dtype=torch.uint32), 3),
+               "uint64, empty": (torch.ones(0, 4, dtype=torch.uint64), 0),
+               "empty of a 2**32 dim": (torch.empty(0, 2**32), 4)}[case]
+    call = lambda t: torch.nonzero_static(t, size=size, fill_value=-2)  # noqa: E731
+    actual, _ = run_on_kernels(call, x)
+    assert torch.equal(actual, call(x)), case
+
+
 ERRORS = {
     "negative size": lambda x: torch.nonzero_static(x, size=-1),
     "out of another dtype": lambda x: torch.nonzero_static(x, size=3, out=torch.empty(0, dtype=torch.int32)),
@@ -142,8 +156,9 @@ def test_float64_is_refused_clearly():
 
 @pytest.mark.skipif(mps_ops.backend == "emulator", reason="2**31 + 8 elements (2 GiB of bool): a GPU's memory")
 def test_past_2_to_the_31_elements():
-    """Nonzeros before and past element 2**31 (the blocks' offsets and the
-    coordinates in 64 bits)."""
+    """Nonzeros before and past element 2**31: the blocks' offsets and the
+    elements' indices in 64 bits (the coordinates through 32-bit divisors,
+    under 2**32 elements)."""
     n = 2**31 + 8
     x = torch.zeros(2, n // 2, dtype=torch.bool, device=device())
     positions = [3, 2**31 - 1, 2**31, n - 1]

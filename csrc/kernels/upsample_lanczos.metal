@@ -119,7 +119,8 @@ kernel void upsample_aa_backward(
   constant float* wy = row_weights + long(y) * p.rows_stride;
   const mps_ops::fast_divisor by_channels{p.by_channels.divisor, p.by_channels.multiplier, p.by_channels.shift};
   const uint first_plane = plane_block * mps_ops::aa_planes_per_thread;
-  const uint end_plane = min(first_plane + uint(mps_ops::aa_planes_per_thread), p.planes);
+  // (min first: the sum wraps for a block starting within 4 of 2**32.)
+  const uint end_plane = first_plane + min(uint(mps_ops::aa_planes_per_thread), p.planes - first_plane);
   const uint plane_elements = uint(p.height * p.width);
   const uint position = y * uint(p.width) + x;
   for (uint plane = first_plane; plane < end_plane; ++plane) {

@@ -86,16 +86,17 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_backward(const GridOp& op, const
   check_dtype(op.name, input);
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(dtype), "\"", op.cpu_name, "\" not implemented for '",
                               c10::toString(dtype), "' on ", input.device());
-  for (const at::Tensor* t : {&grid, &grad_output}) {
-    TORCH_CHECK(t->scalar_type() == dtype, "expected scalar type ", dtype, " but found ", t->scalar_type(), " (",
-                op.name, " on ", input.device(), ")");
-  }
   if (op.spatial == 3) {
-    // The 3-D CPU kernel reads grad_output's five strides first: one of
-    // fewer dimensions raises its IndexError.
+    // The 3-D CPU kernel reads grad_output's five strides before it reads
+    // any data as the input's dtype: one of fewer dimensions raises its
+    // IndexError.
     for (int64_t d = 0; d < 5; ++d) {
       (void)grad_output.stride(d);
     }
+  }
+  for (const at::Tensor* t : {&grid, &grad_output}) {
+    TORCH_CHECK(t->scalar_type() == dtype, "expected scalar type ", dtype, " but found ", t->scalar_type(), " (",
+                op.name, " on ", input.device(), ")");
   }
   const int64_t last_mode = op.spatial == 2 ? grid_bicubic : grid_nearest;
   TORCH_CHECK(interpolation_mode >= grid_bilinear && interpolation_mode <= last_mode, op.name,

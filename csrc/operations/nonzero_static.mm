@@ -42,6 +42,12 @@ at::Tensor& nonzero_static_into(const at::Tensor& self, int64_t size, int64_t fi
   TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
   TORCH_CHECK(out.scalar_type() == at::kLong,
               "nonzero_static: Expected out tensor to have scalar type Long but got scalar type", out.scalar_type());
+  const int64_t ndim = self.dim();
+  check_output(nonzero_static_op, out, at::kLong, {size, ndim}, {&self});
+  // No rows or no coordinates: the CPU returns before its dtype dispatch.
+  if (out.numel() == 0) {
+    return out;
+  }
   // Complex values are nonzero where either part is (a conjugate's alike).
   const at::Tensor values = self.is_complex() ? at::view_as_real(self.is_conj() ? self.conj() : self) : self;
   check_dtype(nonzero_static_op, values);
@@ -50,11 +56,6 @@ at::Tensor& nonzero_static_into(const at::Tensor& self, int64_t size, int64_t fi
   TORCH_CHECK_NOT_IMPLEMENTED(dtype != at::kUInt16 && dtype != at::kUInt32 && dtype != at::kUInt64,
                               "\"nonzero_count_cpu\" not implemented for '", self.scalar_type(), "' on ",
                               self.device());
-  const int64_t ndim = self.dim();
-  check_output(nonzero_static_op, out, at::kLong, {size, ndim}, {&self});
-  if (out.numel() == 0) {
-    return out;
-  }
   TORCH_CHECK(ndim <= nonzero_static_max_dims, "mps_ops: nonzero_static of a tensor of more than ",
               static_cast<int>(nonzero_static_max_dims), " dims");
   TORCH_CHECK(out.numel() <= UINT32_MAX, "mps_ops: nonzero_static of more than 2**32 - 1 output elements");
@@ -64,7 +65,9 @@ at::Tensor& nonzero_static_into(const at::Tensor& self, int64_t size, int64_t fi
   p.fill_value = fill_value;
   p.ndim = static_cast<int>(ndim);
   p.parts = self.is_complex() ? 2 : 1;
-  p.narrow = self.numel() <= UINT32_MAX ? 1 : 0;
+  // (An empty input runs no kernel that divides, and may have a dim of
+  // 2**32 or more.)
+  p.narrow = self.numel() > 0 && self.numel() <= UINT32_MAX ? 1 : 0;
   for (int64_t d = 0; d < ndim; ++d) {
     p.sizes[d] = self.size(d);
     if (p.narrow != 0) {

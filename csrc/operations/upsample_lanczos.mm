@@ -324,6 +324,7 @@ at::Tensor& aa_backward_out(const AaBackward& which, const at::Tensor& grad_outp
   if (grad_input.numel() == 0) {
     return grad_input;
   }
+  TORCH_CHECK(grad_input.numel() <= UINT32_MAX, "mps_ops: ", which.op, " over more than 2**32 - 1 elements");
   struct CoverTables {
     at::Tensor table;
     at::Tensor weights;
@@ -331,6 +332,8 @@ at::Tensor& aa_backward_out(const AaBackward& which, const at::Tensor& grad_outp
   };
   const auto cover_tables = [&](int64_t in, int64_t out, std::optional<double> scale) {
     const CoverPlan cover = cover_plan(plan_axis<float>(which.filter, in, out, align_corners, scale), in, out);
+    TORCH_CHECK(cover.stride <= INT32_MAX, "mps_ops: ", which.op, " with an input index covered by more than ",
+                "2**31 - 1 outputs");
     return CoverTables{at::tensor(cover.table).to(grad_output.device()),
                        at::tensor(cover.weights).to(grad_output.device()), static_cast<int>(cover.stride)};
   };
@@ -344,7 +347,6 @@ at::Tensor& aa_backward_out(const AaBackward& which, const at::Tensor& grad_outp
   }
   params.rows_stride = rows.stride;
   params.columns_stride = columns.stride;
-  TORCH_CHECK(grad_input.numel() <= UINT32_MAX, "mps_ops: ", which.op, " over more than 2**32 - 1 elements");
   params.by_width = make_fast_divisor(static_cast<unsigned>(input_size[3]));
   params.by_height = make_fast_divisor(static_cast<unsigned>(input_size[2]));
   params.by_channels = make_fast_divisor(static_cast<unsigned>(input_size[1]));
