@@ -37,6 +37,9 @@ HIGH_ARITHMETIC = frozenset({
     # A recursion in log space (an exp per term and a log per state, and
     # one time step after another), not a pass over memory.
     "_ctc_loss", "_ctc_loss_backward",
+    # A rejection sampler: Philox blocks and logs per draw, several draws a
+    # count.
+    "poisson",
 })
 
 
@@ -117,7 +120,7 @@ def elementwise_cases(records) -> list:
                 cases.append(Case(f"elementwise {layout}", name, (rows, cols), dtype,
                                   lambda s=spec, l=layout, d=dtype, r=rows, c=cols: layout_inputs(s, l, r, c, d),
                                   fn, high_arithmetic=name in HIGH_ARITHMETIC,
-                                  random=name == "rrelu_with_noise", baseline=BASELINES.get(name)))
+                                  random=name in ("rrelu_with_noise", "poisson"), baseline=BASELINES.get(name)))
     return cases
 
 
@@ -184,7 +187,7 @@ def own_input_cases(records) -> list:
     backward, margin losses, masked softmax, segment_reduce,
     embedding_renorm, take/put, view copies, the optimizer step, glu's jvps,
     logspace, the normalization backwards, grid_sample's backward, the CTC
-    loss, the antialiased resizes' backwards, nonzero_static."""
+    loss, the antialiased resizes' backwards, nonzero_static, poisson."""
     cases = []
     skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"} | set(POOL2D_BACKWARDS)
     for name, spec in OPS.items():
@@ -224,14 +227,16 @@ def own_input_cases(records) -> list:
                 family = "resize backward"
             elif name == "nonzero_static":
                 family = "nonzero_static"
+            elif name == "poisson":
+                family = "random"
             # Softmax forward also over vocabulary-length rows (32 K), where
             # few rows share the GPU.
             shapes = [(rows, cols)] + ([(n // 32768, 32768)] if family == "softmax" else [])
             for r, c in shapes:
                 make = lambda s=spec, r=r, c=c, d=dtype: layout_inputs(s, "dense", r, c, d)  # noqa: E731
                 cases.append(Case(family, name, (r, c), dtype, make, spec.fn,
-                                  high_arithmetic=name in HIGH_ARITHMETIC, random=name == "rrelu_with_noise",
-                                  baseline=BASELINES.get(name)))
+                                  high_arithmetic=name in HIGH_ARITHMETIC,
+                                  random=name in ("rrelu_with_noise", "poisson"), baseline=BASELINES.get(name)))
     return cases
 
 

@@ -517,6 +517,9 @@ WITH_OWN_INPUTS = {
     "_upsample_bicubic2d_aa_backward": OpSpec(
         lambda g: torch.ops.aten._upsample_bicubic2d_aa_backward(g, g.shape[2:], _aa_input_size(g), False), (),
         kind="scatter", inputs=lambda layout, rows, cols, dtype: _aa_gradient(rows * cols, dtype)),
+    # Rates of 0 to 40 (both of the sampler's algorithms, the switch at 10).
+    "poisson": OpSpec(torch.poisson, (), kind="activation",
+                      inputs=lambda layout, rows, cols, dtype: [(torch.rand(rows, cols) * 40).to(dtype)]),
     "rrelu_with_noise": OpSpec(
         lambda x: torch.ops.aten.rrelu_with_noise(x, torch.empty(x.shape, dtype=x.dtype, device=x.device), 0.1, 0.3,
                                                   True), (), kind="activation", inputs=_reduction_inputs),
