@@ -21,7 +21,10 @@ using namespace metal;
 
 namespace {
 
-// Uniforms on [0, 1) from one element's Philox stream, four per block.
+// Uniforms on (0, 1) from one element's Philox stream, four per block: the
+// midpoints of a word's top 24 bits' cells. (mps_ops::unit_float's [0, 1)
+// draws an exact 0 once in 2**24: PTRS then takes log V = -inf and accepts
+// whatever count it proposed, impossible ones included.)
 struct uniform_stream {
   uint element;
   uint draws;
@@ -34,7 +37,7 @@ struct uniform_stream {
       block = mps_ops::philox4x32(element, draws >> 2, c2, c3, k0, k1);
     }
     ++draws;
-    return mps_ops::unit_float(block.word[m]);
+    return (float(block.word[m] >> 8) + 0.5f) * 5.9604644775390625e-08f;  // 2**-24
   }
 };
 
