@@ -9,11 +9,11 @@
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_flag.h"
 #include "../runtime/kernel_function.h"
+#include "../runtime/kernel_inputs.h"
 #include "../runtime/op_checks.h"
 
 #include "../kernels/assert_async_params.h"
 
-#include <ATen/ops/view_as_real.h>
 
 #include <string>
 
@@ -29,12 +29,9 @@ void assert_nonzero(const char* op, const at::Tensor& self, std::string message)
   TORCH_CHECK(self.numel() != 0, "Boolean value of Tensor with no values is ambiguous");
   TORCH_CHECK(self.numel() < 2, "Boolean value of Tensor with more than one value is ambiguous");
   assert_async_params params{1};
-  at::Tensor value = self;
-  if (self.is_complex()) {
-    // Zero where both parts are (a conjugate's parts are zero alike).
-    value = at::view_as_real(self.is_conj() ? self.conj() : self);
-    params.parts = 2;
-  }
+  // A complex value is zero where both parts are.
+  const at::Tensor value = real_parts(self);
+  params.parts = self.is_complex() ? 2 : 1;
   check_dtype(op, value);
   KernelFlag zero;
   KernelFunction function(kernels.get(Variant::dense, value.scalar_type(), value.scalar_type()));

@@ -7,13 +7,12 @@
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
+#include "../runtime/kernel_inputs.h"
 #include "../runtime/op_checks.h"
 
 #include "../kernels/nonzero_static_params.h"
 
 #include <ATen/ops/empty.h>
-#include <ATen/ops/view_as_real.h>
-#include <ATen/ops/zeros.h>
 
 #include <algorithm>
 
@@ -49,7 +48,7 @@ at::Tensor& nonzero_static_into(const at::Tensor& self, int64_t size, int64_t fi
     return out;
   }
   // Complex values are nonzero where either part is (a conjugate's alike).
-  const at::Tensor values = self.is_complex() ? at::view_as_real(self.is_conj() ? self.conj() : self) : self;
+  const at::Tensor values = real_parts(self);
   check_dtype(nonzero_static_op, values);
   const c10::ScalarType dtype = values.scalar_type();
   // The CPU's dtype dispatch lacks the wide unsigned types.
@@ -82,9 +81,12 @@ at::Tensor& nonzero_static_into(const at::Tensor& self, int64_t size, int64_t fi
   TORCH_CHECK(static_cast<int64_t>(p.blocks) * width <= UINT32_MAX, "mps_ops: nonzero_static of more than ",
               static_cast<int64_t>(UINT32_MAX / width) * block, " elements");
   const ContiguousOutput target(out);
-  // The blocks' offsets, then the total (0 for an empty input).
-  at::Tensor offsets = at::zeros({static_cast<int64_t>(p.blocks) + 1}, self.options().dtype(at::kLong));
-  if (p.blocks > 0) {
+  // The blocks' offsets, then the total: the scan writes them all; an empty
+  // input's total is 0.
+  at::Tensor offsets = at::empty({static_cast<int64_t>(p.blocks) + 1}, self.options().dtype(at::kLong));
+  if (p.blocks == 0) {
+    offsets.zero_();
+  } else {
     const at::Tensor input = values.contiguous();
     at::Tensor counts = at::empty({static_cast<int64_t>(p.blocks)}, self.options().dtype(at::kInt));
     const Dim3 groups{static_cast<uint32_t>(p.blocks) * width, 1, 1};

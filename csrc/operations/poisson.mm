@@ -11,6 +11,7 @@
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_flag.h"
 #include "../runtime/kernel_function.h"
+#include "../runtime/kernel_inputs.h"
 #include "../runtime/op_checks.h"
 
 #include "../kernels/include/mps_ops/no_params.h"
@@ -32,8 +33,7 @@ at::Tensor poisson(const at::Tensor& self, std::optional<at::Generator> generato
     return out;
   }
   TORCH_CHECK(self.numel() <= UINT32_MAX, "mps_ops: poisson over more than 2**32 - 1 rates");
-  at::Tensor key = at::empty({4}, self.options().dtype(at::kInt));
-  key.random_(std::move(generator));
+  const at::Tensor key = philox_key(self.options(), std::move(generator));
   const at::Tensor rates = self.contiguous();
   KernelFlag bad_rate;
   KernelFunction function(kernels.get(Variant::dense, self.scalar_type(), self.scalar_type()));

@@ -7,6 +7,7 @@
 // gives other slopes here than on the CPU (as on CUDA); docs/ops.md says so.
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
+#include "../runtime/kernel_inputs.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
@@ -48,10 +49,7 @@ void rrelu_into(const at::Tensor& self, at::Tensor& noise, const at::Scalar& low
   const at::Tensor x = self.contiguous();
   // Evaluation reads no noise (x stands in for it) and no key (left unset).
   const ContiguousOutput noise_target(training ? noise : x);
-  at::Tensor key = at::empty({4}, self.options().dtype(at::kInt));
-  if (training) {
-    key.random_(std::move(generator));
-  }
+  const at::Tensor key = philox_key(self.options(), std::move(generator), training);
   const double low = lower.to<double>(), high = upper.to<double>();
   // The CPU's check, made where it draws (it raises only once some element
   // is non-positive; here whenever training, as a draw may come).
