@@ -263,7 +263,9 @@ def measure(case, cycles_per_second: float, copy: float) -> dict:
             a.shape == b.shape and torch.allclose(a.double(), b.double(), rtol=1e-2, atol=1e-2, equal_nan=True)
             for a, b in zip(tensors_in(result), tensors_in(expected)))
     row.update(classify(row["ours_gbps"], row["torch_gbps"], copy, case.high_arithmetic))
-    if row["bound"] == "compute" and case.dtype == torch.float32:
+    # (A sampler's draws have no float64 truth to compare with: their
+    # tests check the laws.)
+    if row["bound"] == "compute" and case.dtype == torch.float32 and not case.random:
         try:
             row.update(accuracy(case, inputs))
         except (RuntimeError, NotImplementedError) as e:  # the row's figures stand without it

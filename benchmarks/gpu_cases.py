@@ -25,6 +25,10 @@ from op_inputs import OPS, half_size_2d, layout_inputs, registry_ops
 MIN_INPUT_BYTES = 256 << 20
 TIMED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
+# The random family: rejection samplers (Philox blocks and logs per draw,
+# several draws a count).
+SAMPLERS = frozenset({"poisson", "binomial", "_standard_gamma", "_sample_dirichlet"})
+
 # Ops whose arithmetic per byte is high (series, continued fractions, Newton
 # steps, loops over a degree; multilabel margin compares every class with
 # every listed target, O(classes) work per element): the `weak-baseline`
@@ -37,10 +41,11 @@ HIGH_ARITHMETIC = frozenset({
     # A recursion in log space (an exp per term and a log per state, and
     # one time step after another), not a pass over memory.
     "_ctc_loss", "_ctc_loss_backward",
-    # A rejection sampler: Philox blocks and logs per draw, several draws a
-    # count.
-    "poisson",
-})
+}) | SAMPLERS
+
+# Ops that draw from the generator: the benchmark compares their speed, not
+# their values.
+RANDOM_OPS = SAMPLERS | {"rrelu_with_noise"}
 
 
 @dataclass
@@ -120,7 +125,7 @@ def elementwise_cases(records) -> list:
                 cases.append(Case(f"elementwise {layout}", name, (rows, cols), dtype,
                                   lambda s=spec, l=layout, d=dtype, r=rows, c=cols: layout_inputs(s, l, r, c, d),
                                   fn, high_arithmetic=name in HIGH_ARITHMETIC,
-                                  random=name in ("rrelu_with_noise", "poisson"), baseline=BASELINES.get(name)))
+                                  random=name in RANDOM_OPS, baseline=BASELINES.get(name)))
     return cases
 
 
@@ -187,7 +192,7 @@ def own_input_cases(records) -> list:
     backward, margin losses, masked softmax, segment_reduce,
     embedding_renorm, take/put, view copies, the optimizer step, glu's jvps,
     logspace, the normalization backwards, grid_sample's backward, the CTC
-    loss, the antialiased resizes' backwards, nonzero_static, poisson."""
+    loss, the antialiased resizes' backwards, nonzero_static, the samplers."""
     cases = []
     skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"} | set(POOL2D_BACKWARDS)
     for name, spec in OPS.items():
@@ -227,7 +232,7 @@ def own_input_cases(records) -> list:
                 family = "resize backward"
             elif name == "nonzero_static":
                 family = "nonzero_static"
-            elif name == "poisson":
+            elif name in SAMPLERS:
                 family = "random"
             # Softmax forward also over vocabulary-length rows (32 K), where
             # few rows share the GPU.
@@ -236,7 +241,7 @@ def own_input_cases(records) -> list:
                 make = lambda s=spec, r=r, c=c, d=dtype: layout_inputs(s, "dense", r, c, d)  # noqa: E731
                 cases.append(Case(family, name, (r, c), dtype, make, spec.fn,
                                   high_arithmetic=name in HIGH_ARITHMETIC,
-                                  random=name in ("rrelu_with_noise", "poisson"), baseline=BASELINES.get(name)))
+                                  random=name in RANDOM_OPS, baseline=BASELINES.get(name)))
     return cases
 
 

@@ -520,6 +520,18 @@ WITH_OWN_INPUTS = {
     # Rates of 0 to 40 (both of the sampler's algorithms, the switch at 10).
     "poisson": OpSpec(torch.poisson, (), kind="activation",
                       inputs=lambda layout, rows, cols, dtype: [(torch.rand(rows, cols) * 40).to(dtype)]),
+    # Counts of 0 to 60 at probabilities on (0, 1): both of the sampler's
+    # algorithms (the switch at count * min(p, 1 - p) = 10), failures counted
+    # above 1/2.
+    "binomial": OpSpec(torch.binomial, (), kind="activation",
+                       inputs=lambda layout, rows, cols, dtype: [torch.randint(0, 61, (rows, cols)).to(dtype),
+                                                                 torch.rand(rows, cols).to(dtype)]),
+    # Alphas of 0.05 to 4: both sides of the Gamma sampler's boost at 1
+    # (Dirichlet's rows: the 1024 columns).
+    "_standard_gamma": OpSpec(torch._standard_gamma, (), kind="activation",
+                              inputs=lambda layout, rows, cols, dtype: [(torch.rand(rows, cols) * 4 + 0.05).to(dtype)]),
+    "_sample_dirichlet": OpSpec(torch._sample_dirichlet, (), kind="activation",
+                                inputs=lambda layout, rows, cols, dtype: [(torch.rand(rows, cols) * 4 + 0.05).to(dtype)]),
     "rrelu_with_noise": OpSpec(
         lambda x: torch.ops.aten.rrelu_with_noise(x, torch.empty(x.shape, dtype=x.dtype, device=x.device), 0.1, 0.3,
                                                   True), (), kind="activation", inputs=_reduction_inputs),

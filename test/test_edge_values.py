@@ -230,11 +230,13 @@ def _finite(args: dict) -> dict:
             else v for k, v in args.items()}
 
 
-# Where the CPU's own call crashes the process: the arguments its reference
-# call takes instead. torch 2.13's CPU eigvals hands NaN and infinities to
-# MKL's sgebal, which segfaults. Both are unpinned samples, compared by
-# shape, dtype and error type only; test_eig.py checks our NaN eigenvalues.
-CPU_CRASHES = {"_linalg_eigvals": _finite, "linalg_eigvals.out": _finite}
+# Where the CPU's own call crashes the process or never returns: the
+# arguments its reference call takes instead. torch 2.13's CPU eigvals hands
+# NaN and infinities to MKL's sgebal, which segfaults; its binomial's
+# waiting-time loop never ends for a NaN count. All are unpinned samples,
+# compared by shape, dtype and error type only; test_eig.py checks our NaN
+# eigenvalues, test_binomial.py our NaN and infinite counts.
+CPU_CRASHES = {"_linalg_eigvals": _finite, "linalg_eigvals.out": _finite, "binomial": _finite}
 
 
 def _range_exceeded(overload, label) -> bool:
@@ -261,10 +263,11 @@ def test_edge_values_match_the_cpu(sample, record, dtype):
                 assert_matches(ours.result[0], expected[0], where)
                 assert torch.equal(ours.result[1], expected[1]), f"{where}: indices {ours.result[1]} != {expected[1]}"
                 continue
-            cpu = run(sample.op, CPU_CRASHES.get(sample.overload, dict)(cpu_args), ours=False)
+            cpu_takes = CPU_CRASHES.get(sample.overload, dict)
+            cpu = run(sample.op, cpu_takes(cpu_args), ours=False)
             if isinstance(cpu.error, NotImplementedError) and dtype in record.dtypes:
                 # The CPU lacks the dtype: compare with it in float32, rounded.
-                wide = run(sample.op, _in_float32(dict(_cases(sample, dtype))[label], dtype), ours=False)
+                wide = run(sample.op, cpu_takes(_in_float32(dict(_cases(sample, dtype))[label], dtype)), ours=False)
                 assert wide.error is None, f"{where}: the float32 call raised {wide.error!r}"
                 cpu = type(wide)(None, _narrowed(wide.result, dtype), {k: _narrowed(v, dtype) for k, v in wide.args.items()})
             # The truth from fresh arguments: the CPU's call wrote into its own.

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import mps_ops
+from distribution_checks import chi_square, chi_square_bound, poisson_law
 from helpers import errors_of_cpu_and_ours, in_layout, run_on_kernels
 from mps_ops.testing import device, emulate
 
@@ -25,39 +26,16 @@ LAYOUTS_TESTED_HERE = {"poisson"}
 RATES = [0.5, 3.0, 9.99, 10.0, 27.5, 1000.0, 1e6]
 
 
-def chi_square(samples, rate):
-    """The statistic and degrees of freedom of samples against the Poisson
-    law of `rate` (bins of expected count 5 or more, the rest merged)."""
-    values = samples.flatten().long()
-    spread = 6 * math.sqrt(rate) + 3
-    low, high = max(0, int(rate - spread)), int(rate + spread)
-    ks = torch.arange(low, high + 1, dtype=torch.float64)
-    expected = torch.exp(-rate + ks * math.log(rate) - torch.lgamma(ks + 1)) * values.numel()
-    inside = values[(values >= low) & (values <= high)] - low
-    observed = torch.bincount(inside, minlength=high - low + 1).double()
-    keep = expected >= 5
-    observed = torch.cat([observed[keep], (values.numel() - observed[keep].sum()).reshape(1)])
-    expected = torch.cat([expected[keep], (values.numel() - expected[keep].sum()).reshape(1)])
-    return ((observed - expected) ** 2 / expected).sum().item(), observed.numel() - 1
-
-
-def chi_square_bound(dof):
-    """A bound the statistic passes but with probability about 1e-6
-    (Wilson-Hilferty), fixed seeds making each test deterministic."""
-    z = 4.75
-    return dof * (1 - 2 / (9 * dof) + z * math.sqrt(2 / (9 * dof))) ** 3
-
-
 @pytest.mark.parametrize("rate", RATES, ids=str)
 def test_counts_follow_the_poisson_law(rate):
     torch.manual_seed(1)
     counts, dispatches = run_on_kernels(torch.poisson, torch.full((100_000,), rate))
     assert [d.op for d in dispatches] == ["poisson"]
     assert bool((counts == counts.round()).all() and (counts >= 0).all())
-    statistic, dof = chi_square(counts, rate)
+    statistic, dof = chi_square(counts, *poisson_law(rate))
     assert statistic < chi_square_bound(dof), f"rate {rate}: chi-square {statistic:.1f} on {dof} dof"
     # The CPU's draws pass the same bound (a sanity check of the test).
-    assert chi_square(torch.poisson(torch.full((100_000,), rate)), rate)[0] < chi_square_bound(dof)
+    assert chi_square(torch.poisson(torch.full((100_000,), rate)), *poisson_law(rate))[0] < chi_square_bound(dof)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)

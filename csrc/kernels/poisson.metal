@@ -6,76 +6,21 @@
 // product of uniforms (Knuth), from 10 Hormann's transformed rejection with
 // squeeze (PTRS, "The transformed rejection method for generating Poisson
 // random variables", 1993). Its acceptance test compares log V with
-// log p(k) = -lam + k log lam - log k!, which in float would cancel terms
-// of the rate's size (1e7 for a rate of 1e6); written around x = k + 1 =
-// lam (1 + t) with Stirling's series it is -lam phi(t) + log(1 + t) -
-// log(2 pi x) / 2 - its correction, phi(t) = (1 + t) log(1 + t) - t, each
-// term moderate. A rate that is negative or NaN raises the host's
-// KernelFlag (the CPU's RuntimeError); an infinite rate gives infinity (the
-// CPU's converts it to an integer: garbage).
+// log p(k) in the form float holds (mps_ops/log_probability.h); uniforms on
+// (0, 1) (an exact 0 would make log V -inf and accept any count). A rate
+// that is negative or NaN raises the host's KernelFlag (the CPU's
+// RuntimeError); an infinite rate gives infinity (the CPU's converts it to
+// an integer: garbage).
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
+#include <mps_ops/log_probability.h>
 #include <mps_ops/no_params.h>
 #include <mps_ops/philox.h>
 using namespace metal;
 
 namespace {
 
-// Uniforms on (0, 1) from one element's Philox stream, four per block: the
-// midpoints of a word's top 24 bits' cells. (mps_ops::unit_float's [0, 1)
-// draws an exact 0 once in 2**24: PTRS then takes log V = -inf and accepts
-// whatever count it proposed, impossible ones included.)
-struct uniform_stream {
-  uint element;
-  uint draws;
-  uint k0, k1, c2, c3;
-  mps_ops::philox_block block;
-
-  float next() {
-    const uint m = draws & 3u;
-    if (m == 0) {
-      block = mps_ops::philox4x32(element, draws >> 2, c2, c3, k0, k1);
-    }
-    ++draws;
-    return (float(block.word[m] >> 8) + 0.5f) * 5.9604644775390625e-08f;  // 2**-24
-  }
-};
-
-// log k! for k < 10, exactly rounded.
-constant float log_factorial[10] = {0.0f, 0.0f, 0.69314718f, 1.7917595f, 3.1780538f,
-                                     4.7874917f, 6.5792512f, 8.5251614f, 10.604603f, 12.801827f};
-
-// (1 + t) log(1 + t) - t, without the cancellation near t = 0 (MSL has no
-// log1p; from |t| = 0.1 the rounding of 1 + t costs under 1e-6 relative).
-inline float phi(float t) {
-  if (fabs(t) < 0.1f) {
-    // sum over n >= 2 of (-t)^n / (n (n - 1)), to t^9
-    float sum = 0.0f;
-    float power = t * t;
-    for (int n = 2; n <= 9; ++n) {
-      sum += ((n & 1) != 0 ? -power : power) / float(n * (n - 1));
-      power *= t;
-    }
-    return sum;
-  }
-  return (1.0f + t) * log(1.0f + t) - t;
-}
-
-// log p(k) for a rate lam of 10 or more (k >= 0).
-inline float log_pmf(float k, float lam, float log_lam) {
-  if (k < 10.0f) {
-    return -lam + k * log_lam - log_factorial[int(k)];
-  }
-  const float x = k + 1.0f;
-  const float t = (x - lam) / lam;
-  // Stirling: log k! = (k + 1/2) log x - x + log(2 pi) / 2 + 1/(12 x) - 1/(360 x^3).
-  const float inverse = 1.0f / x;
-  const float correction = inverse * (1.0f / 12.0f - inverse * inverse * (1.0f / 360.0f));
-  // (log(1 + t) in absolute terms to an ulp of 1: what the sum needs.)
-  return -lam * phi(t) + log(1.0f + t) - 0.5f * log(x) - 0.91893853f - correction;
-}
-
-inline float knuth(float lam, thread uniform_stream& u) {
+inline float knuth(float lam, thread mps_ops::uniform_stream& u) {
   const float limit = exp(-lam);
   float count = 0.0f;
   float product = u.next();
@@ -86,8 +31,8 @@ inline float knuth(float lam, thread uniform_stream& u) {
   return count;
 }
 
-inline float ptrs(float lam, thread uniform_stream& u) {
-  const float root = sqrt(lam), log_lam = log(lam);
+inline float ptrs(float lam, thread mps_ops::uniform_stream& u) {
+  const float root = sqrt(lam);
   const float b = 0.931f + 2.53f * root;
   const float a = -0.059f + 0.02483f * b;
   const float log_inverse_alpha = log(1.1239f + 1.1328f / (b - 3.4f));
@@ -103,7 +48,7 @@ inline float ptrs(float lam, thread uniform_stream& u) {
     if (k < 0.0f || (us < 0.013f && V > us)) {
       continue;
     }
-    if (log(V) + log_inverse_alpha - log(a / (us * us) + b) <= log_pmf(k, lam, log_lam)) {
+    if (log(V) + log_inverse_alpha - log(a / (us * us) + b) <= mps_ops::poisson_log_pmf(k, lam)) {
       return k;
     }
   }
@@ -124,7 +69,7 @@ kernel void poisson(device T* out [[buffer(0)]],
     out[index] = static_cast<T>(numeric_limits<float>::quiet_NaN());
     return;
   }
-  uniform_stream u{index, 0u, uint(key[0]), uint(key[1]), uint(key[2]), uint(key[3]), {}};
+  mps_ops::uniform_stream u = mps_ops::open_uniform_stream(index, key);
   float count = 0.0f;
   if (isinf(lam)) {
     count = lam;

@@ -31,4 +31,36 @@ inline float unit_float(uint word) {
   return float(word >> 8) * 5.9604644775390625e-08f;  // 2**-24
 }
 
+// A word as a float uniform on (0, 1), both ends excluded: the midpoint of
+// its top 23 bits' cell, (m + 1/2) 2**-23, exact in float (24 bits), from
+// 2**-24 to 1 - 2**-24. Samplers that take a logarithm or divide by one
+// need both: an exact 0 (unit_float's, once in 2**24) makes log -inf, and
+// a midpoint of 24-bit cells rounds to 1 at the top cell.
+inline float open_unit_float(uint word) {
+  return (float(word >> 9) + 0.5f) * 1.1920928955078125e-07f;  // 2**-23
+}
+
+// One element's stream of open uniforms: Philox blocks at counters
+// (element, draw / 4, key words 2 and 3), four uniforms per block. The key
+// is four words the host drew from the generator (philox_key).
+struct uniform_stream {
+  uint element;
+  uint draws;
+  uint k0, k1, c2, c3;
+  philox_block block;
+
+  float next() {
+    const uint m = draws & 3u;
+    if (m == 0) {
+      block = philox4x32(element, draws >> 2, c2, c3, k0, k1);
+    }
+    ++draws;
+    return open_unit_float(block.word[m]);
+  }
+};
+
+inline uniform_stream open_uniform_stream(uint element, constant int* key) {
+  return uniform_stream{element, 0u, uint(key[0]), uint(key[1]), uint(key[2]), uint(key[3]), {}};
+}
+
 }  // namespace mps_ops
