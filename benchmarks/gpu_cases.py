@@ -26,8 +26,11 @@ MIN_INPUT_BYTES = 256 << 20
 TIMED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 # The random family: rejection samplers (Philox blocks and logs per draw,
-# several draws a count).
+# several draws a count), high in arithmetic per byte, and the in-place
+# fills (a Philox block per 4 elements, written once), whose bound the rule
+# decides.
 SAMPLERS = frozenset({"poisson", "binomial", "_standard_gamma", "_sample_dirichlet"})
+RANDOM_FILLS = frozenset({"cauchy_", "log_normal_", "geometric_"})
 
 # Ops whose arithmetic per byte is high (series, continued fractions, Newton
 # steps, loops over a degree; multilabel margin compares every class with
@@ -45,7 +48,7 @@ HIGH_ARITHMETIC = frozenset({
 
 # Ops that draw from the generator: the benchmark compares their speed, not
 # their values.
-RANDOM_OPS = SAMPLERS | {"rrelu_with_noise"}
+RANDOM_OPS = SAMPLERS | RANDOM_FILLS | {"rrelu_with_noise"}
 
 
 @dataclass
@@ -232,7 +235,7 @@ def own_input_cases(records) -> list:
                 family = "resize backward"
             elif name == "nonzero_static":
                 family = "nonzero_static"
-            elif name in SAMPLERS:
+            elif name in SAMPLERS | RANDOM_FILLS:
                 family = "random"
             # Softmax forward also over vocabulary-length rows (32 K), where
             # few rows share the GPU.

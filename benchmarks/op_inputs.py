@@ -532,6 +532,13 @@ WITH_OWN_INPUTS = {
                               inputs=lambda layout, rows, cols, dtype: [(torch.rand(rows, cols) * 4 + 0.05).to(dtype)]),
     "_sample_dirichlet": OpSpec(torch._sample_dirichlet, (), kind="activation",
                                 inputs=lambda layout, rows, cols, dtype: [(torch.rand(rows, cols) * 4 + 0.05).to(dtype)]),
+    # The in-place random fills: write-only.
+    "cauchy_": OpSpec(lambda t: t.cauchy_(), (), kind="activation",
+                      inputs=lambda layout, rows, cols, dtype: [torch.empty(rows, cols, dtype=dtype)]),
+    "log_normal_": OpSpec(lambda t: t.log_normal_(), (), kind="activation",
+                          inputs=lambda layout, rows, cols, dtype: [torch.empty(rows, cols, dtype=dtype)]),
+    "geometric_": OpSpec(lambda t: t.geometric_(0.3), (), kind="activation",
+                         inputs=lambda layout, rows, cols, dtype: [torch.empty(rows, cols, dtype=dtype)]),
     "rrelu_with_noise": OpSpec(
         lambda x: torch.ops.aten.rrelu_with_noise(x, torch.empty(x.shape, dtype=x.dtype, device=x.device), 0.1, 0.3,
                                                   True), (), kind="activation", inputs=_reduction_inputs),

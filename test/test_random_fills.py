@@ -1,0 +1,194 @@
+"""cauchy_, log_normal_ and geometric_ (fills: torch 2.9 and 2.10 lack them
+on MPS). Their draws come from the generator through Philox streams, so
+they differ from the CPU's; the tests check the laws (Kolmogorov-Smirnov
+against the distribution functions, chi-square for geometric's counts),
+that a fixed seed reproduces and the generator advances, every dtype and
+layout (written in place), the functional forms, the CPU's errors in its
+order, and more than 2**31 elements (a GPU's memory)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import mps_ops
+from distribution_checks import chi_square, chi_square_bound, ks_bound, ks_distance
+from helpers import errors_of_cpu_and_ours, run_on_kernels
+from mps_ops.testing import device, emulate
+
+# The registry ops whose layouts this file tests (test_layouts.py checks
+# that every registry op's layouts are tested somewhere).
+LAYOUTS_TESTED_HERE = {"cauchy_", "log_normal_", "geometric_"}
+
+N = 100_000
+
+
+def _normal_cdf(x):
+    return 0.5 * torch.special.erfc(-x / math.sqrt(2))
+
+
+LAWS = {
+    "cauchy": (lambda t: t.cauchy_(0.5, 2.0), lambda x: 0.5 + torch.atan((x - 0.5) / 2.0) / math.pi),
+    "log_normal": (lambda t: t.log_normal_(0.5, 0.75), lambda x: _normal_cdf((x.log() - 0.5) / 0.75)),
+}
+
+
+@pytest.mark.parametrize("law", LAWS.keys())
+def test_continuous_draws_follow_the_law(law):
+    torch.manual_seed(1)
+    fill, cdf = LAWS[law]
+    draws, dispatches = run_on_kernels(fill, torch.empty(N))
+    assert [d.op for d in dispatches] == [law]
+    distance = ks_distance(draws, cdf)
+    assert distance < ks_bound(N), f"{law}: KS distance {distance:.4f}"
+    # The CPU's draws pass the same bound (a sanity check of the test).
+    assert ks_distance(fill(torch.empty(N)), cdf) < ks_bound(N)
+
+
+def _geometric_law(p):
+    ks = torch.arange(1, int(40 / p) + 2, dtype=torch.float64)
+    return ks, (ks - 1) * math.log1p(-p) + math.log(p)
+
+
+@pytest.mark.parametrize("p,dtype", [(0.3, torch.float32), (0.02, torch.float32), (0.999, torch.float32),
+                                     (0.02, torch.int64), (0.05, torch.uint8), (0.3, torch.int8),
+                                     (0.3, torch.float16), (0.1, torch.bfloat16)], ids=str)
+def test_geometric_counts_follow_the_law(p, dtype):
+    """Trials up to the first success, in every kind of dtype (uint8's
+    largest, 255, lies past p = 0.05's 1e-5 quantile, int8's 127 past
+    p = 0.3's: no saturation to speak of; bfloat16 holds counts exactly to
+    256, past p = 0.1's 1e-11 quantile)."""
+    torch.manual_seed(2)
+    counts, dispatches = run_on_kernels(lambda t: t.geometric_(p), torch.empty(N, dtype=dtype))
+    assert [d.op for d in dispatches] == ["geometric"] and counts.dtype == dtype
+    statistic, dof = chi_square(counts, *_geometric_law(p))
+    assert statistic < chi_square_bound(dof), f"p {p} {dtype}: chi-square {statistic:.1f} on {dof} dof"
+    assert chi_square(torch.empty(N).geometric_(p), *_geometric_law(p))[0] < chi_square_bound(dof)
+
+
+def test_integer_counts_past_the_range_saturate():
+    """A count past the dtype's range is its largest value (the CPU's
+    conversion gives garbage: int32's smallest value here)."""
+    counts, _ = run_on_kernels(lambda t: t.geometric_(1e-12), torch.empty(1000, dtype=torch.int32))
+    assert bool((counts == torch.iinfo(torch.int32).max).float().mean() > 0.99)
+    counts, _ = run_on_kernels(lambda t: t.geometric_(0.001), torch.empty(1000, dtype=torch.int8))
+    assert bool((counts == 127).float().mean() > 0.8) and bool((counts >= 1).all())
+
+
+def test_a_tiny_p_gives_infinity_in_float():
+    """p below float's smallest normal: counts past float's range, as the
+    CPU's (its double count converted); no division by a flushed zero."""
+    counts, _ = run_on_kernels(lambda t: t.geometric_(1e-45), torch.empty(100))
+    assert torch.equal(counts, torch.empty(100).geometric_(1e-45))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_narrow_dtypes(dtype):
+    torch.manual_seed(3)
+    draws, _ = run_on_kernels(lambda t: t.log_normal_(0.0, 0.5), torch.empty(N, dtype=dtype))
+    assert draws.dtype == dtype
+    distance = ks_distance(draws.float(), lambda x: _normal_cdf(x.log() / 0.5))
+    # Rounding to the dtype moves each draw by up to half an ulp (bfloat16:
+    # 2**-8 relative): the distance allows for it.
+    assert distance < ks_bound(N) + (0.02 if dtype == torch.bfloat16 else 0.003)
+
+
+FILLS = {"cauchy_": lambda t: t.cauchy_(), "log_normal_": lambda t: t.log_normal_(), "geometric_": lambda t: t.geometric_(0.4)}
+
+
+@pytest.mark.parametrize("op", FILLS.keys())
+def test_a_fixed_seed_reproduces_and_the_generator_advances(op):
+    generator = torch.Generator(device=device()).manual_seed(5)
+    fill = {"cauchy_": lambda t: t.cauchy_(generator=generator),
+            "log_normal_": lambda t: t.log_normal_(generator=generator),
+            "geometric_": lambda t: t.geometric_(0.4, generator=generator)}[op]
+    first, _ = run_on_kernels(fill, torch.empty(1000))
+    second, _ = run_on_kernels(fill, torch.empty(1000))
+    generator.manual_seed(5)
+    again, _ = run_on_kernels(fill, torch.empty(1000))
+    assert torch.equal(first, again) and not torch.equal(first, second)
+
+
+LAYOUTS = {
+    "transposed": lambda: torch.zeros(600, 3, device=device()).t(),
+    "strided": lambda: torch.zeros(600, 6, device=device())[:, ::2],  # zero gaps, which must stay zero
+    "0-dim": lambda: torch.tensor(0.0, device=device()),
+    "empty": lambda: torch.empty(0, 3, device=device()),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS.keys())
+@pytest.mark.parametrize("op", FILLS.keys())
+def test_layouts(op, layout):
+    """Written in place wherever self lies: every element drawn (a strided
+    view's gaps untouched), self returned."""
+    torch.manual_seed(4)
+    target = LAYOUTS[layout]()  # made on the device: .to() would make a strided view dense
+    strides = target.stride()
+    with emulate():
+        result = FILLS[op](target)
+    assert result.data_ptr() == target.data_ptr() and result.stride() == strides
+    drawn = target.cpu()
+    if drawn.numel() > 1:
+        assert bool((drawn != 0).all()) and drawn.unique().numel() > 5
+    if layout == "strided":
+        whole = target.as_strided((target.untyped_storage().nbytes() // 4,), (1,), 0).cpu()
+        assert int((whole != 0).sum()) == drawn.numel()
+
+
+def test_distributions_cauchy_samples_through_the_fill():
+    """torch.distributions.Cauchy's sample() calls cauchy_ (LogNormal's and
+    Geometric's go through normal and uniform draws instead)."""
+    torch.manual_seed(6)
+    with emulate(), mps_ops.profile() as prof:
+        torch.distributions.Cauchy(torch.zeros(10, device=device()), torch.ones(10, device=device())).sample()
+    assert "cauchy" in {d.op for d in prof.dispatches}
+
+
+ERRORS = {
+    "cauchy sigma 0": lambda t: t.cauchy_(0.0, 0.0),
+    "cauchy sigma nan before the dtype": lambda t: t.int().cauchy_(0.0, float("nan")),
+    "cauchy integer": lambda t: t.int().cauchy_(),
+    "cauchy empty integer": lambda t: t[:0].int().cauchy_(),
+    "log_normal std 0": lambda t: t.log_normal_(1.0, 0.0),
+    "log_normal integer": lambda t: t.long().log_normal_(),
+    "log_normal complex": lambda t: t.to(torch.complex64).log_normal_(),
+    "geometric p 0": lambda t: t.geometric_(0.0),
+    "geometric p 1 before the dtype": lambda t: t.bool().geometric_(1.0),
+    "geometric p nan": lambda t: t.geometric_(float("nan")),
+    "geometric bool": lambda t: t.bool().geometric_(0.5),
+    "geometric complex": lambda t: t.to(torch.complex64).geometric_(0.5),
+    "geometric uint16": lambda t: t.to(torch.uint16).geometric_(0.5),
+}
+
+
+@pytest.mark.parametrize("name", ERRORS.keys())
+def test_errors_are_the_cpus(name):
+    cpu, ours = errors_of_cpu_and_ours(ERRORS[name], torch.zeros(5))
+    assert str(cpu).split(" not implemented")[0] in str(ours)
+
+
+@pytest.mark.parametrize("op", ["log_normal_", "geometric_"])
+def test_an_empty_tensor_of_a_dtype_the_cpu_lacks_returns_as_the_cpus(op):
+    """(cauchy_ checks an empty tensor's dtype too: test_errors_are_the_cpus.)"""
+    empty = torch.empty(0, dtype=torch.bool)
+    FILLS[op](empty)
+    result, dispatches = run_on_kernels(FILLS[op], empty)
+    assert result.shape == (0,) and dispatches == []
+
+
+@pytest.mark.parametrize("op", FILLS.keys())
+def test_float64_is_refused_clearly(op):
+    with pytest.raises(TypeError, match=op):
+        run_on_kernels(FILLS[op], torch.zeros(3, dtype=torch.float64))
+
+
+@pytest.mark.skipif(mps_ops.backend == "emulator", reason="2**31 + 8 draws (8 GiB): a GPU's memory")
+def test_past_2_to_the_31_elements():
+    target = torch.empty(2**31 + 8, device=device())
+    with emulate():
+        target.geometric_(0.25)
+    tail = target[-100_000:].cpu()
+    assert abs(tail.mean().item() - 4.0) <= 5 * math.sqrt(12.0 / 100_000)
