@@ -15,6 +15,7 @@
 //   log_normal_  exp(mean + std N), N by Box and Muller: two normals from
 //                each pair of uniforms
 //   geometric_   ceil(log U / log(1 - p)), the trials up to the first success
+//                (times the host's 1 / log(1 - p))
 // An integer geometric_ past the dtype's range saturates at its largest
 // value (the CPU's conversion from double gives garbage there).
 #include <metal_stdlib>
@@ -107,7 +108,7 @@ kernel void geometric(device T* out [[buffer(0)]],
       break;
     }
     const float u = mps_ops::open_unit_float(block.word[k]);
-    out[element] = count_in<T>::from(ceil(log(u) * 18446744073709551616.0f / p.scale));  // both scaled by 2**64
+    out[element] = count_in<T>::from(ceil(log(u) * p.scale));
   }
 }
 

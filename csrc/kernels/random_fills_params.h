@@ -6,9 +6,8 @@
 namespace mps_ops {
 
 // cauchy_: location = median, scale = sigma; log_normal_: the normal's mean
-// and std; geometric_: scale = log(1 - p) 2**64, worked out in double on the
-// host (unscaled, a p below 1.2e-38 would give a float subnormal, which a
-// GPU may flush to 0).
+// and std; geometric_: scale = 1 / log(1 - p), worked out in double on the
+// host.
 struct random_fill_params {
   float location;
   float scale;

@@ -77,10 +77,12 @@ at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> 
                               "\"geometric_cpu\" not implemented for '", c10::toString(dtype), "' on ",
                               self.device());
   check_dtype("geometric_", self);
-  // log(1 - p) scaled by 2**64 (exact): from p = 1e-45 on it is a normal
-  // float, which no GPU flushes to zero; the kernel scales log U alike.
-  const double scaled_log_q = std::ldexp(std::log1p(-p), 64);
-  return random_fill(kernels, self, {0.0f, static_cast<float>(scaled_log_q), 0}, std::move(generator));
+  // 1 / log(1 - p), worked out in double: the kernel multiplies (a float
+  // division per element cost more than the rest of the transform), and a
+  // tiny p gives a huge or infinite factor, never a subnormal log(1 - p)
+  // that a GPU could flush to 0.
+  const double inverse_log_q = 1.0 / std::log1p(-p);
+  return random_fill(kernels, self, {0.0f, static_cast<float>(inverse_log_q), 0}, std::move(generator));
 }
 
 }  // namespace mps_ops
