@@ -42,11 +42,11 @@ struct gamma_sampler {
       has_spare = false;
       return spare_normal;
     }
-    const float radius = sqrt(-2.0f * log(u.next()));
-    const float angle = 6.2831853f * u.next();
-    spare_normal = radius * sin(angle);
+    const float u1 = u.next();
+    const mps_ops::normal_pair pair = mps_ops::box_muller(u1, u.next());
+    spare_normal = pair.second;
     has_spare = true;
-    return radius * cos(angle);
+    return pair.first;
   }
 };
 

@@ -48,12 +48,12 @@ template <> struct count_in<bfloat> {
   static bfloat from(float value) { return static_cast<bfloat>(value); }
 };
 
-}  // namespace
-
 // The threads: a quarter of the elements, rounded up.
 inline uint threads_for(uint numel) {
   return numel / 4u + (numel % 4u != 0 ? 1u : 0u);
 }
+
+}  // namespace
 
 template <typename T>
 kernel void cauchy(device T* out [[buffer(0)]],
@@ -80,10 +80,10 @@ kernel void log_normal(device T* out [[buffer(0)]],
   const mps_ops::philox_block block = thread_block(index, key);
   float normals[4];
   for (uint pair = 0; pair < 2; ++pair) {
-    const float radius = sqrt(-2.0f * log(mps_ops::open_unit_float(block.word[2 * pair])));
-    const float angle = 6.2831853f * mps_ops::open_unit_float(block.word[2 * pair + 1]);
-    normals[2 * pair] = radius * cos(angle);
-    normals[2 * pair + 1] = radius * sin(angle);
+    const mps_ops::normal_pair drawn = mps_ops::box_muller(mps_ops::open_unit_float(block.word[2 * pair]),
+                                                           mps_ops::open_unit_float(block.word[2 * pair + 1]));
+    normals[2 * pair] = drawn.first;
+    normals[2 * pair + 1] = drawn.second;
   }
   const uint threads = threads_for(p.numel);
   for (uint k = 0; k < 4; ++k) {

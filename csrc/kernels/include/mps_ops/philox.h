@@ -63,4 +63,16 @@ inline uniform_stream open_uniform_stream(uint element, constant int* key) {
   return uniform_stream{element, 0u, uint(key[0]), uint(key[1]), uint(key[2]), uint(key[3]), {}};
 }
 
+// Two independent standard normals from two open uniforms (Box and Muller):
+// radius sqrt(-2 log u1) at angle 2 pi u2, as cosine and sine.
+struct normal_pair {
+  float first, second;
+};
+
+inline normal_pair box_muller(float u1, float u2) {
+  const float radius = metal::sqrt(-2.0f * metal::log(u1));
+  const float angle = 6.2831853f * u2;
+  return normal_pair{radius * metal::cos(angle), radius * metal::sin(angle)};
+}
+
 }  // namespace mps_ops
