@@ -16,7 +16,7 @@ def chi_square(samples, ks, log_pmf):
     """The statistic and degrees of freedom of samples against the law
     whose log-probabilities at the counts ks (float64) are log_pmf: bins of
     expected count 5 or more, the rest (including counts outside ks)
-    merged into one."""
+    merged into one, where the law leaves the rest any probability."""
     values = samples.flatten().double()
     expected = torch.exp(log_pmf) * values.numel()
     keep = expected >= 5
@@ -25,8 +25,13 @@ def chi_square(samples, ks, log_pmf):
     index = torch.searchsorted(kept_ks, values).clamp(max=max(kept_ks.numel() - 1, 0))
     hit = kept_ks[index] == values
     observed = torch.bincount(index[hit], minlength=kept_ks.numel()).double()
-    observed = torch.cat([observed, (values.numel() - observed.sum()).reshape(1)])
-    expected = torch.cat([expected[keep], (values.numel() - expected[keep].sum()).reshape(1)])
+    expected = expected[keep]
+    rest_observed, rest_expected = values.numel() - observed.sum(), values.numel() - expected.sum()
+    if rest_expected > 1e-6:
+        observed = torch.cat([observed, rest_observed.reshape(1)])
+        expected = torch.cat([expected, rest_expected.reshape(1)])
+    elif rest_observed > 0:  # every bin kept: a sample outside them is impossible
+        return math.inf, observed.numel() - 1
     return ((observed - expected) ** 2 / expected).sum().item(), observed.numel() - 1
 
 

@@ -226,3 +226,34 @@ def test_half_and_bfloat_round_like_the_gpu(lib):
     assert torch.equal(h.cpu(), x.half() * torch.tensor(3.0, dtype=torch.half) + torch.tensor(0.1, dtype=torch.half))
     bf = torch.bfloat16
     assert torch.equal(b.cpu(), x.to(bf) * torch.tensor(3.0, dtype=bf) + torch.tensor(0.1, dtype=bf))
+
+
+def test_sinpi_and_cospi_reduce_exactly(lib):
+    """sin(pi x) and cos(pi x) within 2 ulps of float64's, from x reduced
+    exactly: exact zeros and ones at whole and half turns, however large x."""
+    whole = np.array([0.0, 1.0, -1.0, 2.0, -3.0, 7.0, 2.0**20, -(2.0**24), 2.0**30 + 2.0**7, 1e30])
+    halves = np.array([0.5, -0.5, 1.5, -2.5, 12345.5, 2.0**22 + 0.5])
+    rng = np.random.default_rng(7)
+    spread = np.concatenate([rng.uniform(-4, 4, 4000), rng.uniform(-1e5, 1e5, 1000), 10.0 ** rng.uniform(-30, -1, 500)])
+    x = np.concatenate([whole, halves, spread]).astype(np.float32)
+    sines = on_device(torch.empty(x.size))
+    cosines = on_device(torch.empty(x.size))
+    lib.half_turns(on_device(torch.from_numpy(x)), sines, cosines)
+    sines, cosines = sines.cpu().numpy(), cosines.cpu().numpy()
+    # float64 reference: r = x - 2 rint(x / 2) in [-1, 1] is exact, then
+    # sin folds to [-1/2, 1/2] and cos to a quarter turn, exactly as well.
+    r = x.astype(np.float64) - 2.0 * np.rint(x.astype(np.float64) / 2.0)
+    folded = np.where(r > 0.5, 1.0 - r, np.where(r < -0.5, -1.0 - r, r))
+    ref_sin = np.sin(np.pi * folded)
+    a = np.abs(r)
+    ref_cos = np.where(a <= 0.25, np.cos(np.pi * a), np.where(a <= 0.75, np.sin(np.pi * (0.5 - a)), -np.cos(np.pi * (1.0 - a))))
+    for got, ref in ((sines, ref_sin), (cosines, ref_cos)):
+        ulps = np.abs(got.astype(np.float64) - ref) / np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+        assert ulps.max() <= 2.0, (x[ulps.argmax()], got[ulps.argmax()], ref[ulps.argmax()])
+    n = whole.size
+    assert np.all(sines[:n] == 0.0) and np.all(np.abs(cosines[:n]) == 1.0)
+    assert np.all(cosines[n : n + halves.size] == 0.0) and np.all(np.abs(sines[n : n + halves.size]) == 1.0)
+    inf_nan = on_device(torch.tensor([float("inf"), float("-inf"), float("nan")]))
+    s, c = on_device(torch.empty(3)), on_device(torch.empty(3))
+    lib.half_turns(inf_nan, s, c)
+    assert torch.isnan(s.cpu()).all() and torch.isnan(c.cpu()).all()

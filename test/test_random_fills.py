@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -45,6 +46,44 @@ def test_continuous_draws_follow_the_law(law):
     assert distance < ks_bound(N), f"{law}: KS distance {distance:.4f}"
     # The CPU's draws pass the same bound (a sanity check of the test).
     assert ks_distance(fill(torch.empty(N)), cdf) < ks_bound(N)
+
+
+def test_cauchy_draws_are_tan_of_their_uniform_to_3_ulps():
+    """Each standard Cauchy draw t is tan(pi (u - 1/2)) for its open uniform
+    u = (2m + 1) 2**-24 within 3 ulps, far tails included: u is recovered
+    from t (atan, then the nearest such odd multiple: a wrong recovery only
+    shows a larger error) and the exact value taken in float64. The CPU's
+    tan of the rounded float pi (u - 1/2) is off by up to 100% there."""
+    torch.manual_seed(5)
+    draws, dispatches = run_on_kernels(lambda t: t.cauchy_(), torch.empty(1 << 22))
+    assert [d.op for d in dispatches] == ["cauchy"]
+    draws = draws.double()
+    odd = torch.round((torch.atan(draws) / math.pi + 0.5) * 2**23 - 0.5)
+    exact = torch.tan(math.pi * ((2 * odd + 1) * 2.0**-24 - 0.5))
+    spacing = torch.from_numpy(np.spacing(exact.abs().float().numpy())).double()
+    ulps = (draws - exact).abs() / spacing
+    assert ulps.max() <= 3.0, f"{ulps.max():.1f} ulps at {draws[ulps.argmax()]:.9g}"
+    assert draws.abs().max() > 1e6  # the far tails were drawn
+
+
+def test_log_normal_normals_come_in_pairs_at_uniform_angles():
+    """Box and Muller's pairs, as the kernel lays them out (a thread's 8
+    draws a grid of n / 8 apart, pairs (0, 1), (2, 3), ...): their angle is
+    uniform over the circle (chi-square over 16 sectors) and their squared
+    radius exponential with mean 2. A quadrant turned the wrong way keeps
+    each normal's own law but not the pair's."""
+    torch.manual_seed(6)
+    n = 1 << 20
+    draws, dispatches = run_on_kernels(lambda t: t.log_normal_(0.0, 1.0), torch.empty(n))
+    assert [d.op for d in dispatches] == ["log_normal"]
+    z = draws.double().log().view(8, n // 8)
+    first, second = z[0::2].flatten(), z[1::2].flatten()
+    sectors = ((torch.atan2(second, first) / (2 * math.pi) + 0.5) * 16).long().clamp(0, 15)
+    statistic, dof = chi_square(sectors, torch.arange(16, dtype=torch.float64),
+                                torch.full((16,), -math.log(16), dtype=torch.float64))
+    assert statistic < chi_square_bound(dof)
+    radius2 = first**2 + second**2
+    assert ks_distance(radius2, lambda r: 1 - torch.exp(-r / 2)) < ks_bound(radius2.numel())
 
 
 def _geometric_law(p):

@@ -1,17 +1,19 @@
 // The in-place random fills cauchy_, log_normal_ and geometric_ (fills for
 // torch 2.9 and 2.10; host stubs in csrc/operations/random_fills.mm): a
-// thread per 4 elements draws one Philox block (counter: the thread's
-// index, 0 and key words 2 and 3), whose 4 words make its 4 open uniforms
-// on (0, 1) (a Philox block's 10 rounds cost more than the transforms: one
-// block per element left 3 words of 4 unused), and transforms them as the
-// CPU's samplers do, in float. Its elements lie a grid apart (index,
-// index + threads, ...), so each store of a SIMD group is one contiguous
-// run (4 consecutive elements a thread made them 4 runs a quarter used).
-// The loops over the 4 have a fixed trip count, so they unroll and the
-// block's words stay in registers (a loop that ended at the last element
-// indexed them at run time, through memory: 0.39-0.73x torch on the H200).
+// thread per random_fill_elements (8) elements draws 2 Philox blocks
+// (counters: the thread's index, the block's, and key words 2 and 3), each
+// of whose 4 words makes an open uniform on (0, 1), and transforms them as
+// the CPU's samplers do, in float.
+//   - A block's 10 rounds cost more than most transforms: every word is used.
+//   - Two blocks a thread halve what each element pays for the thread's own
+//     start (its place in the grid, the key and the parameters).
+//   - Its elements lie a grid apart (index, index + threads, ...), so each
+//     store of a SIMD group is one contiguous run.
+//   - The loops have fixed trip counts, so they unroll and a block's words
+//     stay in registers (a loop that ended at the last element indexed them
+//     at run time, through memory: 0.39-0.73x torch on the H200).
 // The transforms:
-//   cauchy_      median + sigma tan(pi (U - 1/2))
+//   cauchy_      median + sigma tan(pi (U - 1/2)) (mps_ops/half_turns.h)
 //   log_normal_  exp(mean + std N), N by Box and Muller: two normals from
 //                each pair of uniforms
 //   geometric_   ceil(log U / log(1 - p)), the trials up to the first success
@@ -20,96 +22,117 @@
 // value (the CPU's conversion from double gives garbage there).
 #include <metal_stdlib>
 #include <mps_ops/instantiate.h>
+#include <mps_ops/half_turns.h>
 #include <mps_ops/philox.h>
 #include "random_fills_params.h"
 using namespace metal;
 
 namespace {
 
-inline mps_ops::philox_block thread_block(uint thread_index, constant int* key) {
-  return mps_ops::philox4x32(thread_index, 0u, uint(key[2]), uint(key[3]), uint(key[0]), uint(key[1]));
-}
-
-// value (>= 1) in T: integers saturate, floats round (to infinity past
-// their range).
+// value in T: floats round (to infinity past their range); integers (counts,
+// >= 1) saturate at their largest value.
 template <typename T>
-struct count_in {
+struct stored_as {
   static T from(float value) {
     return value >= float(numeric_limits<T>::max()) ? numeric_limits<T>::max() : static_cast<T>(value);
   }
 };
-template <> struct count_in<float> {
+template <> struct stored_as<float> {
   static float from(float value) { return value; }
 };
-template <> struct count_in<half> {
+template <> struct stored_as<half> {
   static half from(float value) { return static_cast<half>(value); }
 };
-template <> struct count_in<bfloat> {
+template <> struct stored_as<bfloat> {
   static bfloat from(float value) { return static_cast<bfloat>(value); }
 };
 
-// The threads: a quarter of the elements, rounded up.
-inline uint threads_for(uint numel) {
-  return numel / 4u + (numel % 4u != 0 ? 1u : 0u);
+struct four_draws {
+  float value[4];
+};
+
+// One thread's part: for each of its Philox blocks, draw(block, p) makes 4
+// values, stored at their elements a grid apart, until the tensor's end.
+template <typename T, typename Draw>
+inline void fill_thread(device T* out, constant int* key, constant mps_ops::random_fill_params& params,
+                        uint index, Draw draw) {
+  const mps_ops::random_fill_params p = params;  // read once: the stores could alias it
+  const mps_ops::philox_cipher cipher = mps_ops::read_cipher(key);
+  const uint threads = mps_ops::random_fill_threads(p.numel);
+  constexpr uint blocks = mps_ops::random_fill_elements / 4;
+  _Pragma("clang loop unroll(full)")
+  for (uint b = 0; b < blocks; ++b) {
+    const four_draws drawn = draw(cipher.block(index, b), p);
+    _Pragma("clang loop unroll(full)")
+    for (uint m = 0; m < 4; ++m) {
+      const uint element = index + (4 * b + m) * threads;
+      if (element >= p.numel) {
+        return;  // the thread's later elements lie further on
+      }
+      out[element] = stored_as<T>::from(drawn.value[m]);
+    }
+  }
 }
+
+struct cauchy_draw {
+  four_draws operator()(mps_ops::philox_block block, mps_ops::random_fill_params p) const {
+    four_draws out;
+    for (uint m = 0; m < 4; ++m) {
+      // u - 1/2 is exact: u is an odd multiple of 2**-24.
+      const float u = mps_ops::open_unit_float(block.word[m]);
+      out.value[m] = p.location + p.scale * mps_ops::tan_half_turns(u - 0.5f);
+    }
+    return out;
+  }
+};
+
+struct log_normal_draw {
+  four_draws operator()(mps_ops::philox_block block, mps_ops::random_fill_params p) const {
+    four_draws out;
+    for (uint pair = 0; pair < 2; ++pair) {
+      const mps_ops::normal_pair drawn = mps_ops::box_muller(mps_ops::open_unit_float(block.word[2 * pair]),
+                                                             mps_ops::open_unit_float(block.word[2 * pair + 1]));
+      out.value[2 * pair] = exp(p.location + p.scale * drawn.first);
+      out.value[2 * pair + 1] = exp(p.location + p.scale * drawn.second);
+    }
+    return out;
+  }
+};
+
+struct geometric_draw {
+  four_draws operator()(mps_ops::philox_block block, mps_ops::random_fill_params p) const {
+    four_draws out;
+    for (uint m = 0; m < 4; ++m) {
+      out.value[m] = ceil(log(mps_ops::open_unit_float(block.word[m])) * p.scale);
+    }
+    return out;
+  }
+};
 
 }  // namespace
 
 template <typename T>
 kernel void cauchy(device T* out [[buffer(0)]],
                    constant int* key [[buffer(1)]],
-                   constant mps_ops::random_fill_params& p [[buffer(2)]],
+                   constant mps_ops::random_fill_params& params [[buffer(2)]],
                    uint index [[thread_position_in_grid]]) {
-  const mps_ops::philox_block block = thread_block(index, key);
-  const uint threads = threads_for(p.numel);
-  for (uint k = 0; k < 4; ++k) {
-    const uint element = index + k * threads;
-    if (element >= p.numel) {
-      break;
-    }
-    const float u = mps_ops::open_unit_float(block.word[k]);
-    out[element] = static_cast<T>(p.location + p.scale * tan(3.14159265f * (u - 0.5f)));
-  }
+  fill_thread(out, key, params, index, cauchy_draw{});
 }
 
 template <typename T>
 kernel void log_normal(device T* out [[buffer(0)]],
                        constant int* key [[buffer(1)]],
-                       constant mps_ops::random_fill_params& p [[buffer(2)]],
+                       constant mps_ops::random_fill_params& params [[buffer(2)]],
                        uint index [[thread_position_in_grid]]) {
-  const mps_ops::philox_block block = thread_block(index, key);
-  float normals[4];
-  for (uint pair = 0; pair < 2; ++pair) {
-    const mps_ops::normal_pair drawn = mps_ops::box_muller(mps_ops::open_unit_float(block.word[2 * pair]),
-                                                           mps_ops::open_unit_float(block.word[2 * pair + 1]));
-    normals[2 * pair] = drawn.first;
-    normals[2 * pair + 1] = drawn.second;
-  }
-  const uint threads = threads_for(p.numel);
-  for (uint k = 0; k < 4; ++k) {
-    const uint element = index + k * threads;
-    if (element >= p.numel) {
-      break;
-    }
-    out[element] = static_cast<T>(exp(p.location + p.scale * normals[k]));
-  }
+  fill_thread(out, key, params, index, log_normal_draw{});
 }
 
 template <typename T>
 kernel void geometric(device T* out [[buffer(0)]],
                       constant int* key [[buffer(1)]],
-                      constant mps_ops::random_fill_params& p [[buffer(2)]],
+                      constant mps_ops::random_fill_params& params [[buffer(2)]],
                       uint index [[thread_position_in_grid]]) {
-  const mps_ops::philox_block block = thread_block(index, key);
-  const uint threads = threads_for(p.numel);
-  for (uint k = 0; k < 4; ++k) {
-    const uint element = index + k * threads;
-    if (element >= p.numel) {
-      break;
-    }
-    const float u = mps_ops::open_unit_float(block.word[k]);
-    out[element] = count_in<T>::from(ceil(log(u) * p.scale));
-  }
+  fill_thread(out, key, params, index, geometric_draw{});
 }
 
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, cauchy, dense)

@@ -14,4 +14,12 @@ struct random_fill_params {
   unsigned int numel;
 };
 
+// Elements a thread fills: two Philox blocks of 4 words.
+constexpr unsigned int random_fill_elements = 8;
+
+// The threads a fill of numel elements dispatches.
+inline unsigned int random_fill_threads(unsigned int numel) {
+  return numel / random_fill_elements + (numel % random_fill_elements != 0 ? 1u : 0u);
+}
+
 }  // namespace mps_ops

@@ -48,10 +48,10 @@ kernel void rrelu_with_noise(
     }
     return;
   }
-  const uint k0 = uint(key[0]), k1 = uint(key[1]), c2 = uint(key[2]), c3 = uint(key[3]);
+  const mps_ops::philox_cipher cipher = mps_ops::read_cipher(key);
   _Pragma("clang loop unroll(full)")
   for (uint block = 0; block < K / 4; ++block) {
-    const mps_ops::philox_block words = mps_ops::philox4x32(first + 4 * block * step, 0u, c2, c3, k0, k1);
+    const mps_ops::philox_block words = cipher.block(first + 4 * block * step, 0u);
     _Pragma("clang loop unroll(full)")
     for (uint m = 0; m < 4; ++m) {
       const uint k = 4 * block + m, i = first + k * step;

@@ -31,8 +31,8 @@ at::Tensor& random_fill(KernelCache& kernels, at::Tensor& self, const random_fil
   sized.numel = static_cast<unsigned int>(self.numel());
   KernelFunction function(kernels.get(Variant::dense, self.scalar_type(), self.scalar_type()));
   function.bind_operands(target.tensor, key).bind(sized);
-  // A thread per 4 elements (the kernel says why).
-  function.dispatch(Dim3{static_cast<uint32_t>((self.numel() + 3) / 4), 1, 1});
+  // A thread per random_fill_elements elements (the kernel says why).
+  function.dispatch(Dim3{mps_ops::random_fill_threads(sized.numel), 1, 1});
   target.copy_back();
   return self;
 }

@@ -160,3 +160,9 @@ kernel void half_and_bfloat(device const float* in [[buffer(0)]], device half* h
   h[i] = half(in[i]) * half(3.0f) + half(0.1f);
   b[i] = bfloat(in[i]) * bfloat(3.0f) + bfloat(0.1f);
 }
+
+kernel void half_turns(device const float* in [[buffer(0)]], device float* sines [[buffer(1)]],
+                       device float* cosines [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  sines[i] = sinpi(in[i]);
+  cosines[i] = cospi(in[i]);
+}

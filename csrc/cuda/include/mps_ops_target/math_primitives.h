@@ -19,6 +19,11 @@ __attribute__((__device__)) inline float mps_ops_fast_expf(float x) {
 }
 #define MPS_OPS_FLOAT_FAST_EXP mps_ops_fast_expf
 
+// metal::sinpi and cospi: libdevice's, whose range reduction is exact and
+// cheap (x - rint(2x) / 2), where sin(pi * x) pays the general reduction.
+#define MPS_OPS_FLOAT_SINPI __nv_sinpif
+#define MPS_OPS_FLOAT_COSPI __nv_cospif
+
 #define MPS_OPS_CUDA_LIBDEVICE_1(NAME) extern "C" __attribute__((__device__)) float __nv_##NAME(float);
 #define MPS_OPS_CUDA_LIBDEVICE_2(NAME) \
   extern "C" __attribute__((__device__)) float __nv_##NAME(float, float);
@@ -30,6 +35,8 @@ MPS_OPS_CUDA_LIBDEVICE_1(log10f)
 MPS_OPS_CUDA_LIBDEVICE_1(sinf)
 MPS_OPS_CUDA_LIBDEVICE_1(cosf)
 MPS_OPS_CUDA_LIBDEVICE_1(tanf)
+MPS_OPS_CUDA_LIBDEVICE_1(sinpif)
+MPS_OPS_CUDA_LIBDEVICE_1(cospif)
 MPS_OPS_CUDA_LIBDEVICE_1(asinf)
 MPS_OPS_CUDA_LIBDEVICE_1(acosf)
 MPS_OPS_CUDA_LIBDEVICE_1(atanf)

@@ -5,6 +5,7 @@
 // own counters' words without a shared state, reproducibly for one key.
 #pragma once
 #include <metal_stdlib>
+#include <mps_ops/half_turns.h>
 
 namespace mps_ops {
 
@@ -40,19 +41,32 @@ inline float open_unit_float(uint word) {
   return (float(word >> 9) + 0.5f) * 1.1920928955078125e-07f;  // 2**-23
 }
 
-// One element's stream of open uniforms: Philox blocks at counters
-// (element, draw / 4, key words 2 and 3), four uniforms per block. The key
-// is four words the host drew from the generator (philox_key).
+// The cipher under the four words the host drew from the generator
+// (philox_key in csrc/runtime/kernel_inputs.h): words 0 and 1 key it, words 2
+// and 3 are the counter's upper half, so each call's counters are its own.
+// A kernel picks the lower half (c0, c1) per block.
+struct philox_cipher {
+  uint k0, k1, c2, c3;
+
+  philox_block block(uint c0, uint c1) const { return philox4x32(c0, c1, c2, c3, k0, k1); }
+};
+
+inline philox_cipher read_cipher(constant int* key) {
+  return philox_cipher{uint(key[0]), uint(key[1]), uint(key[2]), uint(key[3])};
+}
+
+// One element's stream of open uniforms: blocks at counters (element,
+// draw / 4), four uniforms per block.
 struct uniform_stream {
   uint element;
   uint draws;
-  uint k0, k1, c2, c3;
+  philox_cipher cipher;
   philox_block block;
 
   float next() {
     const uint m = draws & 3u;
     if (m == 0) {
-      block = philox4x32(element, draws >> 2, c2, c3, k0, k1);
+      block = cipher.block(element, draws >> 2);
     }
     ++draws;
     return open_unit_float(block.word[m]);
@@ -60,19 +74,20 @@ struct uniform_stream {
 };
 
 inline uniform_stream open_uniform_stream(uint element, constant int* key) {
-  return uniform_stream{element, 0u, uint(key[0]), uint(key[1]), uint(key[2]), uint(key[3]), {}};
+  return uniform_stream{element, 0u, read_cipher(key), {}};
 }
 
 // Two independent standard normals from two open uniforms (Box and Muller):
-// radius sqrt(-2 log u1) at angle 2 pi u2, as cosine and sine.
+// radius sqrt(-2 log u1) at angle 2 pi u2, as cosine and sine, both from
+// one exact reduction of 2 u2 half turns (mps_ops/half_turns.h).
 struct normal_pair {
   float first, second;
 };
 
 inline normal_pair box_muller(float u1, float u2) {
   const float radius = metal::sqrt(-2.0f * metal::log(u1));
-  const float angle = 6.2831853f * u2;
-  return normal_pair{radius * metal::cos(angle), radius * metal::sin(angle)};
+  const sin_cos angle = sin_cos_half_turns(2.0f * u2);
+  return normal_pair{radius * angle.cos, radius * angle.sin};
 }
 
 }  // namespace mps_ops

@@ -29,6 +29,8 @@ MPS_OPS_UNARY_MATH(sqrt, MPS_OPS_FLOAT_SQRT)
 MPS_OPS_UNARY_MATH(sin, MPS_OPS_FLOAT_MATH(sin))
 MPS_OPS_UNARY_MATH(cos, MPS_OPS_FLOAT_MATH(cos))
 MPS_OPS_UNARY_MATH(tan, MPS_OPS_FLOAT_MATH(tan))
+MPS_OPS_UNARY_MATH(sinpi, MPS_OPS_FLOAT_SINPI)
+MPS_OPS_UNARY_MATH(cospi, MPS_OPS_FLOAT_COSPI)
 MPS_OPS_UNARY_MATH(asin, MPS_OPS_FLOAT_MATH(asin))
 MPS_OPS_UNARY_MATH(acos, MPS_OPS_FLOAT_MATH(acos))
 MPS_OPS_UNARY_MATH(atan, MPS_OPS_FLOAT_MATH(atan))
@@ -50,8 +52,6 @@ inline float exp10(float x) { return MPS_OPS_FLOAT_MATH(pow)(10.0f, x); }
 inline float rsqrt(float x) { return 1.0f / MPS_OPS_FLOAT_SQRT(x); }
 inline half rsqrt(half x) { return half(rsqrt(float(x))); }
 inline float fract(float x) { return MPS_OPS_FLOAT_MATH(fmin)(x - MPS_OPS_FLOAT_MATH(floor)(x), 0x1.fffffep-1f); }
-inline float sinpi(float x) { return MPS_OPS_FLOAT_MATH(sin)(x * 3.14159265358979323846f); }
-inline float cospi(float x) { return MPS_OPS_FLOAT_MATH(cos)(x * 3.14159265358979323846f); }
 
 #define MPS_OPS_BINARY_MATH(NAME, FLOAT_FN)                                 \
   inline float NAME(float x, float y) { return FLOAT_FN(x, y); }                \
