@@ -9,6 +9,8 @@ order, and more than 2**31 elements (a GPU's memory)."""
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +26,10 @@ from mps_ops.testing import device, emulate
 LAYOUTS_TESTED_HERE = {"cauchy_", "log_normal_", "geometric_"}
 
 N = 100_000
+
+# The kernel's elements a thread (e), for the test that pairs its normals.
+ELEMENTS_A_THREAD = int(re.search(r"random_fill_elements = (\d+);", (
+    Path(__file__).parents[1] / "csrc" / "kernels" / "random_fills_params.h").read_text()).group(1))
 
 
 def _normal_cdf(x):
@@ -67,8 +73,8 @@ def test_cauchy_draws_are_tan_of_their_uniform_to_3_ulps():
 
 
 def test_log_normal_normals_come_in_pairs_at_uniform_angles():
-    """Box and Muller's pairs, as the kernel lays them out (a thread's 8
-    draws a grid of n / 8 apart, pairs (0, 1), (2, 3), ...): their angle is
+    """Box and Muller's pairs, as the kernel lays them out (a thread's e
+    draws a grid of n / e apart, pairs (0, 1), (2, 3), ...): their angle is
     uniform over the circle (chi-square over 16 sectors) and their squared
     radius exponential with mean 2. A quadrant turned the wrong way keeps
     each normal's own law but not the pair's."""
@@ -76,7 +82,7 @@ def test_log_normal_normals_come_in_pairs_at_uniform_angles():
     n = 1 << 20
     draws, dispatches = run_on_kernels(lambda t: t.log_normal_(0.0, 1.0), torch.empty(n))
     assert [d.op for d in dispatches] == ["log_normal"]
-    z = draws.double().log().view(8, n // 8)
+    z = draws.double().log().view(ELEMENTS_A_THREAD, n // ELEMENTS_A_THREAD)
     first, second = z[0::2].flatten(), z[1::2].flatten()
     sectors = ((torch.atan2(second, first) / (2 * math.pi) + 0.5) * 16).long().clamp(0, 15)
     statistic, dof = chi_square(sectors, torch.arange(16, dtype=torch.float64),
