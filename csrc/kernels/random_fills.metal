@@ -1,14 +1,14 @@
 // The in-place random fills cauchy_, log_normal_ and geometric_ (fills for
 // torch 2.9 and 2.10; host stubs in csrc/operations/random_fills.mm): a
-// thread per random_fill_elements (16) elements draws 4 Philox blocks
+// thread per random_fill_elements (32) elements draws 8 Philox blocks
 // (counters: the thread's index, the block's, and key words 2 and 3), each
 // of whose 4 words makes an open uniform on (0, 1), and transforms them as
 // the CPU's samplers do, in float.
 //   - A block's 10 rounds cost more than most transforms: every word is used.
 //   - Several blocks a thread share the thread's own start (its place in the
 //     grid, the key's and the parameters' loads, whose latency only other
-//     threads hide). On the H200, 4, 8 and 16 elements a thread gave cauchy_
-//     0.62x, 0.79x and 0.86x torch's CUDA kernel.
+//     threads hide). On the H200, 4, 8, 16 and 32 elements a thread gave
+//     cauchy_ 0.62x, 0.79x, 0.86x and 0.88x torch's CUDA kernel.
 //   - Its elements lie a grid apart (index, index + threads, ...), so each
 //     store of a SIMD group is one contiguous run.
 //   - The loops have fixed trip counts, so they unroll and a block's words

@@ -14,8 +14,8 @@ struct random_fill_params {
   unsigned int numel;
 };
 
-// Elements a thread fills: four Philox blocks of 4 words.
-constexpr unsigned int random_fill_elements = 16;
+// Elements a thread fills: eight Philox blocks of 4 words.
+constexpr unsigned int random_fill_elements = 32;
 
 // The threads a fill of numel elements dispatches.
 inline unsigned int random_fill_threads(unsigned int numel) {
