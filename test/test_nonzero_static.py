@@ -66,12 +66,21 @@ def test_shapes(shape):
 
 @pytest.mark.parametrize("density", [0.0, 0.001, 0.5, 1.0], ids=str)
 def test_many_blocks(density):
-    """3 x 1,500,007 elements: about 1,100 blocks of 4,096, so the scan
-    takes two chunks of up to 1,024, and a size that ends inside a block."""
+    """3 x 1,500,007 elements: about 1,100 blocks of 4,096, and a size
+    that ends inside a block."""
     x = _sparse((3, 1_500_007), torch.bool, density)
     count = int(x.sum())
     for size in {0, 1, count // 2 + 1, count, count + 5}:
         _check(x, size, -1, f"density {density} size {size} of {count}")
+
+
+def test_the_scan_takes_two_passes():
+    """69,206,017 elements: 16,897 blocks of 4,096, past the 16,384 that one
+    pass of the scan takes (1,024 threads of nonzero_static_scan_per_thread
+    counts), so the second pass carries the first's total."""
+    x = _sparse((69_206_017,), torch.bool, 0.001)
+    count = int(x.sum())
+    _check(x, count + 5, -1, f"size {count + 5} of {count}")
 
 
 def test_special_values():

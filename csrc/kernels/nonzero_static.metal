@@ -5,7 +5,8 @@
 // compiled and exported programs need not wait for a count), so the
 // compaction runs as four kernels on the GPU:
 //   nonzero_static_count  one threadgroup per block of elements: its count;
-//   nonzero_static_scan   one threadgroup: the blocks' exclusive offsets in
+//   nonzero_static_scan   one threadgroup, nonzero_static_scan_per_thread
+//                         blocks a thread: the blocks' exclusive offsets in
 //                         order, and the total after the last;
 //   nonzero_static_write  one threadgroup per block again: each nonzero
 //                         element's rank (its block's offset plus those
@@ -125,31 +126,45 @@ kernel void nonzero_static_scan(device ulong* offsets [[buffer(0)]],
                                 uint lane [[thread_index_in_simdgroup]],
                                 uint simd_group [[simdgroup_index_in_threadgroup]],
                                 uint simd_size [[threads_per_simdgroup]]) {
-  threadgroup uint words[33];  // a word per SIMD group, then the chunk's total
+  constexpr uint per_thread = mps_ops::nonzero_static_scan_per_thread;
+  threadgroup uint words[33];  // a word per SIMD group, then the pass's total
   ulong carry = 0;
-  for (ulong base = 0; base < p.blocks; base += width) {
-    const ulong block = base + thread_index;
-    const uint count = block < p.blocks ? counts[block] : 0u;
-    const uint in_simd = simd_prefix_exclusive_sum(count);
+  for (ulong base = 0; base < p.blocks; base += ulong(width) * per_thread) {
+    const ulong first = base + ulong(thread_index) * per_thread;
+    uint mine[per_thread];
+    uint sum = 0;
+    for (uint k = 0; k < per_thread; ++k) {
+      mine[k] = first + k < p.blocks ? counts[first + k] : 0u;
+      sum += mine[k];
+    }
+    const uint in_simd = simd_prefix_exclusive_sum(sum);
     if (lane == simd_size - 1) {
-      words[simd_group] = in_simd + count;
+      words[simd_group] = in_simd + sum;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (simd_group == 0 && lane == 0) {
-      uint total = 0;
-      for (uint g = 0; g < width / simd_size; ++g) {
-        const uint word = words[g];
-        words[g] = total;
-        total += word;
+    // The SIMD groups' totals, scanned by the first SIMD group (a group is
+    // 32 lanes and at most 32 groups share a threadgroup).
+    if (simd_group == 0) {
+      const uint groups = width / simd_size;
+      const uint word = lane < groups ? words[lane] : 0u;
+      const uint before = simd_prefix_exclusive_sum(word);
+      if (lane < groups) {
+        words[lane] = before;
       }
-      words[32] = total;
+      if (lane == simd_size - 1) {
+        words[32] = before + word;
+      }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (block < p.blocks) {
-      offsets[block] = carry + words[simd_group] + in_simd;
+    ulong running = carry + words[simd_group] + in_simd;
+    for (uint k = 0; k < per_thread; ++k) {
+      if (first + k < p.blocks) {
+        offsets[first + k] = running;
+      }
+      running += mine[k];
     }
     carry += words[32];
-    // Every thread has read the words before the next chunk writes them.
+    // Every thread has read the words before the next pass writes them.
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
   if (thread_index == 0) {

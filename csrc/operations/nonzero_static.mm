@@ -94,7 +94,9 @@ at::Tensor& nonzero_static_into(const at::Tensor& self, int64_t size, int64_t fi
     count.bind_operands(counts, input).bind(p);
     count.dispatch(groups, Dim3{width, 1, 1});
     const KernelHandle* scan_kernel = scan_kernels.get(Variant::dense, at::kLong, at::kLong);
-    const uint32_t scan_width = power_of_two_group(static_cast<int64_t>(p.blocks), 1024, scan_kernel);
+    const int64_t scan_threads = (static_cast<int64_t>(p.blocks) + nonzero_static_scan_per_thread - 1) /
+                                 nonzero_static_scan_per_thread;
+    const uint32_t scan_width = power_of_two_group(scan_threads, 1024, scan_kernel);
     KernelFunction scan(scan_kernel);
     scan.bind_operands(offsets, counts).bind(p);
     scan.dispatch(Dim3{scan_width, 1, 1}, Dim3{scan_width, 1, 1});
