@@ -28,7 +28,7 @@ LAYOUTS_TESTED_HERE = {"cauchy_", "log_normal_", "geometric_"}
 N = 100_000
 
 # The kernel's elements a thread (e), for the test that pairs its normals.
-ELEMENTS_A_THREAD = int(re.search(r"random_fill_elements = (\d+);", (
+ELEMENTS_A_THREAD = int(re.search(r"random_fill_elements = (\d+) };", (
     Path(__file__).parents[1] / "csrc" / "kernels" / "random_fills_params.h").read_text()).group(1))
 
 

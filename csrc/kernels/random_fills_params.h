@@ -15,7 +15,7 @@ struct random_fill_params {
 };
 
 // Elements a thread fills: eight Philox blocks of 4 words.
-constexpr unsigned int random_fill_elements = 32;
+enum : unsigned int { random_fill_elements = 32 };
 
 // The threads a fill of numel elements dispatches.
 inline unsigned int random_fill_threads(unsigned int numel) {
