@@ -26,29 +26,42 @@ using namespace metal;
 
 namespace {
 
-// 1 where element i (of p.parts values) is nonzero, 0 there or past the
-// end (checked only where the block runs past it: `full` blocks load
-// without a branch per element).
+// One threadgroup's block of the input: its values from the block's first
+// element on, and how many of its elements lie inside the input. Offsets
+// within a block (at most nonzero_static_per_thread * 1,024) are 32-bit,
+// so an element's address is one multiply-add on the block's pointer (a
+// 64-bit index cost each element a 64-bit multiply and add).
 template <typename T>
-inline uint flag_at(constant T* in, ulong i, bool full, constant mps_ops::nonzero_static_params& p) {
-  if (!full && i >= p.numel) {
-    return 0u;
+struct input_block {
+  constant T* values;
+  uint size;
+  bool full;  // every element inside: loads need no bounds check
+  int parts;  // values an element (2: a complex element's parts)
+
+  // 1 where the element at `offset` is nonzero, 0 there or past the input.
+  uint flag_at(uint offset) const {
+    if (!full && offset >= size) {
+      return 0u;
+    }
+    if (parts == 1) {
+      return mps_ops::is_nonzero(values[offset]) ? 1u : 0u;
+    }
+    return mps_ops::is_nonzero(values[2 * offset]) || mps_ops::is_nonzero(values[2 * offset + 1]) ? 1u : 0u;
   }
-  if (p.parts == 1) {
-    return mps_ops::is_nonzero(in[i]) ? 1u : 0u;
-  }
-  return mps_ops::is_nonzero(in[2 * i]) || mps_ops::is_nonzero(in[2 * i + 1]) ? 1u : 0u;
+};
+
+template <typename T>
+inline input_block<T> block_of(constant T* in, ulong block_first, uint width,
+                               constant mps_ops::nonzero_static_params& p) {
+  const ulong block_size = ulong(width) * ulong(mps_ops::nonzero_static_per_thread);
+  const ulong inside = p.numel - block_first;
+  return input_block<T>{in + block_first * ulong(p.parts), uint(min(inside, block_size)), inside >= block_size,
+                        p.parts};
 }
 
 // The SIMD group's lanes where predicate holds, one bit each.
 inline ulong lanes_where(bool predicate) {
   return static_cast<ulong>(simd_ballot(predicate));
-}
-
-// Whether the block of `width` threads from `first` (thread 0's first
-// element) lies wholly inside the input.
-inline bool full_block(ulong block_first, uint width, constant mps_ops::nonzero_static_params& p) {
-  return block_first + ulong(width) * ulong(mps_ops::nonzero_static_per_thread) <= p.numel;
 }
 
 // The threadgroup's sum of `count` (every thread gets it); `totals` holds
@@ -104,12 +117,11 @@ kernel void nonzero_static_count(device uint* counts [[buffer(0)]],
                                  uint simd_size [[threads_per_simdgroup]]) {
   threadgroup uint totals[32];
   const ulong block_first = ulong(group) * ulong(width) * ulong(mps_ops::nonzero_static_per_thread);
-  const bool full = full_block(block_first, width, p);
-  const ulong first = block_first + thread_index;
+  const input_block<T> block = block_of(in, block_first, width, p);
   uint count = 0;
   _Pragma("clang loop unroll(full)")  // the loads in flight together
   for (uint k = 0; k < mps_ops::nonzero_static_per_thread; ++k) {
-    count += flag_at(in, first + ulong(k) * width, full, p);
+    count += block.flag_at(k * width + thread_index);
   }
   const uint total = group_sum(count, totals, lane, simd_group, simd_size, width);
   if (thread_index == 0) {
@@ -192,8 +204,7 @@ kernel void nonzero_static_write(device long* out [[buffer(0)]],
   }
   const uint simd_groups = width / simd_size;
   const ulong block_first = ulong(group) * ulong(width) * ulong(mps_ops::nonzero_static_per_thread);
-  const bool full = full_block(block_first, width, p);
-  const ulong first = block_first + thread_index;
+  const input_block<T> block = block_of(in, block_first, width, p);
   // A SIMD group's nonzeros in a round and a lane's rank among them: a
   // ballot and a population count (a sum or prefix over the lanes takes a
   // shuffle per halving step).
@@ -201,7 +212,7 @@ kernel void nonzero_static_write(device long* out [[buffer(0)]],
   uint flags = 0;
   _Pragma("clang loop unroll(full)")  // the loads in flight together
   for (uint k = 0; k < mps_ops::nonzero_static_per_thread; ++k) {
-    const uint flag = flag_at(in, first + ulong(k) * width, full, p);
+    const uint flag = block.flag_at(k * width + thread_index);
     flags |= flag << k;
     const ulong voted = lanes_where(flag != 0);
     if (lane == 0) {
@@ -220,7 +231,7 @@ kernel void nonzero_static_write(device long* out [[buffer(0)]],
     }
     // The element's coordinates, last dim first.
     device long* row = out + rank * ulong(p.ndim);
-    const ulong element = first + ulong(k) * width;
+    const ulong element = block_first + (k * width + thread_index);
     if (p.narrow != 0) {
       uint rest = uint(element);
       for (int d = p.ndim - 1; d >= 0; --d) {
