@@ -24,7 +24,7 @@ using namespace metal;
 namespace {
 
 // Successes in n trials of probability p <= 1/2 with n p < 10: about n p + 1 draws.
-inline float waiting_times(float n, float p, thread mps_ops::uniform_stream& u) {
+MPS_OPS_STREAM_SAMPLER float waiting_times(float n, float p, thread mps_ops::uniform_stream& u) {
   const float log_q = mps_ops::log1p_float(-p);
   float successes = 0.0f;
   float trials = 0.0f;
@@ -39,7 +39,7 @@ inline float waiting_times(float n, float p, thread mps_ops::uniform_stream& u) 
 
 // Successes in n trials of probability p <= 1/2 with n p >= 10: about 1.2
 // pairs of draws.
-inline float btrs(float n, float p, thread mps_ops::uniform_stream& u) {
+MPS_OPS_STREAM_SAMPLER float btrs(float n, float p, thread mps_ops::uniform_stream& u) {
   const float q = 1.0f - p;
   const float spread = sqrt(n * p * q);
   const float b = 1.15f + 2.53f * spread;

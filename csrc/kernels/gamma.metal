@@ -61,7 +61,7 @@ struct gamma_draw {
   float body;
 };
 
-inline gamma_draw draw_gamma(float alpha, thread gamma_sampler& s) {
+MPS_OPS_STREAM_SAMPLER gamma_draw draw_gamma(float alpha, thread gamma_sampler& s) {
   float log_scale = 0.0f;
   if (alpha < 1.0f) {
     log_scale = log(s.uniform()) / alpha;
@@ -111,7 +111,7 @@ inline T at_least_smallest_normal(float value) {
 // log of double's smallest normal: the CPU's floor under each Dirichlet draw.
 constant float log_smallest_double = -708.396419f;
 
-inline float dirichlet_log_draw(float alpha, uint element, constant int* key) {
+MPS_OPS_STREAM_SAMPLER float dirichlet_log_draw(float alpha, uint element, constant int* key) {
   if (!(alpha > 0.0f)) {  // 0, negative or NaN: the CPU's draw is 0 or NaN, clamped
     return log_smallest_double;
   }

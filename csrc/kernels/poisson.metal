@@ -20,7 +20,7 @@ using namespace metal;
 
 namespace {
 
-inline float knuth(float lam, thread mps_ops::uniform_stream& u) {
+MPS_OPS_STREAM_SAMPLER float knuth(float lam, thread mps_ops::uniform_stream& u) {
   const float limit = exp(-lam);
   float count = 0.0f;
   float product = u.next();
@@ -31,7 +31,7 @@ inline float knuth(float lam, thread mps_ops::uniform_stream& u) {
   return count;
 }
 
-inline float ptrs(float lam, thread mps_ops::uniform_stream& u) {
+MPS_OPS_STREAM_SAMPLER float ptrs(float lam, thread mps_ops::uniform_stream& u) {
   const float root = sqrt(lam);
   const float b = 0.931f + 2.53f * root;
   const float a = -0.059f + 0.02483f * b;

@@ -69,13 +69,22 @@ struct uniform_stream {
       block = cipher.block(element, draws >> 2);
     }
     ++draws;
-    return open_unit_float(block.word[m]);
+    // Selected, not indexed: a word indexed at run time puts the block in
+    // local memory (ptxas: a 48-byte stack frame in every sampler kernel).
+    const uint word = m == 0 ? block.word[0] : m == 1 ? block.word[1] : m == 2 ? block.word[2] : block.word[3];
+    return open_unit_float(word);
   }
 };
 
 inline uniform_stream open_uniform_stream(uint element, constant int* key) {
   return uniform_stream{element, 0u, read_cipher(key), {}};
 }
+
+// For a sampler's functions that take a stream (or a state holding one) by
+// reference: always inlined, as Apple's own METAL_FUNC is. Called out of
+// line, the stream went through local memory (ptxas: a 40 to 56-byte stack
+// frame in every poisson, binomial and Gamma kernel).
+#define MPS_OPS_STREAM_SAMPLER inline __attribute__((__always_inline__))
 
 // Two independent standard normals from two open uniforms (Box and Muller):
 // radius sqrt(-2 log u1) at angle 2 pi u2, as cosine and sine, both from
