@@ -3,13 +3,16 @@
 streams, so they are compared with the law (or with the CPU's draws as a
 sample of it), not with the CPU's draws one by one. Each bound is passed
 but with probability about 1e-6, fixed seeds making each test
-deterministic."""
+deterministic. Also the two checks every sampler's tests make: that a
+fixed seed reproduces, and the law's mean far past 2**31 elements."""
 
 from __future__ import annotations
 
 import math
 
 import torch
+
+from mps_ops.testing import device
 
 
 def chi_square(samples, ks, log_pmf):
@@ -87,3 +90,20 @@ def two_sample_ks_distance(a, b):
 
 def two_sample_ks_bound(n, m):
     return KOLMOGOROV_1E6 * math.sqrt((n + m) / (n * m))
+
+
+def assert_a_fixed_seed_reproduces(draw):
+    """draw(generator) (a CPU tensor) twice from a seeded generator, then
+    again after reseeding it: the first and third agree, and the first and
+    second differ (the generator advanced)."""
+    generator = torch.Generator(device=device()).manual_seed(5)
+    first, second = draw(generator), draw(generator)
+    generator.manual_seed(5)
+    assert torch.equal(first, draw(generator)) and not torch.equal(first, second)
+
+
+def assert_tail_mean(draws, mean, variance, n=100_000):
+    """The last n draws (past 2**31 in the callers: drawn, and from the
+    law) have the law's mean within 5 standard errors."""
+    tail = draws[-n:].cpu()
+    assert abs(tail.mean().item() - mean) <= 5 * math.sqrt(variance / n)

@@ -17,7 +17,9 @@ import pytest
 import torch
 
 import mps_ops
-from distribution_checks import binomial_law, chi_square, chi_square_bound
+from distribution_checks import (
+    assert_a_fixed_seed_reproduces, assert_tail_mean, binomial_law, chi_square, chi_square_bound,
+)
 from helpers import errors_of_cpu_and_ours, in_layout, run_on_kernels
 from mps_ops.testing import device, emulate
 
@@ -101,12 +103,8 @@ def test_nan_and_infinite_counts():
 
 def test_a_fixed_seed_reproduces_and_the_generator_advances():
     count, prob = torch.full((1000,), 40.0), torch.full((1000,), 0.35)
-    generator = torch.Generator(device=device()).manual_seed(5)
-    first, _ = run_on_kernels(lambda c, p: torch.binomial(c, p, generator), count, prob)
-    second, _ = run_on_kernels(lambda c, p: torch.binomial(c, p, generator), count, prob)
-    generator.manual_seed(5)
-    again, _ = run_on_kernels(lambda c, p: torch.binomial(c, p, generator), count, prob)
-    assert torch.equal(first, again) and not torch.equal(first, second)
+    assert_a_fixed_seed_reproduces(
+        lambda g: run_on_kernels(lambda c, p: torch.binomial(c, p, g), count, prob)[0])
 
 
 def test_elements_draw_independent_streams():
@@ -194,5 +192,4 @@ def test_past_2_to_the_31_elements():
     prob = torch.tensor([0.3], device=device()).expand(2**31 + 8)
     with emulate():
         counts = torch.binomial(count, prob)
-    tail = counts[-100_000:].cpu()
-    assert abs(tail.mean().item() - 15.0) <= 5 * math.sqrt(10.5 / 100_000)
+    assert_tail_mean(counts, 15.0, 10.5)

@@ -17,7 +17,10 @@ import pytest
 import torch
 
 import mps_ops
-from distribution_checks import ks_bound, ks_distance, two_sample_ks_bound, two_sample_ks_distance
+from distribution_checks import (
+    assert_a_fixed_seed_reproduces, assert_tail_mean, ks_bound, ks_distance, two_sample_ks_bound,
+    two_sample_ks_distance,
+)
 from helpers import errors_of_cpu_and_ours, in_layout, run_on_kernels
 from mps_ops.testing import device, emulate
 
@@ -107,12 +110,7 @@ def test_a_row_of_one_is_the_largest_float_below_one():
 @pytest.mark.parametrize("op", SAMPLERS.keys())
 def test_a_fixed_seed_reproduces_and_the_generator_advances(op):
     alpha = torch.full((100, 7), 1.5)
-    generator = torch.Generator(device=device()).manual_seed(5)
-    first, _ = run_on_kernels(lambda a: SAMPLERS[op](a, generator), alpha)
-    second, _ = run_on_kernels(lambda a: SAMPLERS[op](a, generator), alpha)
-    generator.manual_seed(5)
-    again, _ = run_on_kernels(lambda a: SAMPLERS[op](a, generator), alpha)
-    assert torch.equal(first, again) and not torch.equal(first, second)
+    assert_a_fixed_seed_reproduces(lambda g: run_on_kernels(lambda a: SAMPLERS[op](a, g), alpha)[0])
 
 
 def test_elements_draw_independent_streams():
@@ -181,5 +179,4 @@ def test_past_2_to_the_31_elements():
     alpha = torch.tensor([2.0], device=device()).expand(2**31 + 8)
     with emulate():
         draws = torch._standard_gamma(alpha)
-    tail = draws[-100_000:].cpu()
-    assert abs(tail.mean().item() - 2.0) <= 5 * math.sqrt(2.0 / 100_000)
+    assert_tail_mean(draws, 2.0, 2.0)

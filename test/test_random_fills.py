@@ -17,7 +17,10 @@ import pytest
 import torch
 
 import mps_ops
-from distribution_checks import chi_square, chi_square_bound, ks_bound, ks_distance
+from distribution_checks import (
+    assert_a_fixed_seed_reproduces, assert_tail_mean, chi_square, chi_square_bound, ks_bound,
+    ks_distance,
+)
 from helpers import errors_of_cpu_and_ours, run_on_kernels
 from mps_ops.testing import device, emulate
 
@@ -145,15 +148,11 @@ FILLS = {"cauchy_": lambda t: t.cauchy_(), "log_normal_": lambda t: t.log_normal
 
 @pytest.mark.parametrize("op", FILLS.keys())
 def test_a_fixed_seed_reproduces_and_the_generator_advances(op):
-    generator = torch.Generator(device=device()).manual_seed(5)
-    fill = {"cauchy_": lambda t: t.cauchy_(generator=generator),
-            "log_normal_": lambda t: t.log_normal_(generator=generator),
-            "geometric_": lambda t: t.geometric_(0.4, generator=generator)}[op]
-    first, _ = run_on_kernels(fill, torch.empty(1000))
-    second, _ = run_on_kernels(fill, torch.empty(1000))
-    generator.manual_seed(5)
-    again, _ = run_on_kernels(fill, torch.empty(1000))
-    assert torch.equal(first, again) and not torch.equal(first, second)
+    fill = {"cauchy_": lambda t, g: t.cauchy_(generator=g),
+            "log_normal_": lambda t, g: t.log_normal_(generator=g),
+            "geometric_": lambda t, g: t.geometric_(0.4, generator=g)}[op]
+    assert_a_fixed_seed_reproduces(
+        lambda g: run_on_kernels(lambda t: fill(t, g), torch.empty(1000))[0])
 
 
 LAYOUTS = {
@@ -235,5 +234,4 @@ def test_past_2_to_the_31_elements():
     target = torch.empty(2**31 + 8, device=device())
     with emulate():
         target.geometric_(0.25)
-    tail = target[-100_000:].cpu()
-    assert abs(tail.mean().item() - 4.0) <= 5 * math.sqrt(12.0 / 100_000)
+    assert_tail_mean(target, 4.0, 12.0)
