@@ -169,7 +169,7 @@ void check_pivots_dtype(const at::Tensor& pivots) {
   (void)pivots;
 #else
   const auto dtype = pivots.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(dtype != at::kUInt16 && dtype != at::kUInt32 && dtype != at::kUInt64,
+  TORCH_CHECK_NOT_IMPLEMENTED(!is_wide_unsigned(dtype),
                               "mps_ops: linalg_ldl_solve not implemented for pivots of dtype '", dtype, "' on ",
                               pivots.device(), " (the CPU checks them with abs, which has no kernel for it)");
 #endif

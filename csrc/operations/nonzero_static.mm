@@ -52,7 +52,7 @@ at::Tensor& nonzero_static_into(const at::Tensor& self, int64_t size, int64_t fi
   check_dtype(nonzero_static_op, values);
   const c10::ScalarType dtype = values.scalar_type();
   // The CPU's dtype dispatch lacks the wide unsigned types.
-  TORCH_CHECK_NOT_IMPLEMENTED(dtype != at::kUInt16 && dtype != at::kUInt32 && dtype != at::kUInt64,
+  TORCH_CHECK_NOT_IMPLEMENTED(!is_wide_unsigned(dtype),
                               "\"nonzero_count_cpu\" not implemented for '", self.scalar_type(), "' on ",
                               self.device());
   TORCH_CHECK(ndim <= nonzero_static_max_dims, "mps_ops: nonzero_static of a tensor of more than ",

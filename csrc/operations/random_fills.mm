@@ -72,8 +72,7 @@ at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> 
     return self;
   }
   const c10::ScalarType dtype = self.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(dtype != at::kBool && !at::isComplexType(dtype) && dtype != at::kUInt16 &&
-                                  dtype != at::kUInt32 && dtype != at::kUInt64,
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype != at::kBool && !at::isComplexType(dtype) && !is_wide_unsigned(dtype),
                               "\"geometric_cpu\" not implemented for '", c10::toString(dtype), "' on ",
                               self.device());
   check_dtype("geometric_", self);

@@ -56,6 +56,10 @@ void check_dtype(const char* op, const at::Tensor& tensor) {
                               dtype, "' on ", tensor.device());
 }
 
+bool is_wide_unsigned(c10::ScalarType dtype) {
+  return dtype == at::kUInt16 || dtype == at::kUInt32 || dtype == at::kUInt64;
+}
+
 c10::ScalarType float_result_type(c10::ScalarType dtype) {
   return c10::isIntegralType(dtype, /*includeBool=*/true) ? c10::typeMetaToScalarType(c10::get_default_dtype())
                                                           : dtype;

@@ -43,6 +43,9 @@ const at::Tensor* optional_pointer(const std::optional<at::Tensor>& t);
 // The dtype an op would compute in must exist in Metal (TypeError otherwise).
 void check_result_dtype(const char* op, c10::ScalarType dtype, const at::Tensor& device_like);
 
+// uint16, uint32 and uint64, which most CPU kernels' dtype dispatch lacks.
+bool is_wide_unsigned(c10::ScalarType dtype);
+
 // Integer and bool inputs compute in the default float dtype, as
 // TensorIterator's promote_integer_inputs_to_float does.
 c10::ScalarType float_result_type(c10::ScalarType dtype);
