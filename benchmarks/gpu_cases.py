@@ -195,7 +195,8 @@ def own_input_cases(records) -> list:
     backward, margin losses, masked softmax, segment_reduce,
     embedding_renorm, take/put, view copies, the optimizer step, glu's jvps,
     logspace, the normalization backwards, grid_sample's backward, the CTC
-    loss, the antialiased resizes' backwards, nonzero_static, the samplers."""
+    loss, the antialiased resizes' backwards, nonzero_static, the samplers,
+    the jagged <-> padded conversions."""
     cases = []
     skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"} | set(POOL2D_BACKWARDS)
     for name, spec in OPS.items():
@@ -235,6 +236,8 @@ def own_input_cases(records) -> list:
                 family = "resize backward"
             elif name == "nonzero_static":
                 family = "nonzero_static"
+            elif name in ("_jagged_to_padded_dense_forward", "_padded_dense_to_jagged_forward"):
+                family = "jagged"
             elif name in SAMPLERS | RANDOM_FILLS:
                 family = "random"
             # Softmax forward also over vocabulary-length rows (32 K), where

@@ -336,6 +336,35 @@ def _into_new_out(fn, **kwargs):
     return lambda x: fn(x, out=torch.empty(0, dtype=x.dtype, device=x.device), **kwargs)
 
 
+# A nested jagged tensor's padded form: items of 48 to 64 rows of `cols`
+# elements (none cut), padded to 64 rows. The lengths follow a pattern, so
+# the jagged rows are known without reading a tensor (the size checks build
+# inputs on the meta device).
+JAGGED_ROWS = 64
+
+
+def _jagged_lengths(rows: int) -> list:
+    """Lengths of at least `rows` jagged rows in all (each item at least 48)."""
+    shortest = JAGGED_ROWS * 3 // 4
+    return [shortest + b % (JAGGED_ROWS // 4 + 1) for b in range(-(-rows // shortest))]
+
+
+def _offsets_of(lengths: list) -> torch.Tensor:
+    return torch.cat([torch.zeros(1, dtype=torch.long), torch.tensor(lengths).cumsum(0)])
+
+
+def _jagged_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """The jagged side: about `rows` rows of `cols`, and the items' offsets."""
+    lengths = _jagged_lengths(rows)
+    return [torch.randn(sum(lengths), cols).to(dtype), _offsets_of(lengths)]
+
+
+def _padded_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """The padded side of _jagged_inputs, and the same offsets."""
+    lengths = _jagged_lengths(rows)
+    return [torch.randn(len(lengths), JAGGED_ROWS, cols).to(dtype), _offsets_of(lengths)]
+
+
 # Ops with stubs of their own that are not element-wise: each one's inputs per
 # layout (its `inputs`) and the call timed. Element-wise ops come from
 # mps_ops.samples (elementwise_specs below).
@@ -377,6 +406,13 @@ WITH_OWN_INPUTS = {
     "nonzero_static": OpSpec(lambda x: torch.nonzero_static(x, size=x.numel() // 4), (), kind="scatter",
                              inputs=lambda layout, rows, cols, dtype: [
                                  (torch.randn(rows, cols) * (torch.rand(rows, cols) < 0.5)).to(dtype)]),
+    "_jagged_to_padded_dense_forward": OpSpec(
+        lambda v, o: torch.ops.aten._jagged_to_padded_dense_forward(v, [o], [JAGGED_ROWS], 0.0), (), kind="scatter",
+        inputs=_jagged_inputs),
+    # total_L not given: both read the last offset on the host.
+    "_padded_dense_to_jagged_forward": OpSpec(
+        lambda d, o: torch.ops.aten._padded_dense_to_jagged_forward(d, [o]), (), kind="scatter",
+        inputs=_padded_inputs),
     "grid_sampler_3d_backward": OpSpec(
         lambda g, x, grid: torch.ops.aten.grid_sampler_3d_backward(g, x, grid, 0, 0, False, [True, True]), (),
         kind="scatter", inputs=_grid_sampler_3d_backward_inputs),
