@@ -51,7 +51,7 @@ def _check(fn, *args):
 
 
 @pytest.mark.parametrize("dtype", PADDED_DTYPES, ids=str)
-@pytest.mark.parametrize("trailing", [(), (3,), (2, 5)], ids=str)
+@pytest.mark.parametrize("trailing", [(), (3,), (2, 5), (37, 29)], ids=str)
 @pytest.mark.parametrize("max_length", [1, 3, 4, 9], ids=str)
 def test_to_padded_matches_the_cpu(dtype, trailing, max_length):
     """Lengths cut at max_length (1 and 3 cut some) or padded up to it."""
@@ -60,7 +60,7 @@ def test_to_padded_matches_the_cpu(dtype, trailing, max_length):
 
 
 @pytest.mark.parametrize("dtype", JAGGED_DTYPES, ids=str)
-@pytest.mark.parametrize("trailing", [(), (3,), (2, 5)], ids=str)
+@pytest.mark.parametrize("trailing", [(), (3,), (2, 5), (37, 29)], ids=str)
 @pytest.mark.parametrize("total", [7, None], ids=["total_L", "no total_L"])
 def test_to_jagged_matches_the_cpu(dtype, trailing, total):
     torch.manual_seed(0)

@@ -7,8 +7,9 @@
 //                     past the padded rows is cut, as the CPU's);
 //   padded_to_jagged  values[offsets[b] + j] = padded[b, j] for j below
 //                     batch b's length.
-// A thread per padded element (x in its row, y the padded row), so both
-// read or write each padded row whole, coalesced. Elements are moved as
+// A thread per jagged_per_thread elements of a padded row (x: its place in
+// the row, y the padded row), so both read or write each row whole,
+// coalesced. Elements are moved as
 // integers of their size (the host views every dtype so, complex64 as
 // long): the kernels never compute with them. Offsets are checked where
 // they are read (bad_offsets, a KernelFlag: no pass over them first):
@@ -44,6 +45,27 @@ inline bool bad_length(long length, uint padded_rows) {
   return length < 0 && length + long(padded_rows) > 0;
 }
 
+// A thread's elements of one row, from `from` to `to`: every load, then
+// every store (the loads in flight together).
+template <typename T>
+inline void copy_row(device T* to, constant T* from, uint first, mps_ops::jagged_params p) {
+  T moved[mps_ops::jagged_per_thread];
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < mps_ops::jagged_per_thread; ++k) {
+    const ulong x = first + k * p.row_threads;
+    if (x < p.inner) {
+      moved[k] = from[x];
+    }
+  }
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < mps_ops::jagged_per_thread; ++k) {
+    const ulong x = first + k * p.row_threads;
+    if (x < p.inner) {
+      to[x] = moved[k];
+    }
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -64,11 +86,18 @@ kernel void jagged_to_padded(device T* out [[buffer(0)]],
     bad_offsets[0] = 1;
     return;
   }
-  T value = static_cast<T>(p.padding);
-  if (long(row) < read) {
-    value = values[ulong(rows.start + long(row)) * p.inner + position.x];
+  device T* out_row = out + ulong(position.y) * p.inner;
+  if (long(row) >= read) {
+    _Pragma("clang loop unroll(full)")
+    for (uint k = 0; k < mps_ops::jagged_per_thread; ++k) {
+      const ulong x = position.x + k * p.row_threads;
+      if (x < p.inner) {
+        out_row[x] = static_cast<T>(p.padding);
+      }
+    }
+    return;
   }
-  out[ulong(position.y) * p.inner + position.x] = value;
+  copy_row(out_row, values + ulong(rows.start + long(row)) * p.inner, position.x, p);
 }
 
 template <typename T>
@@ -96,7 +125,7 @@ kernel void padded_to_jagged(device T* out [[buffer(0)]],
     return;
   }
   if (long(row) < rows.length) {
-    out[ulong(rows.start + long(row)) * p.inner + position.x] = padded[ulong(position.y) * p.inner + position.x];
+    copy_row(out + ulong(rows.start + long(row)) * p.inner, padded + ulong(position.y) * p.inner, position.x, p);
   }
 }
 

@@ -6,12 +6,19 @@
 
 namespace mps_ops {
 
+// Elements of a row each thread moves, row_threads apart (a SIMD group's
+// loads and stores contiguous for each): the thread's start (its place,
+// the item's offsets and their checks) is shared by them.
+enum { jagged_per_thread = 8 };
+
 // The padded side is [batches, rows_per_batch, inner], the jagged side
 // [jagged_rows, inner]; batch b's rows are jagged rows [offsets[b],
-// offsets[b + 1]). A thread per padded element: x the element in its row
-// (of `inner`), y the padded row (batch * rows_per_batch + row).
+// offsets[b + 1]). x: a thread of the row (of row_threads, each taking
+// jagged_per_thread of its `inner` elements), y: the padded row (batch *
+// rows_per_batch + row).
 struct jagged_params {
   unsigned long inner;
+  unsigned long row_threads;
   unsigned long jagged_rows;  // values.size(0), or total_L
   unsigned long padding;      // to padded: the padding value's bits (the low ones)
   // The padded rows a batch item as a fast_divisor (a padded row's item),

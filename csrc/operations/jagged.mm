@@ -116,14 +116,20 @@ void set_rows(jagged_params& p, int64_t rows) {
   p.rows_shift = by_rows.shift;
 }
 
-// A thread per padded element: x along the row's `inner` elements, y the
-// padded rows; 256 threads a group, as wide along x as the row allows.
+// The threads of a padded row (jagged_per_thread elements each).
+int64_t jagged_row_threads(int64_t inner) {
+  return (inner + jagged_per_thread - 1) / jagged_per_thread;
+}
+
+// x along a row's threads, y the padded rows; 256 threads a group, as wide
+// along x as the row's threads allow.
 void dispatch_padded(KernelFunction& function, int64_t inner, int64_t padded_rows) {
+  const int64_t threads = jagged_row_threads(inner);
   uint32_t x = 1;
-  while (x < 256 && x < inner) {
+  while (x < 256 && x < threads) {
     x *= 2;
   }
-  function.dispatch(Dim3{static_cast<uint32_t>(inner), static_cast<uint32_t>(padded_rows), 1},
+  function.dispatch(Dim3{static_cast<uint32_t>(threads), static_cast<uint32_t>(padded_rows), 1},
                     Dim3{x, 256 / x, 1});
 }
 
@@ -159,6 +165,7 @@ at::Tensor _jagged_to_padded_dense_forward(const at::Tensor& values, at::TensorL
   jagged_params p{};
   p.padding = padding_bits(padding_value, values.scalar_type());
   p.inner = static_cast<unsigned long>(inner);
+  p.row_threads = static_cast<unsigned long>(jagged_row_threads(inner));
   p.jagged_rows = static_cast<unsigned long>(values.size(0));
   set_rows(p, max_length);
   const c10::ScalarType bits = bits_dtype(values);
@@ -211,6 +218,7 @@ at::Tensor _padded_dense_to_jagged_forward(const at::Tensor& padded, at::TensorL
   check_grid(op, inner, batches * rows);
   jagged_params p{};
   p.inner = static_cast<unsigned long>(inner);
+  p.row_threads = static_cast<unsigned long>(jagged_row_threads(inner));
   p.jagged_rows = static_cast<unsigned long>(jagged_rows);
   set_rows(p, rows);
   const c10::ScalarType bits = bits_dtype(padded);
