@@ -81,10 +81,12 @@ inline uint group_sum(uint count, threadgroup uint* totals, uint lane, uint simd
 
 // Exclusive prefix sums of `count` words in order, by the first SIMD group
 // (each lane sums a run of consecutive words, the runs' sums are prefixed
-// across the lanes, then each lane writes its run's prefixes back).
-inline void words_exclusive_prefix(threadgroup uint* words, uint count, uint lane, uint simd_group, uint simd_size) {
+// across the lanes, then each lane writes its run's prefixes back). Returns
+// the sum of the words before the end of the lane's run: the last lane of
+// the first SIMD group gets their total (0 in other SIMD groups).
+inline uint words_exclusive_prefix(threadgroup uint* words, uint count, uint lane, uint simd_group, uint simd_size) {
   if (simd_group != 0) {
-    return;
+    return 0u;
   }
   const uint run = (count + simd_size - 1) / simd_size;
   const uint first = min(lane * run, count), last = min(first + run, count);
@@ -98,6 +100,7 @@ inline void words_exclusive_prefix(threadgroup uint* words, uint count, uint lan
     words[w] = before;
     before += word;
   }
+  return before;
 }
 
 }  // namespace
@@ -154,18 +157,10 @@ kernel void nonzero_static_scan(device ulong* offsets [[buffer(0)]],
       words[simd_group] = in_simd + sum;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    // The SIMD groups' totals, scanned by the first SIMD group (a group is
-    // 32 lanes and at most 32 groups share a threadgroup).
-    if (simd_group == 0) {
-      const uint groups = width / simd_size;
-      const uint word = lane < groups ? words[lane] : 0u;
-      const uint before = simd_prefix_exclusive_sum(word);
-      if (lane < groups) {
-        words[lane] = before;
-      }
-      if (lane == simd_size - 1) {
-        words[32] = before + word;
-      }
+    // The SIMD groups' totals, scanned; the pass's total after them.
+    const uint total = words_exclusive_prefix(words, width / simd_size, lane, simd_group, simd_size);
+    if (simd_group == 0 && lane == simd_size - 1) {
+      words[32] = total;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     ulong running = carry + words[simd_group] + in_simd;
