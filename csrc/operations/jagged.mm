@@ -16,8 +16,8 @@
 
 #include <ATen/ops/empty.h>
 #include <ATen/Dispatch.h>
+#include <c10/util/accumulate.h>
 
-#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -58,8 +58,12 @@ unsigned long padding_bits(double value, c10::ScalarType dtype) {
   return bits;
 }
 
-// The single offsets tensor, as contiguous int64 on values' device (the CPU
-// reads any dtype's offsets as int64 too).
+// Bad offsets' messages (the kernels' flags and the host's checks).
+constexpr const char* outside_rows = "offsets select rows outside the values or a negative length";
+constexpr const char* final_offset_mismatch =
+    "_padded_dense_to_jagged_forward(): final offset should match total_L value";
+
+// The single offsets tensor, in the CPU's checks.
 at::Tensor single_offsets(const char* op, at::TensorList offsets_list, bool one_length = true) {
   TORCH_CHECK(offsets_list.size() == 1 && one_length, op, ": only a single jagged dim is supported for now");
   const at::Tensor& offsets = offsets_list[0];
@@ -67,17 +71,10 @@ at::Tensor single_offsets(const char* op, at::TensorList offsets_list, bool one_
   return offsets;
 }
 
+// The offsets as contiguous int64 on the device (the CPU reads any dtype's
+// offsets as int64 too).
 at::Tensor long_offsets_on(const at::Tensor& offsets, const at::Tensor& device_like) {
   return offsets.to(device_like.device(), at::kLong).contiguous();
-}
-
-// The product of dims from `first` on: a jagged or padded row's elements.
-int64_t row_elements(const at::Tensor& t, int64_t first) {
-  int64_t n = 1;
-  for (int64_t d = first; d < t.dim(); ++d) {
-    n *= t.size(d);
-  }
-  return n;
 }
 
 // _padded_dense_to_jagged_forward's checks of each batch item, in the CPU's
@@ -89,8 +86,6 @@ void raise_first_bad_item(const at::Tensor& offsets, const at::Tensor& padded, i
   const at::Tensor host = offsets.to(at::kCPU, at::kLong).contiguous();
   const int64_t* o = host.const_data_ptr<int64_t>();
   const int64_t rows = padded.size(1);
-  constexpr const char* bad = "_padded_dense_to_jagged_forward(): offsets select rows outside the values or a "
-                              "negative length";
   bool backwards = false;
   for (int64_t b = 0; b + 1 < host.numel(); ++b) {
     const int64_t start = o[b], length = o[b + 1] - o[b];
@@ -101,41 +96,39 @@ void raise_first_bad_item(const at::Tensor& offsets, const at::Tensor& padded, i
     // Where the CPU's copy fails: a negative length leaves padded rows to
     // copy into none, or the rows leave the jagged side.
     TORCH_CHECK(!(length < 0 && length + rows > 0) && !(length > 0 && (start < 0 || start + length > jagged_rows)),
-                bad);
+                "_padded_dense_to_jagged_forward(): ", outside_rows);
     backwards = backwards || length < 0;
   }
   // Ours also raises for the negative lengths the CPU's copies take (the
   // kernel says why).
-  TORCH_CHECK(!backwards, bad);
+  TORCH_CHECK(!backwards, "_padded_dense_to_jagged_forward(): ", outside_rows);
 }
 
-void set_rows(jagged_params& p, int64_t rows) {
+// Both kernels' parameters: `inner` elements a row, `rows` padded rows an
+// item, `items` items, `jagged_rows` rows on the jagged side.
+jagged_params params_for(const char* op, int64_t inner, int64_t rows, int64_t items, int64_t jagged_rows) {
+  TORCH_CHECK(inner <= UINT32_MAX && items * rows <= UINT32_MAX, "mps_ops: ", op,
+              " with more than 2**32 - 1 padded rows or elements a row");
   const fast_divisor by_rows = make_fast_divisor(static_cast<unsigned>(rows));
+  jagged_params p{};
+  p.inner = static_cast<unsigned long>(inner);
+  p.row_threads = static_cast<unsigned long>((inner + jagged_per_thread - 1) / jagged_per_thread);
+  p.jagged_rows = static_cast<unsigned long>(jagged_rows);
   p.rows = by_rows.divisor;
   p.rows_multiplier = by_rows.multiplier;
   p.rows_shift = by_rows.shift;
+  return p;
 }
 
-// The threads of a padded row (jagged_per_thread elements each).
-int64_t jagged_row_threads(int64_t inner) {
-  return (inner + jagged_per_thread - 1) / jagged_per_thread;
-}
-
-// x along a row's threads, y the padded rows; 256 threads a group, as wide
-// along x as the row's threads allow.
-void dispatch_padded(KernelFunction& function, int64_t inner, int64_t padded_rows) {
-  const int64_t threads = jagged_row_threads(inner);
+// x along a row's threads, y the padded rows (`items` items of p.rows);
+// 256 threads a group, as wide along x as the row's threads allow.
+void dispatch_padded(KernelFunction& function, const jagged_params& p, int64_t items) {
   uint32_t x = 1;
-  while (x < 256 && x < threads) {
+  while (x < 256 && x < p.row_threads) {
     x *= 2;
   }
-  function.dispatch(Dim3{static_cast<uint32_t>(threads), static_cast<uint32_t>(padded_rows), 1},
+  function.dispatch(Dim3{static_cast<uint32_t>(p.row_threads), static_cast<uint32_t>(items * p.rows), 1},
                     Dim3{x, 256 / x, 1});
-}
-
-void check_grid(const char* op, int64_t inner, int64_t padded_rows) {
-  TORCH_CHECK(inner <= UINT32_MAX && padded_rows <= UINT32_MAX, "mps_ops: ", op,
-              " with more than 2**32 - 1 padded rows or elements a row");
 }
 
 }  // namespace
@@ -157,26 +150,20 @@ at::Tensor _jagged_to_padded_dense_forward(const at::Tensor& values, at::TensorL
   std::vector<int64_t> shape{batches, max_length};
   shape.insert(shape.end(), values.sizes().begin() + 1, values.sizes().end());
   at::Tensor out = at::empty(shape, values.options());
-  const int64_t inner = row_elements(values, 1);
   if (out.numel() == 0) {
     return out;
   }
-  check_grid(op, inner, batches * max_length);
-  jagged_params p{};
+  const int64_t inner = c10::multiply_integers(values.sizes().begin() + 1, values.sizes().end());
+  jagged_params p = params_for(op, inner, max_length, batches, values.size(0));
   p.padding = padding_bits(padding_value, values.scalar_type());
-  p.inner = static_cast<unsigned long>(inner);
-  p.row_threads = static_cast<unsigned long>(jagged_row_threads(inner));
-  p.jagged_rows = static_cast<unsigned long>(values.size(0));
-  set_rows(p, max_length);
   const c10::ScalarType bits = bits_dtype(values);
   KernelFlag bad_offsets;
   KernelFunction function(kernels.get(Variant::dense, bits, bits));
   function.bind_operands(out.view(bits), values.contiguous().view(bits), long_offsets_on(offsets, values))
       .bind(p, bad_offsets);
-  dispatch_padded(function, inner, batches * max_length);
+  dispatch_padded(function, p, batches);
   check_flag(op, std::move(bad_offsets), [](const KernelFlag& flag) {
-    TORCH_CHECK(!flag.raised(), "_jagged_to_padded_dense_forward(): offsets select rows outside the values "
-                "or a negative length");
+    TORCH_CHECK(!flag.raised(), "_jagged_to_padded_dense_forward(): ", outside_rows);
   });
   return out;
 }
@@ -194,7 +181,7 @@ at::Tensor _padded_dense_to_jagged_forward(const at::Tensor& padded, at::TensorL
   if (total_L.has_value()) {
     total = total_L->guard_int(__FILE__, __LINE__);
     if (padded.dim() < 2 || offsets.size(0) <= 1) {
-      TORCH_CHECK(final_offset() == *total, op, ": final offset should match total_L value");
+      TORCH_CHECK(final_offset() == *total, final_offset_mismatch);
     }
   }
   TORCH_CHECK(padded.dim() >= 2, op, ": expected padded dim >= 2, but padded.dim() == ", padded.dim());
@@ -203,7 +190,8 @@ at::Tensor _padded_dense_to_jagged_forward(const at::Tensor& padded, at::TensorL
   std::vector<int64_t> shape{jagged_rows};
   shape.insert(shape.end(), padded.sizes().begin() + 2, padded.sizes().end());
   at::Tensor out = at::empty(shape, padded.options());
-  const int64_t batches = offsets.size(0) - 1, rows = padded.size(1), inner = row_elements(padded, 2);
+  const int64_t batches = offsets.size(0) - 1, rows = padded.size(1);
+  const int64_t inner = c10::multiply_integers(padded.sizes().begin() + 2, padded.sizes().end());
   if (batches > padded.size(0)) {
     raise_first_bad_item(offsets, padded, jagged_rows);  // raises: at the latest select's IndexError
   }
@@ -211,25 +199,20 @@ at::Tensor _padded_dense_to_jagged_forward(const at::Tensor& padded, at::TensorL
     return out;
   }
   if (rows == 0 || inner == 0) {  // no kernel: the items' checks on the host
-    TORCH_CHECK(!total.has_value() || final_offset() == *total, op, ": final offset should match total_L value");
+    TORCH_CHECK(!total.has_value() || final_offset() == *total, final_offset_mismatch);
     raise_first_bad_item(offsets, padded, jagged_rows);
     return out;
   }
-  check_grid(op, inner, batches * rows);
-  jagged_params p{};
-  p.inner = static_cast<unsigned long>(inner);
-  p.row_threads = static_cast<unsigned long>(jagged_row_threads(inner));
-  p.jagged_rows = static_cast<unsigned long>(jagged_rows);
-  set_rows(p, rows);
+  const jagged_params p = params_for(op, inner, rows, batches, jagged_rows);
   const c10::ScalarType bits = bits_dtype(padded);
   const at::Tensor device_offsets = long_offsets_on(offsets, padded);
   KernelFlag bad_offsets(2);
   KernelFunction function(kernels.get(Variant::dense, bits, bits));
   function.bind_operands(out.view(bits), padded.contiguous().view(bits), device_offsets)
       .bind(p, bad_offsets, static_cast<uint32_t>(batches));
-  dispatch_padded(function, inner, batches * rows);
+  dispatch_padded(function, p, batches);
   check_flag(op, std::move(bad_offsets), [device_offsets, padded, jagged_rows](const KernelFlag& flag) {
-    TORCH_CHECK(!flag.raised(1), "_padded_dense_to_jagged_forward(): final offset should match total_L value");
+    TORCH_CHECK(!flag.raised(1), final_offset_mismatch);
     if (flag.raised(0)) {
       raise_first_bad_item(device_offsets, padded, jagged_rows);
     }
