@@ -336,6 +336,11 @@ def _into_new_out(fn, **kwargs):
     return lambda x: fn(x, out=torch.empty(0, dtype=x.dtype, device=x.device), **kwargs)
 
 
+def _fill_target(layout: str, rows: int, cols: int, dtype) -> list:
+    """The tensor an in-place random fill writes (its values unread)."""
+    return [torch.empty(rows, cols, dtype=dtype)]
+
+
 # A nested jagged tensor's padded form: items of 48 to 64 rows of `cols`
 # elements (none cut), padded to 64 rows. The lengths follow a pattern, so
 # the jagged rows are known without reading a tensor (the size checks build
@@ -569,12 +574,9 @@ WITH_OWN_INPUTS = {
     "_sample_dirichlet": OpSpec(torch._sample_dirichlet, (), kind="activation",
                                 inputs=lambda layout, rows, cols, dtype: [(torch.rand(rows, cols) * 4 + 0.05).to(dtype)]),
     # The in-place random fills: write-only.
-    "cauchy_": OpSpec(lambda t: t.cauchy_(), (), kind="activation",
-                      inputs=lambda layout, rows, cols, dtype: [torch.empty(rows, cols, dtype=dtype)]),
-    "log_normal_": OpSpec(lambda t: t.log_normal_(), (), kind="activation",
-                          inputs=lambda layout, rows, cols, dtype: [torch.empty(rows, cols, dtype=dtype)]),
-    "geometric_": OpSpec(lambda t: t.geometric_(0.3), (), kind="activation",
-                         inputs=lambda layout, rows, cols, dtype: [torch.empty(rows, cols, dtype=dtype)]),
+    "cauchy_": OpSpec(lambda t: t.cauchy_(), (), kind="activation", inputs=_fill_target),
+    "log_normal_": OpSpec(lambda t: t.log_normal_(), (), kind="activation", inputs=_fill_target),
+    "geometric_": OpSpec(lambda t: t.geometric_(0.3), (), kind="activation", inputs=_fill_target),
     "rrelu_with_noise": OpSpec(
         lambda x: torch.ops.aten.rrelu_with_noise(x, torch.empty(x.shape, dtype=x.dtype, device=x.device), 0.1, 0.3,
                                                   True), (), kind="activation", inputs=_reduction_inputs),
