@@ -105,6 +105,21 @@ def test_layouts(layout):
     assert torch.equal(actual.cpu(), TO_PADDED(values, [OFFSETS], [4], 1.0))
 
 
+@pytest.mark.parametrize("start", [0, 1, 2, 4], ids=lambda s: f"start {s}")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.uint8], ids=str)
+def test_inputs_that_start_inside_their_buffer(start, dtype):
+    """Rows of 8 bytes are moved as 8-byte integers where the input starts on
+    8 bytes; an input starting `start` elements into its buffer takes
+    narrower moves, the same result."""
+    moved = {1: "uchar", 2: "short", 4: "int", 0: "long"}[(start * dtype.itemsize) % 8]
+    values = _values(7 * 8 // dtype.itemsize + start, (), dtype)[start:].view(7, -1)
+    padded = _values(5 * 4 * 8 // dtype.itemsize + start, (), dtype)[start:].view(5, 4, -1)
+    for fn, tensor in [(lambda v, o: TO_PADDED(v, [o], [4], 3.0), values), (lambda d, o: TO_JAGGED(d, [o], 7), padded)]:
+        _check(fn, tensor, OFFSETS)
+        _, dispatches = run_on_kernels(fn, tensor, OFFSETS)
+        assert dispatches[0].kernel.endswith(f"_{moved}_{moved}")
+
+
 @pytest.mark.parametrize("case", ["no batches", "no rows", "no elements a row", "no padded rows"])
 def test_empty_shapes(case):
     values, offsets, max_length = {

@@ -19,7 +19,7 @@ import torch
 import mps_ops
 from distribution_checks import (
     assert_a_fixed_seed_reproduces, assert_tail_mean, chi_square, chi_square_bound, ks_bound,
-    ks_distance,
+    ks_distance, two_sample_ks_bound, two_sample_ks_distance,
 )
 from helpers import errors_of_cpu_and_ours, run_on_kernels
 from mps_ops.testing import device, emulate
@@ -142,6 +142,17 @@ def test_narrow_dtypes(dtype):
     # Rounding to the dtype moves each draw by up to half an ulp (bfloat16:
     # 2**-8 relative): the distance allows for it.
     assert distance < ks_bound(N) + (0.02 if dtype == torch.bfloat16 else 0.003)
+
+
+def test_bfloat16_keeps_its_subnormal_draws():
+    """Draws under float's smallest normal (e**-87.3) are bfloat16
+    subnormals, not 0 (a fast exp flushes them: the kernel shifts them into
+    its range); their law is the CPU's, rounded alike."""
+    torch.manual_seed(4)
+    draws, _ = run_on_kernels(lambda t: t.log_normal_(-90.0, 2.0), torch.empty(N, dtype=torch.bfloat16))
+    expected = torch.empty(N, dtype=torch.bfloat16).log_normal_(-90.0, 2.0)
+    assert (draws < torch.finfo(torch.float32).tiny).float().mean() > 0.5
+    assert two_sample_ks_distance(draws.float(), expected.float()) < two_sample_ks_bound(N, N)
 
 
 FILLS = {"cauchy_": lambda t: t.cauchy_(), "log_normal_": lambda t: t.log_normal_(), "geometric_": lambda t: t.geometric_(0.4)}

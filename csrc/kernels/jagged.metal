@@ -9,9 +9,10 @@
 //                     batch b's length.
 // A thread per jagged_per_thread elements of a padded row (x: its place in
 // the row, y the padded row), so both read or write each row whole,
-// coalesced. Elements are moved as
-// integers of their size (the host views every dtype so, complex64 as
-// long): the kernels never compute with them. Offsets are checked where
+// coalesced. Rows are moved as integers
+// of the widest size up to 8 bytes that divides a row's bytes and the
+// operands' starts (the host views every dtype so, complex64 as long): the
+// kernels never compute with them. Offsets are checked where
 // they are read (bad_offsets, a KernelFlag: no pass over them first):
 //   word 0  a batch's rows are not inside the jagged side, or its length is
 //           negative (to padded: bad_length says when the CPU takes one), or
@@ -129,7 +130,7 @@ kernel void padded_to_jagged(device T* out [[buffer(0)]],
   }
 }
 
-// Elements moved by their size: uint8, int16, int32 and int64 kernels serve
+// Rows moved as integers: uint8, int16, int32 and int64 kernels serve
 // every dtype (the registry's computes_in).
 #define MPS_OPS_JAGGED_TYPES(M, ...) M(__VA_ARGS__, uchar) M(__VA_ARGS__, short) M(__VA_ARGS__, int) M(__VA_ARGS__, long)
 MPS_OPS_JAGGED_TYPES(MPS_OPS_INSTANTIATE_FOR_TYPE, jagged_to_padded, dense)

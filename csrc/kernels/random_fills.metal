@@ -49,6 +49,29 @@ template <> struct stored_as<bfloat> {
   static bfloat from(float value) { return static_cast<bfloat>(value); }
 };
 
+// exp(x) for a value stored in T. float: the precise exp. half and bfloat:
+// the fast exp, within a few float ulps (Metal's: 3 + 2|x|, under 2**-15
+// relative over bfloat's range), far under their own rounding (2**-11 and
+// 2**-8 relative) and some eight instructions fewer on the H200's CUDA target
+// (log_normal_ in half and bfloat16: 0.97x torch's CUDA kernel with the
+// precise exp). The fast exp flushes float subnormals to 0, which bfloat
+// keeps: arguments under -80 are raised by 32 ln 2 and their result scaled
+// by 2**-32, exactly.
+template <typename T>
+struct exp_into {
+  static float of(float x) { return exp(x); }
+};
+inline float exp_into_narrow(float x) {
+  const bool subnormal = x < -80.0f;
+  return fast::exp(subnormal ? x + 22.18070977791825f : x) * (subnormal ? 0x1p-32f : 1.0f);
+}
+template <> struct exp_into<half> {
+  static float of(float x) { return exp_into_narrow(x); }
+};
+template <> struct exp_into<bfloat> {
+  static float of(float x) { return exp_into_narrow(x); }
+};
+
 struct four_draws {
   float value[4];
 };
@@ -88,14 +111,15 @@ struct cauchy_draw {
   }
 };
 
+template <typename T>
 struct log_normal_draw {
   four_draws operator()(mps_ops::philox_block block, mps_ops::random_fill_params p) const {
     four_draws out;
     for (uint pair = 0; pair < 2; ++pair) {
       const mps_ops::normal_pair drawn = mps_ops::box_muller(mps_ops::open_unit_float(block.word[2 * pair]),
                                                              mps_ops::open_unit_float(block.word[2 * pair + 1]));
-      out.value[2 * pair] = exp(p.location + p.scale * drawn.first);
-      out.value[2 * pair + 1] = exp(p.location + p.scale * drawn.second);
+      out.value[2 * pair] = exp_into<T>::of(p.location + p.scale * drawn.first);
+      out.value[2 * pair + 1] = exp_into<T>::of(p.location + p.scale * drawn.second);
     }
     return out;
   }
@@ -126,7 +150,7 @@ kernel void log_normal(device T* out [[buffer(0)]],
                        constant int* key [[buffer(1)]],
                        constant mps_ops::random_fill_params& params [[buffer(2)]],
                        uint index [[thread_position_in_grid]]) {
-  fill_thread(out, key, params, index, log_normal_draw{});
+  fill_thread(out, key, params, index, log_normal_draw<T>{});
 }
 
 template <typename T>
