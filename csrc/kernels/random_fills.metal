@@ -17,7 +17,7 @@
 // The transforms:
 //   cauchy_      median + sigma tan(pi (U - 1/2)) (mps_ops/half_turns.h)
 //   log_normal_  exp(mean + std N), N by Box and Muller: two normals from
-//                each pair of uniforms
+//                each pair of uniforms (half and bfloat: fast exp and angle)
 //   geometric_   ceil(log U / log(1 - p)), the trials up to the first success
 //                (times the host's 1 / log(1 - p))
 // An integer geometric_ past the dtype's range saturates at its largest
@@ -49,28 +49,29 @@ template <> struct stored_as<bfloat> {
   static bfloat from(float value) { return static_cast<bfloat>(value); }
 };
 
-// exp(x) for a value stored in T. float: the precise exp. half and bfloat:
-// the fast exp, within a few float ulps (Metal's: 3 + 2|x|, under 2**-15
-// relative over bfloat's range), far under their own rounding (2**-11 and
-// 2**-8 relative) and some eight instructions fewer on the H200's CUDA target
-// (log_normal_ in half and bfloat16: 0.97x torch's CUDA kernel with the
-// precise exp). The fast exp flushes float subnormals to 0, which bfloat
-// keeps: arguments under -80 are raised by 32 ln 2 and their result scaled
-// by 2**-32, exactly.
+// The math of a log-normal draw stored in T. float: the precise exp and
+// the exact angle. half and bfloat: the fast exp, within a few float ulps
+// (Metal's: 3 + 2|x|, under 2**-15 relative over bfloat's range), and the
+// fast angle (mps_ops::box_muller_fast_angle), both far under their own
+// rounding (2**-11 and 2**-8 relative). On the H200 the precise exp gave
+// log_normal_ in half and bfloat16 0.97x torch's CUDA kernel, the fast exp
+// 0.99x and 1.0x. The fast exp flushes float subnormals to 0, which
+// bfloat keeps: arguments under -80 are raised by 32 ln 2 and their
+// result scaled by 2**-32, exactly.
 template <typename T>
-struct exp_into {
-  static float of(float x) { return exp(x); }
+struct log_normal_math {
+  static float exp(float x) { return metal::exp(x); }
+  static mps_ops::normal_pair normals(float u1, float u2) { return mps_ops::box_muller(u1, u2); }
 };
-inline float exp_into_narrow(float x) {
-  const bool subnormal = x < -80.0f;
-  return fast::exp(subnormal ? x + 22.18070977791825f : x) * (subnormal ? 0x1p-32f : 1.0f);
-}
-template <> struct exp_into<half> {
-  static float of(float x) { return exp_into_narrow(x); }
+struct narrow_log_normal_math {
+  static float exp(float x) {
+    const bool subnormal = x < -80.0f;
+    return fast::exp(subnormal ? x + 22.18070977791825f : x) * (subnormal ? 0x1p-32f : 1.0f);
+  }
+  static mps_ops::normal_pair normals(float u1, float u2) { return mps_ops::box_muller_fast_angle(u1, u2); }
 };
-template <> struct exp_into<bfloat> {
-  static float of(float x) { return exp_into_narrow(x); }
-};
+template <> struct log_normal_math<half> : narrow_log_normal_math {};
+template <> struct log_normal_math<bfloat> : narrow_log_normal_math {};
 
 struct four_draws {
   float value[4];
@@ -116,10 +117,10 @@ struct log_normal_draw {
   four_draws operator()(mps_ops::philox_block block, mps_ops::random_fill_params p) const {
     four_draws out;
     for (uint pair = 0; pair < 2; ++pair) {
-      const mps_ops::normal_pair drawn = mps_ops::box_muller(mps_ops::open_unit_float(block.word[2 * pair]),
-                                                             mps_ops::open_unit_float(block.word[2 * pair + 1]));
-      out.value[2 * pair] = exp_into<T>::of(p.location + p.scale * drawn.first);
-      out.value[2 * pair + 1] = exp_into<T>::of(p.location + p.scale * drawn.second);
+      const mps_ops::normal_pair drawn = log_normal_math<T>::normals(
+          mps_ops::open_unit_float(block.word[2 * pair]), mps_ops::open_unit_float(block.word[2 * pair + 1]));
+      out.value[2 * pair] = log_normal_math<T>::exp(p.location + p.scale * drawn.first);
+      out.value[2 * pair + 1] = log_normal_math<T>::exp(p.location + p.scale * drawn.second);
     }
     return out;
   }

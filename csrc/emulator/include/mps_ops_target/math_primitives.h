@@ -5,8 +5,11 @@
 
 #define MPS_OPS_FLOAT_MATH(NAME) __builtin_##NAME##f
 #define MPS_OPS_FLOAT_SQRT __builtin_sqrtf  // correctly rounded (IEEE 754)
-// metal::fast::exp: the C library's exp, as precise as metal::exp here.
+// metal::fast::exp, sin and cos: the C library's, as precise as metal::exp,
+// sin and cos here.
 #define MPS_OPS_FLOAT_FAST_EXP __builtin_expf
+#define MPS_OPS_FLOAT_FAST_SIN __builtin_sinf
+#define MPS_OPS_FLOAT_FAST_COS __builtin_cosf
 
 // metal::sinpi and cospi: sin(pi x) and cos(pi x) with x reduced exactly
 // (the C library has neither): r = x - 2 rint(x / 2) lies in [-1, 1] and

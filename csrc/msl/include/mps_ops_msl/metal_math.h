@@ -5,9 +5,9 @@
 // the builtins; sqrt correctly rounded on both, MPS_OPS_FLOAT_SQRT); half and bfloat compute in float and round once, which is at
 // least as accurate as an Apple GPU's precise math (docs/emulator.md lists the
 // known differences). The same functions answer as metal::precise:: and
-// metal::fast::, except fast::exp: the target's fast exp
-// (MPS_OPS_FLOAT_FAST_EXP), as Metal's is on Apple GPUs. Targets differ only
-// by their float functions' ulps.
+// metal::fast::, except fast::exp, sin and cos: the target's fast ones
+// (MPS_OPS_FLOAT_FAST_EXP, _SIN, _COS), as Metal's are on Apple GPUs.
+// Targets differ only by their float functions' ulps.
 #pragma once
 
 #include <mps_ops_target/math_primitives.h>
@@ -123,6 +123,12 @@ using namespace math_impl;
 inline float exp(float x) { return MPS_OPS_FLOAT_FAST_EXP(x); }
 inline half exp(half x) { return half(MPS_OPS_FLOAT_FAST_EXP(float(x))); }
 inline bfloat exp(bfloat x) { return bfloat(MPS_OPS_FLOAT_FAST_EXP(float(x))); }
+inline float sin(float x) { return MPS_OPS_FLOAT_FAST_SIN(x); }
+inline half sin(half x) { return half(MPS_OPS_FLOAT_FAST_SIN(float(x))); }
+inline bfloat sin(bfloat x) { return bfloat(MPS_OPS_FLOAT_FAST_SIN(float(x))); }
+inline float cos(float x) { return MPS_OPS_FLOAT_FAST_COS(x); }
+inline half cos(half x) { return half(MPS_OPS_FLOAT_FAST_COS(float(x))); }
+inline bfloat cos(bfloat x) { return bfloat(MPS_OPS_FLOAT_FAST_COS(float(x))); }
 }
 
 }  // namespace metal
