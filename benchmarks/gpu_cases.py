@@ -300,10 +300,21 @@ def pool_backward_cases(records) -> list:
     return cases
 
 
+def matmul_cases(records) -> list:
+    """_int_mm at a transformer layer's size: int8 times int8, 4096 cubed
+    (torch's CUDA kernel is cuBLASLt's, on tensor cores: a compute row,
+    reported beside its ratio)."""
+    if "_int_mm" not in records or not records["_int_mm"].active:
+        return []
+    size = 4096
+    make = lambda: [torch.randint(-128, 128, (size, size), dtype=torch.int8) for _ in range(2)]  # noqa: E731
+    return [Case("matmul", "_int_mm", (size, size, size), torch.int8, make, torch._int_mm, high_arithmetic=True)]
+
+
 def all_cases(families=None) -> list:
     records = {name: r for name, r in registry_ops().items()}
     cases = (elementwise_cases(records) + reduction_cases(records) + own_input_cases(records)
-             + pool_backward_cases(records))
+             + pool_backward_cases(records) + matmul_cases(records))
     if families:
         cases = [c for c in cases if any(f in c.family or f == c.kernel for f in families)]
     return cases
