@@ -286,10 +286,13 @@ def values_with_limits(dtype, shape, scale=100.0):
     return x
 
 
+# The running torch's release as (major, minor).
+TORCH_RELEASE = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2])
+
 # torch's CPU ldl_solve checks its pivots' magnitudes from 2.12 on
 # (pytorch/pytorch#181032); before, bad pivots go to LAPACK, which writes
 # outside B and corrupts the heap: tests must not hand them to the CPU there.
-CPU_CHECKS_LDL_PIVOTS = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 12)
+CPU_CHECKS_LDL_PIVOTS = TORCH_RELEASE >= (2, 12)
 
 
 def ldl_pivots_unchecked_by_cpu(pivots) -> bool:

@@ -2,7 +2,7 @@
 // int32 sums, a `fill` for torch 2.9 to 2.14 (torch.ao's and torchao's int8
 // dynamic quantization call it). Kernel in csrc/kernels/int_mm.metal. The
 // CPU's checks, messages and order (int_mm_out_cpu): both 2-D, the inner
-// sizes, self int8 or uint8, mat2 int8, then out: int32, the exact size (it
+// sizes, self int8 (or uint8, from torch 2.12), mat2 int8, then out: int32, the exact size (it
 // is never resized), 2-D, contiguous. dtypes are named as the CPU names
 // them (caffe2's type names: "unsigned char", "long int").
 #include "../runtime/error_checks.h"
@@ -13,6 +13,7 @@
 #include "../kernels/int_mm_params.h"
 
 #include <ATen/ops/empty.h>
+#include <torch/version.h>
 
 namespace mps_ops {
 
@@ -20,13 +21,23 @@ namespace {
 
 constexpr const char* int_mm_name = "int_mm_out_cpu";
 
+// From torch 2.12 on, the CPU's kernel takes a uint8 self too (its message
+// changed with it; read from each release's libtorch_cpu).
+constexpr bool self_may_be_uint8 =
+    TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 12);
+
 void check_int_mm_inputs(const at::Tensor& self, const at::Tensor& mat2) {
   TORCH_CHECK(self.dim() == 2, int_mm_name, ": Expected self to be of dimension 2 but got ", self.dim());
   TORCH_CHECK(mat2.dim() == 2, int_mm_name, ": Expected mat2 to be of dimension 2 but got ", mat2.dim());
   TORCH_CHECK(self.size(1) == mat2.size(0), int_mm_name, ": self.size(1) needs to match mat2.size(0) but got ",
               self.size(1), " and ", mat2.size(0));
-  TORCH_CHECK(self.scalar_type() == at::kChar || self.scalar_type() == at::kByte, int_mm_name,
-              ": Expected self dtype to be int8 or uint8 but got ", self.dtype());
+  if (self_may_be_uint8) {
+    TORCH_CHECK(self.scalar_type() == at::kChar || self.scalar_type() == at::kByte, int_mm_name,
+                ": Expected self dtype to be int8 or uint8 but got ", self.dtype());
+  } else {
+    TORCH_CHECK(self.scalar_type() == at::kChar, int_mm_name, ": Expected self dtype to be of type int8 but got ",
+                self.dtype());
+  }
   TORCH_CHECK(mat2.scalar_type() == at::kChar, int_mm_name, ": Expected mat2 dtype to be of type int8 but got ",
               mat2.dtype());
 }
