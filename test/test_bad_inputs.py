@@ -353,7 +353,20 @@ def _ctc_reads_outside(args) -> bool:
     return bool(((labels < 0) | (labels >= lp.size(2))).any())
 
 
+def _cholesky_solve_helper_unchecked(args) -> bool:
+    """The CPU's _cholesky_solve_helper checks nothing (torch.cholesky_solve
+    checks and broadcasts first): LAPACK's potrs reads and writes outside
+    operands that are not n x n factors and n-row right-hand sides of the
+    same batches and dtype (a segfault here)."""
+    b, a = args["self"], args["A"]
+    if b.dtype not in (torch.float32, torch.float64, torch.complex64, torch.complex128):
+        return False  # the CPU refuses these first
+    return not (a.dim() >= 2 and b.dim() >= 2 and a.size(-1) == a.size(-2) == b.size(-2)
+                and a.shape[:-2] == b.shape[:-2] and a.dtype == b.dtype)
+
+
 CPU_WRITES_OUTSIDE = {
+    "_cholesky_solve_helper": _cholesky_solve_helper_unchecked,
     "_ctc_loss": _ctc_reads_outside,
     "_ctc_loss_backward": _ctc_reads_outside,
     "_weight_norm_interface": _weight_norm_g_short,

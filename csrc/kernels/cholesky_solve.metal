@@ -1,0 +1,45 @@
+// _cholesky_solve_helper: X = (F F^T)^-1 B for a Cholesky factor F, lower
+// (L) or the transpose of an upper one (U^T) (a fill for torch 2.9 to 2.11,
+// where torch.cholesky_solve raised on a Mac; host stub in
+// csrc/operations/cholesky_solve.mm). float32, as the CPU's LAPACK potrs
+// with float64 and complex left out.
+//
+// One thread per column of B: F y = b by forward substitution, then
+// F^T x = y backward, each entry's sum in float in order of j, then one
+// division by the diagonal (LAPACK's trsm rounds in another order: the
+// tests compare within float's tolerance). The columns are independent, so
+// there are no barriers; a zero diagonal gives the infinities and NaNs of
+// the divisions, as the CPU's potrs does (it checks nothing).
+#include <metal_stdlib>
+#include <mps_ops/instantiate.h>
+
+#include "cholesky_solve_params.h"
+using namespace metal;
+
+template <typename T>
+kernel void cholesky_solve(device T* b [[buffer(0)]],
+                           constant T* factor [[buffer(1)]],
+                           constant mps_ops::cholesky_solve_params& params [[buffer(2)]],
+                           uint2 position [[thread_position_in_grid]]) {
+  const mps_ops::cholesky_solve_params p = params;
+  device T* x = b + (long(position.y) * p.columns + long(position.x)) * p.n;  // column-major
+  constant T* f = factor + long(position.y) * p.batch_stride;
+  // F(i, j) for i >= j is f[i * p.along_rows + j * p.along_columns].
+  for (int i = 0; i < p.n; ++i) {
+    float sum = float(x[i]);
+    for (int j = 0; j < i; ++j) {
+      sum -= float(f[i * p.along_rows + j * p.along_columns]) * float(x[j]);
+    }
+    x[i] = T(sum / float(f[i * (p.along_rows + p.along_columns)]));
+  }
+  // F^T(i, j) = F(j, i), j > i.
+  for (int i = p.n - 1; i >= 0; --i) {
+    float sum = float(x[i]);
+    for (int j = i + 1; j < p.n; ++j) {
+      sum -= float(f[j * p.along_rows + i * p.along_columns]) * float(x[j]);
+    }
+    x[i] = T(sum / float(f[i * (p.along_rows + p.along_columns)]));
+  }
+}
+
+MPS_OPS_INSTANTIATE_FOR_TYPE(cholesky_solve, dense, float)
