@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from . import Sample
+from . import empty, Sample
 
 
 def _factor(*shape):
@@ -20,4 +20,8 @@ OVERLOAD_SAMPLES = [
                                                      upper=False),
            dtypes=(torch.float32,),
            large=lambda dt: dict(self=torch.randn(3, 60, 300).to(dt), A=_factor(3, 60, 60).to(dt), upper=False)),
+    Sample("cholesky_inverse", lambda dt: dict(self=_factor(2, 5, 5).to(dt), upper=False), dtypes=(torch.float32,),
+           large=lambda dt: dict(self=_factor(3, 300, 300).to(dt), upper=True)),
+    Sample("cholesky_inverse.out", lambda dt: dict(self=_factor(5, 5).to(dt), upper=False, out=empty(dt)),
+           dtypes=(torch.float32,)),
 ]
