@@ -375,3 +375,13 @@ def ctc_arguments_valid(args) -> bool:
     alpha = args["log_alpha"]
     return (all(t.dim() == 1 and t.size(0) == batch for t in (args["grad"], args["neg_log_likelihood"]))
             and alpha.dim() == 3 and alpha.shape[:2] == (batch, time) and alpha.size(2) >= 2 * longest + 1)
+
+
+def cholesky_factor(*shape, upper=False):
+    """float32 Cholesky factors (lower, or upper: the transpose) of
+    well-conditioned symmetric positive definite matrices, factored in
+    float64."""
+    a = torch.randn(*shape, dtype=torch.float64)
+    n = shape[-1]
+    lower = torch.linalg.cholesky(a @ a.mT + n * torch.eye(n, dtype=torch.float64))
+    return (lower.mT if upper else lower).float()

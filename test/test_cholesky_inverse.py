@@ -9,19 +9,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import errors_of_cpu_and_ours, run_on_kernels
+from helpers import cholesky_factor, errors_of_cpu_and_ours, run_on_kernels
 from mps_ops.testing import device, emulate
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
 LAYOUTS_TESTED_HERE = {"cholesky_inverse"}
-
-
-def _factor(*shape, upper=False):
-    a = torch.randn(*shape, dtype=torch.float64)
-    n = shape[-1]
-    lower = torch.linalg.cholesky(a @ a.mT + n * torch.eye(n, dtype=torch.float64))
-    return (lower.mT if upper else lower).float()
 
 
 def _check(fn, factor, *args):
@@ -41,13 +34,13 @@ def _check(fn, factor, *args):
 @pytest.mark.parametrize("shape", [(1, 1), (5, 5), (3, 7, 7), (2, 2, 16, 16), (40, 40)], ids=str)
 def test_matches_the_cpu(shape, upper):
     torch.manual_seed(0)
-    _check(lambda f: torch.cholesky_inverse(f, upper), _factor(*shape, upper=upper))
+    _check(lambda f: torch.cholesky_inverse(f, upper), cholesky_factor(*shape, upper=upper))
 
 
 @pytest.mark.parametrize("layout", ["transposed", "strided", "expanded"])
 def test_layouts(layout):
     torch.manual_seed(1)
-    factor = _factor(2, 6, 6)
+    factor = cholesky_factor(2, 6, 6)
     factor = {"transposed": lambda f: f.mT.contiguous().mT,
               "strided": lambda f: torch.stack([f, -f], -1)[..., 0],
               "expanded": lambda f: f[:1].expand(3, 6, 6)}[layout](factor)
@@ -59,7 +52,7 @@ def test_out(out):
     """An empty out takes the result's column-major strides; any other of
     the result's size keeps its own; one resized (with the CPU's warning)
     is contiguous, as the CPU's."""
-    factor = _factor(2, 5, 5) if out == "batched empty" else _factor(5, 5)
+    factor = cholesky_factor(2, 5, 5) if out == "batched empty" else cholesky_factor(5, 5)
     make = {"right size": lambda: torch.empty(5, 5), "transposed": lambda: torch.empty(5, 5).t(),
             "empty": lambda: torch.empty(0), "other size": lambda: torch.empty(2, 2),
             "batched empty": lambda: torch.empty(0)}[out]
@@ -84,7 +77,7 @@ def test_empty_shapes(shape):
 def test_a_zero_on_the_diagonal_raises_the_cpus_linalg_error(shape, zero):
     """The first zero's batch (where the input has batch dims) and its
     1-based element, in the CPU's words; a later batch's zero too."""
-    factor = _factor(*shape)
+    factor = cholesky_factor(*shape)
     factor[zero] = 0
     if len(shape) > 2:
         factor.view(-1, shape[-1], shape[-1])[-1, -1, -1] = 0
@@ -96,7 +89,7 @@ def test_the_gradient_through_our_kernel():
     """cholesky_inverse's backward calls it again (and matrix products):
     the gradient's value is the CPU's."""
     torch.manual_seed(2)
-    factor = _factor(5, 5)
+    factor = cholesky_factor(5, 5)
     expected = torch.autograd.functional.vjp(torch.cholesky_inverse, factor, torch.ones(5, 5))[1]
     with torch.device(device()), emulate():
         f = factor.to(device()).requires_grad_()

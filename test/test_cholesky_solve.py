@@ -13,20 +13,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import run_on_kernels
+from helpers import cholesky_factor, run_on_kernels
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
 LAYOUTS_TESTED_HERE = {"_cholesky_solve_helper"}
 
 HELPER = torch.ops.aten._cholesky_solve_helper
-
-
-def _factor(*shape, upper=False):
-    a = torch.randn(*shape, dtype=torch.float64)
-    n = shape[-1]
-    lower = torch.linalg.cholesky(a @ a.mT + n * torch.eye(n, dtype=torch.float64))
-    return (lower.mT if upper else lower).float()
 
 
 def _check(b, factor, upper):
@@ -48,21 +41,21 @@ def _check(b, factor, upper):
 def test_matches_the_cpu(shape, upper):
     torch.manual_seed(0)
     n = shape[-2]
-    _check(torch.randn(*shape), _factor(*shape[:-1], n, upper=upper), upper)
+    _check(torch.randn(*shape), cholesky_factor(*shape[:-1], n, upper=upper), upper)
 
 
 def test_one_factor_for_many_batches():
     """B's batches against one factor (the composite broadcasts A by a
     stride-0 expand)."""
     torch.manual_seed(1)
-    factor = _factor(6, 6)
+    factor = cholesky_factor(6, 6)
     _check(torch.randn(4, 6, 2), factor.expand(4, 6, 6), False)
 
 
 @pytest.mark.parametrize("layout", ["transposed", "strided"])
 def test_layouts(layout):
     torch.manual_seed(2)
-    b, factor = torch.randn(2, 6, 3), _factor(2, 6, 6)
+    b, factor = torch.randn(2, 6, 3), cholesky_factor(2, 6, 6)
     if layout == "transposed":
         b, factor = b.mT.contiguous().mT, factor.mT.contiguous().mT
     else:
@@ -81,7 +74,7 @@ def test_empty_shapes(shapes):
 def test_a_singular_factor_gives_non_finite_values():
     """A zero on the diagonal: the divisions' infinities and NaNs, as the
     CPU's potrs (which checks nothing) gives; never finite garbage."""
-    factor = _factor(4, 4)
+    factor = cholesky_factor(4, 4)
     factor[1, 1] = 0
     actual, _ = run_on_kernels(lambda x, f: HELPER(x, f, False), torch.randn(4, 3), factor)
     assert not actual.isfinite().any()
@@ -94,7 +87,7 @@ def test_the_composite_and_its_gradient_through_the_helper():
     helper's calls gives the CPU's gradient."""
     torch.manual_seed(3)
     b = torch.randn(3, 5, 2, dtype=torch.float64)
-    factor = _factor(5, 5).double()
+    factor = cholesky_factor(5, 5).double()
     expected = torch.autograd.functional.vjp(lambda x: torch.cholesky_solve(x, factor), b, torch.ones(3, 5, 2))[1]
     # d/dB of (F F^T)^-1 B with grad G is (F F^T)^-1 G: the helper on G.
     actual, dispatches = run_on_kernels(lambda g, f: HELPER(g, f.expand(3, 5, 5), False),
@@ -104,18 +97,18 @@ def test_the_composite_and_its_gradient_through_the_helper():
 
 
 REFUSED = {
-    "half": (lambda: (torch.randn(4, 2).half(), _factor(4, 4).half()), NotImplementedError),
+    "half": (lambda: (torch.randn(4, 2).half(), cholesky_factor(4, 4).half()), NotImplementedError),
     "complex64 (the CPU's LAPACK takes it)": (lambda: (torch.randn(4, 2).to(torch.complex64),
-                                                       _factor(4, 4).to(torch.complex64)), NotImplementedError),
-    "float64": (lambda: (torch.randn(4, 2).double(), _factor(4, 4).double()), TypeError),
-    "B and A of different dtypes": (lambda: (torch.randn(4, 2), _factor(4, 4).half()), RuntimeError),
+                                                       cholesky_factor(4, 4).to(torch.complex64)), NotImplementedError),
+    "float64": (lambda: (torch.randn(4, 2).double(), cholesky_factor(4, 4).double()), TypeError),
+    "B and A of different dtypes": (lambda: (torch.randn(4, 2), cholesky_factor(4, 4).half()), RuntimeError),
     "A not square": (lambda: (torch.randn(4, 2), torch.randn(4, 3)), RuntimeError),
-    "B of other rows": (lambda: (torch.randn(3, 2), _factor(4, 4)), RuntimeError),
-    "B 1-D": (lambda: (torch.randn(4), _factor(4, 4)), RuntimeError),
+    "B of other rows": (lambda: (torch.randn(3, 2), cholesky_factor(4, 4)), RuntimeError),
+    "B 1-D": (lambda: (torch.randn(4), cholesky_factor(4, 4)), RuntimeError),
     # The CPU's helper writes outside its operands here (heap corruption);
     # torch.cholesky_solve broadcasts them first.
-    "batches that differ": (lambda: (torch.randn(2, 4, 2), _factor(3, 4, 4)), RuntimeError),
-    "batches that broadcast": (lambda: (torch.randn(2, 4, 2), _factor(1, 4, 4)), RuntimeError),
+    "batches that differ": (lambda: (torch.randn(2, 4, 2), cholesky_factor(3, 4, 4)), RuntimeError),
+    "batches that broadcast": (lambda: (torch.randn(2, 4, 2), cholesky_factor(1, 4, 4)), RuntimeError),
 }
 
 

@@ -103,10 +103,6 @@ at::Tensor inverse_from_factor(const at::Tensor& self, bool upper) {
   return inverse;
 }
 
-void check_cholesky_inverse_input(const at::Tensor& self) {
-  check_square_matrices(self, cholesky_inverse_name);
-}
-
 }  // namespace
 
 at::Tensor _cholesky_solve_helper(const at::Tensor& self, const at::Tensor& A, bool upper) {
@@ -134,7 +130,7 @@ at::Tensor _cholesky_solve_helper(const at::Tensor& self, const at::Tensor& A, b
 // keeps its strides, and one it resizes is contiguous.
 at::Tensor& cholesky_inverse_out(const at::Tensor& self, bool upper, at::Tensor& out) {
   check_devices(cholesky_inverse_name, {&self, &out});
-  check_cholesky_inverse_input(self);
+  check_square_matrices(self, cholesky_inverse_name);
   check_out_dtype_first(self.scalar_type(), out, OutputDtype::castable);
   check_float32_only(cholesky_inverse_name, self);
   const bool takes_columns = out.numel() == 0 && out.scalar_type() == self.scalar_type();
@@ -150,7 +146,7 @@ at::Tensor& cholesky_inverse_out(const at::Tensor& self, bool upper, at::Tensor&
 
 at::Tensor cholesky_inverse(const at::Tensor& self, bool upper) {
   check_devices(cholesky_inverse_name, {&self});
-  check_cholesky_inverse_input(self);
+  check_square_matrices(self, cholesky_inverse_name);
   check_float32_only(cholesky_inverse_name, self);
   return inverse_from_factor(self, upper);
 }
