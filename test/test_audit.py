@@ -81,15 +81,19 @@ def test_transformer_with_a_padding_mask_runs_on_every_release(release, training
 
 
 def test_an_op_missing_in_one_release_and_present_in_the_next():
-    def invert(a):
-        return torch.cholesky_inverse(a)
+    """vdot: missing on MPS up to 2.10, on MPSGraph from 2.11. The example
+    must be an op mps_ops does not fill (cholesky_inverse was, until mps_ops
+    filled it); if vdot gets filled, pick another from ../shared/mps-coverage.md."""
+    def dot(a, b):
+        return torch.vdot(a, b)
 
-    before = mps_ops.audit(invert, torch.eye(3), torch_version="2.10")
-    after = mps_ops.audit(invert, torch.eye(3), torch_version="2.11.0")
-    assert _ops(before)["aten::cholesky_inverse"].mps == "missing"
-    assert [u.op for u in before.failing] == ["aten::cholesky_inverse"]
+    x = torch.ones(3)
+    before = mps_ops.audit(dot, x, x, torch_version="2.10")
+    after = mps_ops.audit(dot, x, x, torch_version="2.11.0")
+    assert _ops(before)["aten::vdot"].mps == "missing"
+    assert [u.op for u in before.failing] == ["aten::vdot"]
     assert before.verdict.startswith("does not run on MPS with torch 2.10")
-    assert _ops(after)["aten::cholesky_inverse"].mps == "metal" and not after.failing
+    assert _ops(after)["aten::vdot"].mps == "mpsgraph" and not after.failing
     assert after.verdict.startswith("runs on MPS with torch 2.11")
     assert (before.release, after.release) == ("2.10.0", "2.11.0")
 
