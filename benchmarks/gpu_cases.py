@@ -301,14 +301,23 @@ def pool_backward_cases(records) -> list:
 
 
 def matmul_cases(records) -> list:
-    """_int_mm at a transformer layer's size: int8 times int8, 4096 cubed
-    (torch's CUDA kernel is cuBLASLt's, on tensor cores: a compute row,
-    reported beside its ratio)."""
-    if "_int_mm" not in records or not records["_int_mm"].active:
-        return []
-    size = 4096
-    make = lambda: [torch.randint(-128, 128, (size, size), dtype=torch.int8) for _ in range(2)]  # noqa: E731
-    return [Case("matmul", "_int_mm", (size, size, size), torch.int8, make, torch._int_mm, high_arithmetic=True)]
+    """Ops of matrix products: _int_mm at a transformer layer's size, int8
+    times int8, 4096 cubed (torch's CUDA kernel is cuBLASLt's, on tensor
+    cores), and linalg_matrix_exp of 64 matrices 256 x 256 of norm about 13
+    (three squarings; ours runs torch's matmul for its products, torch's
+    CUDA op its own schedule). Compute rows, reported beside their ratios."""
+    cases = []
+    if "_int_mm" in records and records["_int_mm"].active:
+        size = 4096
+        make = lambda: [torch.randint(-128, 128, (size, size), dtype=torch.int8) for _ in range(2)]  # noqa: E731
+        cases.append(Case("matmul", "_int_mm", (size, size, size), torch.int8, make, torch._int_mm,
+                          high_arithmetic=True))
+    if "linalg_matrix_exp" in records and records["linalg_matrix_exp"].active:
+        shape = (64, 256, 256)
+        make = lambda: [torch.randn(shape) / 16]  # noqa: E731
+        cases.append(Case("matmul", "linalg_matrix_exp", shape, torch.float32, make, torch.linalg.matrix_exp,
+                          high_arithmetic=True))
+    return cases
 
 
 def all_cases(families=None) -> list:

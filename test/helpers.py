@@ -206,6 +206,19 @@ def assert_at_least_as_accurate(actual, cpu, truth, msg=""):
     assert ours_error <= cpu_error, f"{msg}: error {ours_error:.3g} > the CPU's {cpu_error:.3g}"
 
 
+def assert_normwise_as_accurate(actual, cpu, truth, roundings, msg=""):
+    """For results whose entries differ in size by orders (a matrix
+    function's, where another algorithm's rounding moves the small entries
+    by more than any elementwise tolerance): ours no further from the
+    float64 truth than four times the CPU's distance, or `roundings`
+    roundings of the largest entry in the result's dtype."""
+    assert actual.shape == cpu.shape and actual.dtype == cpu.dtype, msg
+    ours_error = error_against(actual, truth)
+    rounding = roundings * torch.finfo(actual.dtype).eps / 2 * float(truth.abs().max().nan_to_num(posinf=0.0))
+    bound = max(4 * error_against(cpu, truth), rounding)
+    assert ours_error <= bound, f"{msg}: error {ours_error:.3g} > {bound:.3g}"
+
+
 def error_against(result, truth) -> float:
     """The largest distance of result from the float64 truth: 0 where both are
     the same infinity or both NaN, infinite where only one of them is NaN or

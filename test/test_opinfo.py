@@ -10,7 +10,7 @@ import torch
 
 import mps_ops
 from eig_checks import assert_eig_valid, assert_eigenvalues_valid
-from helpers import assert_at_least_as_accurate, assert_near_truth, assert_matches, numel_of, to_float64, opinfo_name, opinfos_for, run_on_kernels, to_device
+from helpers import assert_at_least_as_accurate, assert_near_truth, assert_matches, assert_normwise_as_accurate, numel_of, to_float64, opinfo_name, opinfos_for, run_on_kernels, to_device
 from mps_ops.testing import device, emulate
 from torch.testing._internal.opinfo.core import SampleInput
 
@@ -91,9 +91,17 @@ def _eigvals_match(actual, expected, sample, where):
     assert_eigenvalues_valid(sample.input, actual, where)
 
 
-# Ops whose results the CPU does not pin down completely: how to compare them.
+def _matrix_exp_matches(actual, expected, sample, where):
+    """Ours a Taylor polynomial where the CPU's is Bader, Blanes and Casas':
+    normwise as near the float64 truth (test/test_matrix_exp.py's bound)."""
+    truth = torch.linalg.matrix_exp(sample.input.double())
+    assert_normwise_as_accurate(actual, expected, truth, 16 * sample.input.size(-1), where)
+
+
+# Ops whose results the CPU does not pin down completely, or pins down by an
+# algorithm of its own: how to compare them.
 RESULT_CHECKS = {"mode": _mode_matches, "nn.functional.rrelu": _rrelu_matches,
-                 "linalg.eig": _eig_matches, "linalg.eigvals": _eigvals_match}
+                 "linalg.eig": _eig_matches, "linalg.eigvals": _eigvals_match, "matrix_exp": _matrix_exp_matches}
 
 
 # Ops that draw their random windows in the input's dtype: a float64 call
