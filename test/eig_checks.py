@@ -72,3 +72,36 @@ def assert_eig_valid(a, result, where=""):
     values, vectors = result
     assert_eigenvalues_valid(a, values, where)
     assert_eigenvectors_valid(a, values, vectors, where)
+
+
+def symmetric_from(a, uplo="L"):
+    """The symmetric matrix A's UPLO triangle holds (the other is ignored)."""
+    lower = uplo.upper() == "L"
+    triangle = a.tril() if lower else a.triu()
+    return triangle + (triangle.tril(-1) if lower else triangle.triu(1)).mT
+
+
+def assert_eigh_valid(a, uplo, values, vectors, cpu_values, where=""):
+    """linalg.eigh's results, whose eigenvectors' signs (and bases of
+    repeated eigenvalues) are LAPACK's choice: ascending eigenvalues as near
+    the CPU's as float32 rounding of a backward-stable result allows
+    (n * 16 eps |A|_F), orthonormal eigenvectors, and a residual
+    |A V - V diag(L)| within the same bound; float32 results, the CPU's
+    shapes and strides."""
+    assert values.dtype == torch.float32 and values.shape == cpu_values.shape, where
+    s = symmetric_from(a.double(), uplo)
+    n = a.shape[-1]
+    if values.numel() == 0:
+        return
+    scale = float(torch.linalg.matrix_norm(s).max()) or 1.0
+    bound = n * 16 * EPS * scale
+    assert (values[..., 1:] >= values[..., :-1]).all(), f"{where}: eigenvalues not ascending"
+    assert float((values.double() - cpu_values.double()).abs().max()) <= bound, f"{where}: eigenvalues"
+    if vectors is None:
+        return
+    assert vectors.dtype == torch.float32 and vectors.shape == a.shape, where
+    v = vectors.double()
+    gram = v.mT @ v - torch.eye(n, dtype=torch.float64)
+    assert float(gram.abs().max()) <= n * 16 * EPS, f"{where}: eigenvectors not orthonormal"
+    residual = s @ v - v * values.double().unsqueeze(-2)
+    assert float(residual.abs().max()) <= bound, f"{where}: residual {float(residual.abs().max()):.3g} > {bound:.3g}"

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import mps_ops
-from eig_checks import assert_eig_valid, assert_eigenvalues_valid
+from eig_checks import assert_eig_valid, assert_eigenvalues_valid, assert_eigh_valid
 from helpers import assert_at_least_as_accurate, assert_near_truth, assert_matches, assert_normwise_as_accurate, numel_of, to_float64, opinfo_name, opinfos_for, run_on_kernels, to_device
 from mps_ops.testing import device, emulate
 from torch.testing._internal.opinfo.core import SampleInput
@@ -87,6 +87,14 @@ def _eig_matches(actual, expected, sample, where):
     assert_eig_valid(sample.input, actual, where)
 
 
+def _eigh_matches(actual, expected, sample, where):
+    """Eigenvalues near the CPU's, eigenvectors orthonormal with a small
+    residual (their signs are LAPACK's choice): test/eig_checks.py."""
+    uplo = sample.kwargs.get("UPLO", sample.args[0] if sample.args else "L")
+    assert_eigh_valid(sample.input, uplo, actual[0], actual[1], expected[0], where)
+    assert actual[1].stride() == expected[1].stride(), f"{where}: eigenvector strides"
+
+
 def _eigvals_match(actual, expected, sample, where):
     assert_eigenvalues_valid(sample.input, actual, where)
 
@@ -101,7 +109,8 @@ def _matrix_exp_matches(actual, expected, sample, where):
 # Ops whose results the CPU does not pin down completely, or pins down by an
 # algorithm of its own: how to compare them.
 RESULT_CHECKS = {"mode": _mode_matches, "nn.functional.rrelu": _rrelu_matches,
-                 "linalg.eig": _eig_matches, "linalg.eigvals": _eigvals_match, "matrix_exp": _matrix_exp_matches}
+                 "linalg.eig": _eig_matches, "linalg.eigvals": _eigvals_match, "linalg.eigh": _eigh_matches,
+                 "matrix_exp": _matrix_exp_matches}
 
 
 # Ops that draw their random windows in the input's dtype: a float64 call
