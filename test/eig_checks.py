@@ -105,3 +105,34 @@ def assert_eigh_valid(a, uplo, values, vectors, cpu_values, where=""):
     assert float(gram.abs().max()) <= n * 16 * EPS, f"{where}: eigenvectors not orthonormal"
     residual = s @ v - v * values.double().unsqueeze(-2)
     assert float(residual.abs().max()) <= bound, f"{where}: residual {float(residual.abs().max()):.3g} > {bound:.3g}"
+
+
+def assert_svd_valid(a, u, s, vh, where="", full_matrices=False):
+    """linalg.svd's results, whose singular vectors' signs (and bases where
+    singular values repeat or vanish) are LAPACK's choice: descending
+    singular values within 4 max(m, n) eps |A|_2 of the float64 ones,
+    orthonormal U and Vh (complete where full_matrices), and A rebuilt from
+    them within the same bound."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    assert s.dtype == torch.float32 and s.shape == (*a.shape[:-2], k), where
+    if s.numel():
+        truth = torch.linalg.svdvals(a.double())
+        bound = 4 * max(m, n) * EPS * max(float(truth.max()), 1e-30)
+        assert (s[..., 1:] <= s[..., :-1]).all(), f"{where}: singular values not descending"
+        error = float((s.double() - truth).abs().max())
+        assert error <= bound, f"{where}: singular values off by {error:.3g} > {bound:.3g}"
+    if u is None:
+        return
+    u_columns, vh_rows = (m, n) if full_matrices else (k, k)
+    assert u.shape == (*a.shape[:-2], m, u_columns) and vh.shape == (*a.shape[:-2], vh_rows, n), where
+    if u.numel():
+        gram = u.double().mT @ u.double() - torch.eye(u_columns, dtype=torch.float64)
+        assert float(gram.abs().max()) <= 4 * max(m, 1) * EPS, f"{where}: U not orthonormal"
+    if vh.numel():
+        gram = vh.double() @ vh.double().mT - torch.eye(vh_rows, dtype=torch.float64)
+        assert float(gram.abs().max()) <= 4 * max(n, 1) * EPS * 16, f"{where}: Vh not orthonormal"
+    if s.numel():
+        rebuilt = (u[..., :, :k].double() * s.double().unsqueeze(-2)) @ vh[..., :k, :].double()
+        residual = float((rebuilt - a.double()).abs().max())
+        assert residual <= bound, f"{where}: U S Vh off A by {residual:.3g} > {bound:.3g}"

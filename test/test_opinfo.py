@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import mps_ops
-from eig_checks import assert_eig_valid, assert_eigenvalues_valid, assert_eigh_valid
+from eig_checks import assert_eig_valid, assert_eigenvalues_valid, assert_eigh_valid, assert_svd_valid
 from helpers import assert_at_least_as_accurate, assert_near_truth, assert_matches, assert_normwise_as_accurate, numel_of, to_float64, opinfo_name, opinfos_for, run_on_kernels, to_device
 from mps_ops.testing import device, emulate
 from torch.testing._internal.opinfo.core import SampleInput
@@ -95,6 +95,17 @@ def _eigh_matches(actual, expected, sample, where):
     assert actual[1].stride() == expected[1].stride(), f"{where}: eigenvector strides"
 
 
+def _svd_matches(actual, expected, sample, where):
+    """Singular values near the float64 ones, singular vectors orthonormal
+    and rebuilding A (their signs are LAPACK's choice): test/eig_checks.py.
+    torch.svd returns V where linalg.svd returns Vh, and takes `some`."""
+    full = sample.kwargs.get("full_matrices", not sample.kwargs.get("some", True))
+    u, s, v = actual
+    vh = v.mT if where.startswith("svd ") else v
+    assert_svd_valid(sample.input, u, s, vh, where, full)
+    assert [t.stride() for t in actual] == [t.stride() for t in expected], f"{where}: strides"
+
+
 def _eigvals_match(actual, expected, sample, where):
     assert_eigenvalues_valid(sample.input, actual, where)
 
@@ -110,7 +121,7 @@ def _matrix_exp_matches(actual, expected, sample, where):
 # algorithm of its own: how to compare them.
 RESULT_CHECKS = {"mode": _mode_matches, "nn.functional.rrelu": _rrelu_matches,
                  "linalg.eig": _eig_matches, "linalg.eigvals": _eigvals_match, "linalg.eigh": _eigh_matches,
-                 "matrix_exp": _matrix_exp_matches}
+                 "matrix_exp": _matrix_exp_matches, "linalg.svd": _svd_matches, "svd": _svd_matches}
 
 
 # Ops that draw their random windows in the input's dtype: a float64 call
@@ -145,6 +156,8 @@ def _reaches_no_kernel(opinfo, sample) -> bool:
     indices returns self as it is)."""
     if opinfo_name(opinfo) == "put":
         return sample.args[0].numel() == 0
+    if opinfo_name(opinfo) in ("svd", "linalg.svd", "linalg.svdvals"):
+        return sample.input.numel() == 0  # full matrices of an empty A are identities
     if opinfo_name(opinfo) == "nn.functional.embedding":
         return sample.kwargs.get("max_norm") is None
     if opinfo_name(opinfo) == "nn.functional.smooth_l1_loss":
