@@ -32,7 +32,11 @@
 #include <mps_ops/instantiate.h>
 
 #include "eig_params.h"
+#include <mps_ops/householder.h>
 using namespace metal;
+using mps_ops::reflector;
+using mps_ops::reflector_from_norm;
+using mps_ops::with_sign_of;
 
 namespace {
 
@@ -91,11 +95,6 @@ inline float magnitude1(complex_float a) {
   return fabs(a.re) + fabs(a.im);
 }
 
-// Fortran's SIGN(a, b): |a| with b's sign (+ for b == 0).
-inline float with_sign_of(float a, float b) {
-  return b < 0.0f ? -fabs(a) : fabs(a);
-}
-
 // Sums of two values over the group, on every thread (threads: a power of
 // two, at most the scratch length).
 inline void group_sums(thread float& first, thread float& second, threadgroup float* scratch_first,
@@ -127,30 +126,6 @@ inline float group_max(float mine, threadgroup float* scratch, uint t, uint thre
   const float result = scratch[0];
   threadgroup_barrier(mem_flags::mem_threadgroup);
   return result;
-}
-
-// A Householder reflector (larfg): I - tau u u^T with u = (1, u_1, ...)
-// maps (alpha, x) to (beta, 0, ...); u_i = x_i * inverse. tau = 0 (the
-// identity) where x is zero.
-struct reflector {
-  float tau;
-  float beta;
-  float inverse;
-};
-
-inline reflector reflector_from_norm(float alpha, float x_norm) {
-  reflector r;
-  if (x_norm == 0.0f) {
-    r.tau = 0.0f;
-    r.beta = alpha;
-    r.inverse = 0.0f;
-    return r;
-  }
-  const float beta = -with_sign_of(sqrt(alpha * alpha + x_norm * x_norm), alpha);
-  r.tau = (beta - alpha) / beta;
-  r.beta = beta;
-  r.inverse = 1.0f / (alpha - beta);
-  return r;
 }
 
 // The reflector of a bulge's (x0, x1, x2) (x2 = 0 for a 2-vector), computed
