@@ -138,6 +138,35 @@ def errors_of_cpu_and_ours(fn, *args):
     return cpu.value, ours.value
 
 
+def assert_errors_match(call, same_words=True):
+    """call() raises the CPU's exception type on our kernels too; with
+    same_words, in the CPU's words."""
+    cpu, ours = errors_of_cpu_and_ours(lambda *_: call())
+    if same_words:
+        assert str(ours) == str(cpu)
+
+
+def assert_float64_and_complex_refused(fn, op, *inputs):
+    """fn on float64 copies of inputs raises TypeError naming float64 (Metal
+    has no double); on complex64 ones, NotImplementedError naming op."""
+    with pytest.raises(TypeError, match="float64"):
+        run_on_kernels(fn, *[x.double() if x.is_floating_point() else x for x in inputs])
+    with pytest.raises(NotImplementedError, match=f"{op}.*ComplexFloat"):
+        run_on_kernels(fn, *[x.to(torch.complex64) if x.is_floating_point() else x for x in inputs])
+
+
+def assert_gradients_match(loss, *inputs, rtol=1e-4, atol=1e-4):
+    """loss(*inputs).backward() on the CPU and through our kernels: the same
+    gradient for every input."""
+    cpu = [x.clone().requires_grad_() for x in inputs]
+    loss(*cpu).backward()
+    with torch.device(device()), emulate():
+        ours = [x.to(device()).requires_grad_() for x in inputs]
+        loss(*ours).backward()
+    for theirs, mine in zip(cpu, ours):
+        torch.testing.assert_close(mine.grad.cpu(), theirs.grad, rtol=rtol, atol=atol)
+
+
 def opinfo_gradients(opinfo, sample, seed, dtype):
     """(inputs, gradients): the sample's tensors that require grad, and a
     function of them (moved to any device) returning their gradients of the

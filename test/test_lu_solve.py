@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import MATRIX_LAYOUTS, errors_of_cpu_and_ours, run_on_kernels
+from helpers import (MATRIX_LAYOUTS, assert_errors_match, assert_float64_and_complex_refused, assert_gradients_match,
+                     errors_of_cpu_and_ours, run_on_kernels)
 
 LAYOUTS_TESTED_HERE = {"linalg_lu_solve"}
 KERNEL = "lu_solve_dense_float_float"
@@ -97,15 +98,7 @@ def test_gradients_through_our_kernel():
     def loss(lu, b):
         return (torch.linalg.lu_solve(lu, pivots.to(lu.device), b) * weights.to(lu.device)).sum()
 
-    lu_cpu, b_cpu = lu.clone().requires_grad_(), b.clone().requires_grad_()
-    loss(lu_cpu, b_cpu).backward()
-    from mps_ops.testing import device, emulate
-
-    with torch.device(device()), emulate():
-        lu_ours, b_ours = lu.to(device()).requires_grad_(), b.to(device()).requires_grad_()
-        loss(lu_ours, b_ours).backward()
-    torch.testing.assert_close(lu_ours.grad.cpu(), lu_cpu.grad, rtol=1e-4, atol=1e-4)
-    torch.testing.assert_close(b_ours.grad.cpu(), b_cpu.grad, rtol=1e-4, atol=1e-4)
+    assert_gradients_match(loss, lu, b)
 
 
 def test_torch_lu_solve_reaches_our_kernel():
@@ -136,13 +129,8 @@ ERRORS = {
 
 @pytest.mark.parametrize("name", ERRORS.keys())
 def test_errors_are_the_cpus(name):
-    cpu, ours = errors_of_cpu_and_ours(lambda *_: ERRORS[name]())
-    if name != "half":
-        assert str(ours) == str(cpu)
+    assert_errors_match(ERRORS[name], same_words=name != "half")
 
 
 def test_float64_and_complex_are_refused_clearly():
-    with pytest.raises(TypeError, match="float64"):
-        run_on_kernels(torch.linalg.lu_solve, _LU.double(), _PIVOTS, _B.double())
-    with pytest.raises(NotImplementedError, match="linalg_lu_solve.*ComplexFloat"):
-        run_on_kernels(torch.linalg.lu_solve, _LU.to(torch.complex64), _PIVOTS, _B.to(torch.complex64))
+    assert_float64_and_complex_refused(torch.linalg.lu_solve, "linalg_lu_solve", _LU, _PIVOTS, _B)

@@ -15,8 +15,8 @@ import re
 import pytest
 import torch
 
-from helpers import (MATRIX_LAYOUTS, assert_at_least_as_accurate, assert_normwise_as_accurate, errors_of_cpu_and_ours,
-                     run_on_kernels)
+from helpers import (MATRIX_LAYOUTS, assert_at_least_as_accurate, assert_errors_match, assert_float64_and_complex_refused,
+                     assert_gradients_match, assert_normwise_as_accurate, run_on_kernels)
 from mps_ops.testing import device, emulate
 
 LAYOUTS_TESTED_HERE = {"linalg_matrix_exp"}
@@ -127,13 +127,9 @@ def test_half_and_bfloat16_round_once(shape, dtype):
 def test_the_gradient_through_our_kernel():
     """matrix_exp's backward is matrix_exp of the 2n x 2n block matrix
     [[A^T, G], [0, A^T]]: ours again."""
-    a = _random(5, 5, seed=6)
-    grad = _random(5, 5, seed=7)
-    expected = torch.autograd.functional.vjp(torch.linalg.matrix_exp, a, grad)[1]
-    with torch.device(device()), emulate():
-        x = a.to(device()).requires_grad_()
-        torch.matrix_exp(x).backward(grad.to(device()))
-    torch.testing.assert_close(x.grad.cpu(), expected, rtol=1e-5, atol=1e-5)
+    weights = _random(5, 5, seed=7)
+    assert_gradients_match(lambda x: (torch.matrix_exp(x) * weights.to(x.device)).sum(), _random(5, 5, seed=6),
+                           rtol=1e-5, atol=1e-5)
 
 
 def test_orthogonal_parametrization_runs_on_our_kernel():
@@ -164,15 +160,11 @@ ERRORS = {
 
 @pytest.mark.parametrize("name", ERRORS.keys())
 def test_errors_are_the_cpus(name):
-    cpu, ours = errors_of_cpu_and_ours(lambda *_: ERRORS[name]())
-    assert str(ours) == str(cpu)
+    assert_errors_match(ERRORS[name])
 
 
 def test_float64_and_complex_are_refused_clearly():
-    with pytest.raises(TypeError, match="float64"):
-        run_on_kernels(torch.linalg.matrix_exp, torch.eye(3, dtype=torch.float64))
-    with pytest.raises(NotImplementedError, match="linalg_matrix_exp.*ComplexFloat"):
-        run_on_kernels(torch.linalg.matrix_exp, torch.eye(3, dtype=torch.complex64))
+    assert_float64_and_complex_refused(torch.linalg.matrix_exp, "linalg_matrix_exp", torch.eye(3))
 
 
 def _tail(theta, degree):

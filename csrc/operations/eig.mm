@@ -101,16 +101,12 @@ std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, bool want_vec
     kernel.bind_operands(workspace, schur_vectors, balancing, value_pairs, vectors_written, info).bind(params);
     kernel.dispatch(Dim3{threads * static_cast<uint32_t>(matrices), 1, 1}, Dim3{threads, 1, 1});
     // The CPU's check after LAPACK's: a QR iteration that ran out of sweeps.
-    // Read through a pointer: a tensor index per matrix costs microseconds each.
-    const at::Tensor codes = info.to(at::kCPU).contiguous();
-    const int* code_of = codes.const_data_ptr<int>();
+    const std::vector<int> codes = read_kernel_codes(info, name);
     for (int64_t m = 0; m < matrices; ++m) {
-      const int code = code_of[m];
-      TORCH_CHECK(code >= 0, "mps_ops: ", name, ": the kernel did not complete (the GPU stopped it)");
-      TORCH_CHECK_LINALG(code == 0, name, self.dim() > 2 ? ": (Batch element " + std::to_string(m) + ")" : "",
+      TORCH_CHECK_LINALG(codes[m] == 0, name, batch_element(self.dim() > 2, m),
                          ": The algorithm failed to converge because the input matrix is ill-conditioned or has "
                          "too many repeated eigenvalues (error code: ",
-                         code, ").");
+                         codes[m], ").");
     }
   }
   const at::Tensor values = at::view_as_complex(value_pairs);

@@ -133,18 +133,15 @@ SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv) {
   KernelFunction kernel(handle);
   kernel.bind_operands(workspace, rotations, pairs, row_scratch, result.s, left, right, info).bind(params);
   kernel.dispatch(Dim3{threads * static_cast<uint32_t>(matrices), 1, 1}, Dim3{threads, 1, 1});
-  const at::Tensor codes = info.to(at::kCPU).contiguous();
-  const int* code_of = codes.const_data_ptr<int>();
+  const std::vector<int> codes = read_kernel_codes(info, svd_name);
   for (int64_t i = 0; i < matrices; ++i) {
-    const int code = code_of[i];
-    const std::string batch = a.dim() > 2 ? ": (Batch element " + std::to_string(i) + ")" : "";
-    TORCH_CHECK(code != -1, "mps_ops: ", svd_name, ": the kernel did not complete (the GPU stopped it)");
-    TORCH_CHECK_LINALG(code != -2, svd_name, batch,
+    const std::string batch = batch_element(a.dim() > 2, i);
+    TORCH_CHECK_LINALG(codes[i] != -2, svd_name, batch,
                        ": The algorithm failed to converge because the input matrix contained non-finite values.");
-    TORCH_CHECK_LINALG(code == 0, svd_name, batch,
+    TORCH_CHECK_LINALG(codes[i] == 0, svd_name, batch,
                        ": The algorithm failed to converge because the input matrix is ill-conditioned or has too "
                        "many repeated singular values (error code: ",
-                       code, ").");
+                       codes[i], ").");
   }
   if (!compute_uv) {
     result.u = at::empty({0}, floats);
