@@ -23,6 +23,7 @@
 // matrices live in device memory (the workspace), so no size limit comes
 // from threadgroup memory.
 #include <metal_stdlib>
+#include <mps_ops/group_reduce.h>
 #include <mps_ops/instantiate.h>
 
 #include "eigh_params.h"
@@ -38,44 +39,6 @@ constant constexpr float eigh_safe_min = 1.1754943508222875e-38f;
 // A(i, j) of a column-major n x n matrix.
 inline long entry(int i, int j, int n) {
   return long(j) * long(n) + long(i);
-}
-
-// The pair of indices pair-th in step `step` of a sweep over m (even)
-// indices: (step, m - 1) first, then (step + k, step - k) modulo m - 1.
-inline int2 tournament_pair(int step, int pair, int m) {
-  if (pair == 0) {
-    return int2(step, m - 1);
-  }
-  const int turning = m - 1;
-  return int2((step + pair) % turning, (step - pair + turning) % turning);
-}
-
-inline float group_total(float mine, threadgroup float* scratch, uint t, uint threads) {
-  scratch[t] = mine;
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  for (uint half_threads = threads / 2; half_threads > 0; half_threads /= 2) {
-    if (t < half_threads) {
-      scratch[t] += scratch[t + half_threads];
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-  }
-  const float total = scratch[0];
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // the scratch is reused next
-  return total;
-}
-
-inline float group_largest(float mine, threadgroup float* scratch, uint t, uint threads) {
-  scratch[t] = mine;
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  for (uint half_threads = threads / 2; half_threads > 0; half_threads /= 2) {
-    if (t < half_threads) {
-      scratch[t] = max(scratch[t], scratch[t + half_threads]);
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-  }
-  const float largest = scratch[0];
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  return largest;
 }
 
 // The rotation zeroing A(p, q), written to `rotation` as (cos, sin, new
@@ -149,8 +112,8 @@ kernel void eigh(device T* workspace [[buffer(0)]],
       v[e] = i == j ? 1.0f : 0.0f;
     }
   }
-  largest = group_largest(largest, scratch, t, threads);
-  nonfinite = group_total(nonfinite, scratch, t, threads);
+  largest = mps_ops::group_largest(largest, scratch, t, threads);
+  nonfinite = mps_ops::group_total(nonfinite, scratch, t, threads);
   if (nonfinite > 0.0f) {
     // No rotation means anything for it: reported as not converged, as the
     // CPU's LAPACK reports a NaN, the error code the count of non-finite
@@ -177,7 +140,7 @@ kernel void eigh(device T* workspace [[buffer(0)]],
     float mine = 0.0f;
     for (int step = 0; step < m - 1; ++step) {
       for (int k = int(t); k < pair_count; k += int(threads)) {
-        const int2 pq = tournament_pair(step, k, m);
+        const int2 pq = mps_ops::round_robin_pair(step, k, m);
         device float* rotation = plan + long(k) * mps_ops::eigh_pair_floats;
         if (max(pq.x, pq.y) >= n) {
           rotation[0] = 1.0f;
@@ -197,7 +160,7 @@ kernel void eigh(device T* workspace [[buffer(0)]],
           continue;
         }
         const float c = rotation[0];
-        const int2 pq = tournament_pair(step, k, m);
+        const int2 pq = mps_ops::round_robin_pair(step, k, m);
         const int lo = min(pq.x, pq.y);
         const int hi = max(pq.x, pq.y);
         const float ap = a[entry(i, lo, n)];
@@ -223,7 +186,7 @@ kernel void eigh(device T* workspace [[buffer(0)]],
           continue;
         }
         const float c = rotation[0];
-        const int2 pq = tournament_pair(step, k, m);
+        const int2 pq = mps_ops::round_robin_pair(step, k, m);
         const int lo = min(pq.x, pq.y);
         const int hi = max(pq.x, pq.y);
         if (j == lo || j == hi) {
@@ -238,7 +201,7 @@ kernel void eigh(device T* workspace [[buffer(0)]],
       }
       threadgroup_barrier(mem_flags::mem_device);
     }
-    rotated = group_total(mine, scratch, t, threads);
+    rotated = mps_ops::group_total(mine, scratch, t, threads);
     ++sweeps;
   }
   if (rotated > 0.0f) {

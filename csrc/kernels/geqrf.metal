@@ -14,6 +14,7 @@
 // Every decision is read from memory written before a barrier, so every
 // branch around a barrier is uniform. The matrix lives in device memory.
 #include <metal_stdlib>
+#include <mps_ops/group_reduce.h>
 #include <mps_ops/householder.h>
 #include <mps_ops/instantiate.h>
 
@@ -25,34 +26,6 @@ namespace {
 // A(i, j) of a column-major matrix with `rows` rows.
 inline long at_entry(int i, int j, int rows) {
   return long(j) * long(rows) + long(i);
-}
-
-inline float geqrf_group_total(float mine, threadgroup float* scratch, uint t, uint threads) {
-  scratch[t] = mine;
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  for (uint half_threads = threads / 2; half_threads > 0; half_threads /= 2) {
-    if (t < half_threads) {
-      scratch[t] += scratch[t + half_threads];
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-  }
-  const float total = scratch[0];
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // the scratch is reused next
-  return total;
-}
-
-inline float geqrf_group_largest(float mine, threadgroup float* scratch, uint t, uint threads) {
-  scratch[t] = mine;
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  for (uint half_threads = threads / 2; half_threads > 0; half_threads /= 2) {
-    if (t < half_threads) {
-      scratch[t] = max(scratch[t], scratch[t + half_threads]);
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-  }
-  const float largest = scratch[0];
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  return largest;
 }
 
 }  // namespace
@@ -76,7 +49,7 @@ kernel void geqrf(device T* workspace [[buffer(0)]],
   for (long e = t; e < size; e += threads) {
     largest = max(largest, abs(a[e]));
   }
-  largest = geqrf_group_largest(largest, scratch, t, threads);
+  largest = mps_ops::group_largest(largest, scratch, t, threads);
   // A NaN or an infinity: left unscaled, to spread as the CPU's LAPACK
   // spreads it.
   int exponent = 0;
@@ -94,7 +67,7 @@ kernel void geqrf(device T* workspace [[buffer(0)]],
       const float x = a[at_entry(i, j, rows)];
       squares += x * x;
     }
-    squares = geqrf_group_total(squares, scratch, t, threads);
+    squares = mps_ops::group_total(squares, scratch, t, threads);
     const float alpha = a[at_entry(j, j, rows)];
     const mps_ops::reflector r = mps_ops::reflector_from_norm(alpha, sqrt(squares));
     threadgroup_barrier(mem_flags::mem_device);  // every thread has read alpha

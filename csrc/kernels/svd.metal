@@ -27,6 +27,7 @@
 // Every decision is read from memory written before a barrier, so every
 // branch around a barrier is uniform. The matrices live in device memory.
 #include <metal_stdlib>
+#include <mps_ops/group_reduce.h>
 #include <mps_ops/instantiate.h>
 
 #include "svd_params.h"
@@ -40,44 +41,6 @@ constant constexpr float svd_safe_min = 1.1754943508222875e-38f;
 // Element (i, j) of a column-major matrix with `rows` rows.
 inline long at_column(int i, int j, int rows) {
   return long(j) * long(rows) + long(i);
-}
-
-// The pair of columns pair-th in step `step` of a sweep over m (even)
-// indices: (step, m - 1) first, then (step + k, step - k) modulo m - 1.
-inline int2 round_robin_pair(int step, int pair, int m) {
-  if (pair == 0) {
-    return int2(step, m - 1);
-  }
-  const int turning = m - 1;
-  return int2((step + pair) % turning, (step - pair + turning) % turning);
-}
-
-inline float svd_group_total(float mine, threadgroup float* scratch, uint t, uint threads) {
-  scratch[t] = mine;
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  for (uint half_threads = threads / 2; half_threads > 0; half_threads /= 2) {
-    if (t < half_threads) {
-      scratch[t] += scratch[t + half_threads];
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-  }
-  const float total = scratch[0];
-  threadgroup_barrier(mem_flags::mem_threadgroup);  // the scratch is reused next
-  return total;
-}
-
-inline float svd_group_largest(float mine, threadgroup float* scratch, uint t, uint threads) {
-  scratch[t] = mine;
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  for (uint half_threads = threads / 2; half_threads > 0; half_threads /= 2) {
-    if (t < half_threads) {
-      scratch[t] = max(scratch[t], scratch[t + half_threads]);
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-  }
-  const float largest = scratch[0];
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  return largest;
 }
 
 // The least value and (ties) the lowest index holding it: the index, as
@@ -174,8 +137,8 @@ kernel void svd(device T* workspace [[buffer(0)]],
   for (long e = t; vectors && e < long(columns) * columns; e += threads) {
     v[e] = e % (columns + 1) == 0 ? 1.0f : 0.0f;
   }
-  largest = svd_group_largest(largest, scratch, t, threads);
-  nonfinite = svd_group_total(nonfinite, scratch, t, threads);
+  largest = mps_ops::group_largest(largest, scratch, t, threads);
+  nonfinite = mps_ops::group_total(nonfinite, scratch, t, threads);
   if (nonfinite > 0.0f) {
     if (t == 0) {
       info[matrix] = -2;  // the CPU's "contained non-finite values"
@@ -198,7 +161,7 @@ kernel void svd(device T* workspace [[buffer(0)]],
     float mine = 0.0f;
     for (int step = 0; step < m - 1; ++step) {
       for (int k = int(t); k < pair_count; k += int(threads)) {
-        const int2 pq = round_robin_pair(step, k, m);
+        const int2 pq = mps_ops::round_robin_pair(step, k, m);
         device float* rotation = plan + long(k) * mps_ops::svd_pair_floats;
         if (max(pq.x, pq.y) >= columns) {
           rotation[0] = 1.0f;
@@ -223,7 +186,7 @@ kernel void svd(device T* workspace [[buffer(0)]],
           continue;
         }
         const float c = rotation[0];
-        const int2 pq = round_robin_pair(step, k, m);
+        const int2 pq = mps_ops::round_robin_pair(step, k, m);
         device float* target = in_b ? b : v;
         const long lo = at_column(i, min(pq.x, pq.y), height);
         const long hi = at_column(i, max(pq.x, pq.y), height);
@@ -234,7 +197,7 @@ kernel void svd(device T* workspace [[buffer(0)]],
       }
       threadgroup_barrier(mem_flags::mem_device);
     }
-    rotated = svd_group_total(mine, scratch, t, threads);
+    rotated = mps_ops::group_total(mine, scratch, t, threads);
     ++sweeps;
   }
   if (rotated > 0.0f) {
@@ -322,7 +285,7 @@ kernel void svd(device T* workspace [[buffer(0)]],
         left[at_column(i, slot, rows)] = w;
         norm_part += w * w;
       }
-      const float norm = sqrt(svd_group_total(norm_part, scratch, t, threads));
+      const float norm = sqrt(mps_ops::group_total(norm_part, scratch, t, threads));
       for (int i = int(t); i < rows; i += int(threads)) {
         const float u = left[at_column(i, slot, rows)] / norm;
         left[at_column(i, slot, rows)] = u;
