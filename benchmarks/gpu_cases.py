@@ -320,10 +320,39 @@ def matmul_cases(records) -> list:
     return cases
 
 
+def _symmetric(shape):
+    a = torch.randn(shape)
+    return a + a.mT
+
+
+def _lu_solve_inputs(batch, n, columns):
+    lu, pivots = torch.linalg.lu_factor(torch.randn(batch, n, n) + n ** 0.5 * torch.eye(n))
+    return [lu, pivots, torch.randn(batch, n, columns)]
+
+
+def linalg_cases(records) -> list:
+    """The decompositions a Mac lacks up to 2.13, one threadgroup per matrix
+    in ours (torch's CUDA ops are cuSOLVER's and MAGMA's): 64 matrices a call
+    at sizes where one threadgroup still serves. Compute rows. Each call
+    returns what the inputs pin down: eigenvector and singular vector signs
+    are the implementation's, so their magnitudes."""
+    specs = [
+        ("_linalg_eigh", (64, 128, 128), lambda: [_symmetric((64, 128, 128))],
+         lambda a: torch.linalg.eigh(a).eigenvectors.abs()),
+        ("_linalg_svd", (64, 128, 96), lambda: [torch.randn(64, 128, 96)],
+         lambda a: torch.linalg.svd(a, full_matrices=False).U.abs()),
+        ("geqrf", (64, 256, 128), lambda: [torch.randn(64, 256, 128)], torch.geqrf),
+        ("linalg_qr", (64, 256, 128), lambda: [torch.randn(64, 256, 128)], torch.linalg.qr),
+        ("linalg_lu_solve", (64, 256, 256), lambda: _lu_solve_inputs(64, 256, 64), torch.linalg.lu_solve),
+    ]
+    return [Case("linalg", name, shape, torch.float32, make, call, high_arithmetic=True)
+            for name, shape, make, call in specs if name in records and records[name].active]
+
+
 def all_cases(families=None) -> list:
     records = {name: r for name, r in registry_ops().items()}
     cases = (elementwise_cases(records) + reduction_cases(records) + own_input_cases(records)
-             + pool_backward_cases(records) + matmul_cases(records))
+             + pool_backward_cases(records) + matmul_cases(records) + linalg_cases(records))
     if families:
         cases = [c for c in cases if any(f in c.family or f == c.kernel for f in families)]
     return cases
