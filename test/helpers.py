@@ -138,6 +138,14 @@ def errors_of_cpu_and_ours(fn, *args):
     return cpu.value, ours.value
 
 
+def seeded_randn(*shape, seed=0):
+    """torch.randn(*shape) after torch.manual_seed(seed): the same matrix
+    for every run (the global generator is left seeded, as the tests that
+    draw after it expect)."""
+    torch.manual_seed(seed)
+    return torch.randn(*shape)
+
+
 def assert_errors_match(call, same_words=True):
     """call() raises the CPU's exception type on our kernels too; with
     same_words, in the CPU's words."""

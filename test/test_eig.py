@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from eig_checks import EPS, assert_eig_valid, assert_eigenvalues_valid, matched_distance
-from helpers import MATRIX_LAYOUTS, errors_of_cpu_and_ours, run_on_kernels
+from helpers import MATRIX_LAYOUTS, errors_of_cpu_and_ours, run_on_kernels, seeded_randn
 
 # The registry ops whose layouts this file tests (test_layouts.py checks
 # that every registry op's layouts are tested somewhere).
@@ -28,11 +28,6 @@ EIGVALS = torch.linalg.eigvals
 # the eigenvalue-only path.
 EIGVALS_ONLY = torch.ops.aten._linalg_eigvals
 KERNEL = "eig_dense_float_float"
-
-
-def _random(*shape, seed=0):
-    torch.manual_seed(seed)
-    return torch.randn(*shape)
 
 
 def _eig(a):
@@ -61,13 +56,13 @@ def _check(a, where=""):
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 17, 33, 64])
 def test_random_matrices(n):
     for seed in range(3):
-        _check(_random(2, n, n, seed=seed), f"n={n} seed={seed}")
+        _check(seeded_randn(2, n, n, seed=seed), f"n={n} seed={seed}")
 
 
 @pytest.mark.parametrize("n", [100, 128])
 def test_larger_matrices(n):
     """More threads than a SIMD group, and several rows per thread."""
-    _check(_random(n, n, seed=n), f"n={n}")
+    _check(seeded_randn(n, n, seed=n), f"n={n}")
 
 
 def _rotation_blocks(angles, radii):
@@ -79,7 +74,7 @@ def _rotation_blocks(angles, radii):
 
 def _similar(d, seed=0):
     """Q d Q^T for a random orthogonal Q: d's eigenvalues, hidden."""
-    q, _ = torch.linalg.qr(_random(d.shape[0], d.shape[0], seed=seed).double())
+    q, _ = torch.linalg.qr(seeded_randn(d.shape[0], d.shape[0], seed=seed).double())
     return (q @ d.double() @ q.T).float()
 
 
@@ -111,8 +106,8 @@ STRUCTURED = {
     "pure_imaginary": lambda: torch.tensor([[0.0, -2.0], [2.0, 0.0]]),
     "repeated": lambda: _similar(torch.diag(torch.tensor([2.0, 2.0, 2.0, -1.0, -1.0, 5.0]))),
     "clustered": lambda: _similar(torch.diag(1.0 + 1e-4 * torch.arange(6.0))),
-    "upper_triangular": lambda: _random(7, 7, seed=1).triu(),
-    "lower_triangular": lambda: _random(7, 7, seed=2).tril(),
+    "upper_triangular": lambda: seeded_randn(7, 7, seed=1).triu(),
+    "lower_triangular": lambda: seeded_randn(7, 7, seed=2).tril(),
     "diagonal": lambda: torch.diag(torch.tensor([3.0, -1.0, 0.5, -7.0, 0.0])),
     "identity": lambda: torch.eye(5),
     "zero": lambda: torch.zeros(4, 4),
@@ -121,12 +116,12 @@ STRUCTURED = {
     "companion": lambda: _companion([1.0, -2.0, 3.0, 0.5, -0.25]),
     "companion_complex_roots": lambda: _companion_of([0.0, 0.0, 0.0, 0.0, 1.0]),  # x^5 + 1: unit-circle roots
     "companion_roots_1_to_8": lambda: _companion([float(r) for r in range(1, 9)]),  # ill-conditioned roots
-    "hessenberg": lambda: _random(8, 8, seed=3).triu(-1),
-    "symmetric": lambda: (lambda x: x + x.T)(_random(6, 6, seed=4)),
-    "skew_symmetric": lambda: (lambda x: x - x.T)(_random(6, 6, seed=5)),
-    "tiny_scale": lambda: _random(6, 6, seed=6) * 1e-15,
-    "huge_scale": lambda: _random(6, 6, seed=7) * 1e15,
-    "badly_scaled": lambda: torch.diag(torch.tensor([1e-6, 1.0, 1e6])) @ _random(3, 3, seed=8)
+    "hessenberg": lambda: seeded_randn(8, 8, seed=3).triu(-1),
+    "symmetric": lambda: (lambda x: x + x.T)(seeded_randn(6, 6, seed=4)),
+    "skew_symmetric": lambda: (lambda x: x - x.T)(seeded_randn(6, 6, seed=5)),
+    "tiny_scale": lambda: seeded_randn(6, 6, seed=6) * 1e-15,
+    "huge_scale": lambda: seeded_randn(6, 6, seed=7) * 1e15,
+    "badly_scaled": lambda: torch.diag(torch.tensor([1e-6, 1.0, 1e6])) @ seeded_randn(3, 3, seed=8)
     @ torch.diag(torch.tensor([1e6, 1.0, 1e-6])),
     "one_by_one": lambda: torch.tensor([[-3.5]]),
 }
@@ -155,7 +150,7 @@ def test_real_eigenvalues_are_real_and_pairs_conjugate_in_order():
     """LAPACK's convention: a complex pair's eigenvalue with positive
     imaginary part first, its vector's conjugate beside it; real eigenvalues
     with a zero imaginary part (+0) and real vectors."""
-    a = _random(12, 12, seed=9)
+    a = seeded_randn(12, 12, seed=9)
     values, vectors = _eig(a)
     i = 0
     while i < 12:
@@ -172,13 +167,13 @@ def test_the_cpus_order_where_eigenvalues_are_well_separated():
     """The same deflation order as LAPACK's geev for a plain random matrix
     (documented as unspecified, but users compare): equal in order within
     float32 rounding."""
-    a = _random(6, 6, seed=10)
+    a = seeded_randn(6, 6, seed=10)
     values, _ = _eig(a)
     torch.testing.assert_close(values, EIG(a)[0], atol=1e-4, rtol=1e-4)
 
 
 def test_a_complex_vector_has_its_largest_component_real():
-    a = _random(9, 9, seed=11)
+    a = seeded_randn(9, 9, seed=11)
     values, vectors = _eig(a)
     for k in range(9):
         if values[k].imag > 0:
@@ -189,7 +184,7 @@ def test_a_complex_vector_has_its_largest_component_real():
 @pytest.mark.parametrize("layout", list(MATRIX_LAYOUTS))
 def test_layouts_give_the_contiguous_results(layout):
     """The kernel reads a column-major copy: any layout gives the same bits."""
-    a = MATRIX_LAYOUTS[layout](_random(3, 7, 7, seed=12))
+    a = MATRIX_LAYOUTS[layout](seeded_randn(3, 7, 7, seed=12))
     values, vectors = _eig(a)
     expected_values, expected_vectors = _eig(a.contiguous())
     assert torch.equal(values, expected_values) and torch.equal(vectors, expected_vectors)
@@ -198,7 +193,7 @@ def test_layouts_give_the_contiguous_results(layout):
 
 
 def test_batches_are_independent():
-    a = _random(2, 3, 6, 6, seed=13)
+    a = seeded_randn(2, 3, 6, 6, seed=13)
     values, vectors = _eig(a)
     for index in [(0, 0), (1, 2)]:
         alone_values, alone_vectors = _eig(a[index])
@@ -207,7 +202,7 @@ def test_batches_are_independent():
 
 def test_result_layout_is_the_cpus():
     """Eigenvalues contiguous, eigenvectors column-major, as LAPACK's."""
-    a = _random(2, 5, 5, seed=14)
+    a = seeded_randn(2, 5, 5, seed=14)
     values, vectors = _eig(a)
     cpu_values, cpu_vectors = EIG(a)
     assert values.stride() == cpu_values.stride() and vectors.stride() == cpu_vectors.stride()
@@ -227,7 +222,7 @@ def test_empty(shape):
 def test_out_of_any_dtype_and_layout(out_dtype):
     """An empty out is resized as the CPU resizes it (complex64 vectors
     column-major, others contiguous); a given shape and layout is kept."""
-    a = _random(2, 4, 4, seed=15)
+    a = seeded_randn(2, 4, 4, seed=15)
 
     def call(values_out, vectors_out):
         return EIG(a, out=(values_out, vectors_out))
@@ -249,7 +244,7 @@ def test_out_of_any_dtype_and_layout(out_dtype):
 def test_gradients():
     """torch's eig backward on our decomposition: the gradient of a loss that
     neither the eigenvalues' order nor the vectors' phases change."""
-    a = _random(5, 5, seed=16)
+    a = seeded_randn(5, 5, seed=16)
 
     def grad(x):
         x = x.detach().requires_grad_()
@@ -265,7 +260,7 @@ def test_gradients():
 
 
 def test_eigvals_gradient_goes_through_eig():
-    a = _random(4, 4, seed=17)
+    a = seeded_randn(4, 4, seed=17)
 
     def grad(x):
         x = x.detach().requires_grad_()
@@ -278,7 +273,7 @@ def test_eigvals_gradient_goes_through_eig():
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
 def test_eig_refuses_nan_and_infinities_as_the_cpu(value):
-    a = _random(3, 3, seed=18)
+    a = seeded_randn(3, 3, seed=18)
     a[1, 2] = value
     cpu, ours = errors_of_cpu_and_ours(EIG, a)
     assert str(ours) == str(cpu)
@@ -288,7 +283,7 @@ def test_eig_refuses_nan_and_infinities_as_the_cpu(value):
 def test_eigvals_of_a_nonfinite_matrix_are_nan(value):
     """The CPU's LAPACK returns NaNs for an infinity and crashes the process
     on NaN (torch 2.13's MKL): ours gives NaN for that matrix only."""
-    a = _random(2, 3, 3, seed=19)
+    a = seeded_randn(2, 3, 3, seed=19)
     a[1, 0, 2] = value
     values = _eigvals(a)
     assert values[1].isnan().all()
@@ -323,7 +318,7 @@ def test_float64_is_refused_clearly(fn):
 
 
 def test_out_of_a_real_dtype_is_refused_as_on_the_cpu():
-    a = _random(3, 3, seed=20)
+    a = seeded_randn(3, 3, seed=20)
     for outs in [(torch.empty(0), torch.empty(0, dtype=torch.complex64)),
                  (torch.empty(0, dtype=torch.complex64), torch.empty(0))]:
         cpu, ours = errors_of_cpu_and_ours(lambda x, v, w: EIG(x, out=(v, w)), a, *outs)
@@ -344,7 +339,7 @@ def test_convergence_failure_raises_the_cpus_error(monkeypatch):
     """With no QR sweep allowed (MPS_OPS_EIG_ITERATIONS=0), the CPU's
     LinAlgError and words; LAPACK's info is the row where QR stopped."""
     monkeypatch.setitem(os.environ, "MPS_OPS_EIG_ITERATIONS", "0")
-    for a, batch in [(_random(2, 5, 5, seed=21), ": (Batch element 0)"), (_random(5, 5, seed=22), "")]:
+    for a, batch in [(seeded_randn(2, 5, 5, seed=21), ": (Batch element 0)"), (seeded_randn(5, 5, seed=22), "")]:
         for fn, name in [(EIG, "torch.linalg.eig"), (EIGVALS_ONLY, "torch.linalg.eigvals")]:
             with pytest.raises(torch.linalg.LinAlgError) as error:
                 run_on_kernels(fn, a)

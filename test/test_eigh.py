@@ -14,7 +14,7 @@ import torch
 
 from eig_checks import assert_eigh_valid, symmetric_from
 from helpers import (MATRIX_LAYOUTS, assert_errors_match, assert_float64_and_complex_refused, assert_gradients_match,
-                     errors_of_cpu_and_ours, run_on_kernels)
+                     errors_of_cpu_and_ours, run_on_kernels, seeded_randn)
 from mps_ops.testing import device, emulate
 
 LAYOUTS_TESTED_HERE = {"_linalg_eigh"}
@@ -29,20 +29,15 @@ def _check(a, uplo="L", where=""):
     return values, vectors
 
 
-def _random(*shape, seed=0):
-    torch.manual_seed(seed)
-    return torch.randn(*shape)
-
-
 @pytest.mark.parametrize("uplo", ["L", "U"])
 @pytest.mark.parametrize("shape", [(1, 1), (2, 2), (3, 3), (5, 5), (3, 8, 8), (2, 2, 17, 17), (100, 100)], ids=str)
 def test_matches_the_cpu(shape, uplo):
-    _check(_random(*shape, seed=shape[-1]), uplo, f"{shape} {uplo}")
+    _check(seeded_randn(*shape, seed=shape[-1]), uplo, f"{shape} {uplo}")
 
 
 @pytest.mark.parametrize("uplo", ["L", "u"])
 def test_the_other_triangle_is_never_read(uplo):
-    a = _random(6, 6, seed=1)
+    a = seeded_randn(6, 6, seed=1)
     ignored = torch.ones(6, 6, dtype=torch.bool).triu(1) if uplo.upper() == "L" else torch.ones(6, 6).bool().tril(-1)
     poisoned = a.masked_fill(ignored, float("nan"))
     values, _ = _check(poisoned, uplo)
@@ -50,7 +45,7 @@ def test_the_other_triangle_is_never_read(uplo):
 
 
 def test_eigenvalues_only():
-    a = _random(3, 9, 9, seed=2)
+    a = seeded_randn(3, 9, 9, seed=2)
     values, dispatches = run_on_kernels(torch.linalg.eigvalsh, a)
     assert [d.kernel for d in dispatches] == ["eigh_dense_float_float"]
     assert_eigh_valid(a, "L", values, None, torch.linalg.eigvalsh(a))
@@ -59,20 +54,20 @@ def test_eigenvalues_only():
 def test_graded_and_repeated_spectra():
     """Eigenvalues from 1e-6 to 1e6 (each to its relative accuracy, which
     Jacobi keeps), the identity, a cluster, and a rank-one matrix."""
-    q, _ = torch.linalg.qr(_random(7, 7, seed=3))
+    q, _ = torch.linalg.qr(seeded_randn(7, 7, seed=3))
     graded = torch.diag(torch.logspace(-6, 6, 7))
     values, _ = _check(graded, "L", "graded diagonal")
     torch.testing.assert_close(values, torch.logspace(-6, 6, 7), rtol=2e-6, atol=0)
     _check((q * torch.tensor([1.0, 1, 1, 2, 2, 2, 5])) @ q.T, "L", "clusters")
     _check(torch.eye(5), "U", "identity")
-    u = _random(6, 1, seed=4)
+    u = seeded_randn(6, 1, seed=4)
     _check(u @ u.T, "L", "rank one")
 
 
 @pytest.mark.parametrize("scale", [1e-30, 1e30], ids=str)
 def test_near_the_limits_of_float32(scale):
     """A power-of-two scaling first, so nothing squares past float32's range."""
-    a = _random(5, 5, seed=5)
+    a = seeded_randn(5, 5, seed=5)
     values, vectors = _check(a * scale, "L")
     torch.testing.assert_close(values / scale, torch.linalg.eigvalsh(a), rtol=1e-5, atol=1e-5)
 
@@ -84,7 +79,7 @@ def test_the_zero_matrix():
 
 @pytest.mark.parametrize("layout", MATRIX_LAYOUTS)
 def test_layouts(layout):
-    _check(MATRIX_LAYOUTS[layout](_random(2, 6, 6, seed=6)), "L", layout)
+    _check(MATRIX_LAYOUTS[layout](seeded_randn(2, 6, 6, seed=6)), "L", layout)
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3, 3)], ids=str)
@@ -96,7 +91,7 @@ def test_empty_shapes(shape):
 def test_out(out):
     """An out resized (empty or of another size) takes column-major
     strides, as the CPU's; one of the right size keeps its own."""
-    a = _random(2, 5, 5, seed=7)
+    a = seeded_randn(2, 5, 5, seed=7)
     make = {"right size": lambda: torch.empty(2, 5, 5), "transposed": lambda: torch.empty(2, 5, 5).mT,
             "empty": lambda: torch.empty(0), "other size": lambda: torch.empty(3, 3)}[out]
     expected_values, expected_vectors = torch.empty(0), make()
@@ -110,7 +105,7 @@ def test_out(out):
 
 
 def test_eigenvalues_only_out_empties_the_vectors():
-    a = _random(4, 4, seed=8)
+    a = seeded_randn(4, 4, seed=8)
     with torch.device(device()), emulate():
         values, vectors = torch.empty(0).to(device()), torch.empty(0).to(device())
         torch.ops.aten._linalg_eigh.eigenvalues(a.to(device()), "L", False, eigenvalues=values, eigenvectors=vectors)
@@ -119,7 +114,7 @@ def test_eigenvalues_only_out_empties_the_vectors():
 
 
 def test_a_nan_raises_the_cpus_linalg_error():
-    a = _random(3, 4, 4, seed=9)
+    a = seeded_randn(3, 4, 4, seed=9)
     a[1, 2, 1] = float("nan")
     cpu, ours = errors_of_cpu_and_ours(torch.linalg.eigh, a)
     assert isinstance(ours, torch.linalg.LinAlgError)
@@ -129,7 +124,7 @@ def test_a_nan_raises_the_cpus_linalg_error():
 def test_an_infinity_raises_too():
     """The CPU's LAPACK returns NaNs for some infinities and fails on others
     (the registry's `differs`); ours fails on every one, as on a NaN."""
-    a = _random(4, 4, seed=9)
+    a = seeded_randn(4, 4, seed=9)
     a[2, 1] = -float("inf")
     with pytest.raises(torch.linalg.LinAlgError, match=r"^linalg.eigh: The algorithm failed to converge .*code: 1\)"):
         run_on_kernels(torch.linalg.eigh, a)
@@ -138,7 +133,7 @@ def test_an_infinity_raises_too():
 def test_a_sweep_limit_reached_raises_the_cpus_linalg_error(monkeypatch):
     monkeypatch.setenv("MPS_OPS_EIGH_SWEEPS", "1")
     with pytest.raises(torch.linalg.LinAlgError, match=r"linalg.eigh: The algorithm failed to converge .*error code"):
-        run_on_kernels(torch.linalg.eigh, _random(8, 8, seed=10))
+        run_on_kernels(torch.linalg.eigh, seeded_randn(8, 8, seed=10))
 
 
 def test_matrices_above_the_size_limit_are_refused_clearly():
@@ -149,7 +144,7 @@ def test_matrices_above_the_size_limit_are_refused_clearly():
 def test_gradients_through_our_kernel():
     """eigh's backward uses its eigenvalues and eigenvectors (sign
     independent through a loss of |V|)."""
-    a = _random(5, 5, seed=11)
+    a = seeded_randn(5, 5, seed=11)
     a = a + a.T
 
     def loss(x):

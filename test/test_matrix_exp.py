@@ -15,8 +15,9 @@ import re
 import pytest
 import torch
 
-from helpers import (MATRIX_LAYOUTS, assert_at_least_as_accurate, assert_errors_match, assert_float64_and_complex_refused,
-                     assert_gradients_match, assert_normwise_as_accurate, run_on_kernels)
+from helpers import (MATRIX_LAYOUTS, assert_at_least_as_accurate, assert_errors_match,
+                     assert_float64_and_complex_refused, assert_gradients_match, assert_normwise_as_accurate,
+                     run_on_kernels, seeded_randn)
 from mps_ops.testing import device, emulate
 
 LAYOUTS_TESTED_HERE = {"linalg_matrix_exp"}
@@ -41,21 +42,16 @@ def _check_float32(a, where=""):
     return ours
 
 
-def _random(*shape, scale=1.0, seed=0):
-    torch.manual_seed(seed)
-    return torch.randn(*shape) * scale
-
-
 @pytest.mark.parametrize("scale", [1e-5, 0.05, 1.0, 4.0, 12.0], ids=str)
 @pytest.mark.parametrize("shape", [(1, 1), (4, 4), (3, 5, 5), (2, 2, 16, 16), (40, 40)], ids=str)
 def test_float32_as_near_the_truth_as_the_cpu(shape, scale):
     """Scales from no squaring (the cheapest polynomial) to several."""
-    _check_float32(_random(*shape, scale=scale / math.sqrt(shape[-1])), f"{shape} x {scale}")
+    _check_float32(seeded_randn(*shape) * (scale / math.sqrt(shape[-1])), f"{shape} x {scale}")
 
 
 def test_a_batch_whose_matrices_need_different_squarings():
     scales = torch.tensor([0.0, 1e-3, 0.5, 6.0, 25.0]).view(5, 1, 1)
-    _check_float32(_random(5, 6, 6, seed=1) * scales / math.sqrt(6))
+    _check_float32(seeded_randn(5, 6, 6, seed=1) * scales / math.sqrt(6))
 
 
 @pytest.mark.parametrize("t", [0.0, 0.3, 2.0, 40.0], ids=str)
@@ -81,7 +77,7 @@ def test_the_zero_matrix_gives_the_identity_exactly():
 
 @pytest.mark.parametrize("layout", MATRIX_LAYOUTS)
 def test_layouts(layout):
-    _check_float32(MATRIX_LAYOUTS[layout](_random(2, 6, 6, seed=3)), layout)
+    _check_float32(MATRIX_LAYOUTS[layout](seeded_randn(2, 6, 6, seed=3)), layout)
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3, 3)], ids=str)
@@ -102,7 +98,7 @@ def test_non_finite_and_overflowing_inputs_give_nan_as_the_cpus(value):
 
 
 def test_a_nan_matrix_leaves_its_batch_neighbours_alone():
-    a = _random(3, 4, 4, seed=4)
+    a = seeded_randn(3, 4, 4, seed=4)
     a[1, 2, 3] = float("nan")
     ours, _ = run_on_kernels(torch.linalg.matrix_exp, a)
     assert ours[1].isnan().all()
@@ -115,7 +111,7 @@ def test_half_and_bfloat16_round_once(shape, dtype):
     """Computed in float32 and rounded once: no further from the truth than
     the CPU's (whose half result is NaN for most matrices of norm above
     one, in torch 2.13)."""
-    a = _random(*shape, seed=5).to(dtype)
+    a = seeded_randn(*shape, seed=5).to(dtype)
     ours, dispatches = run_on_kernels(torch.linalg.matrix_exp, a)
     assert ours.dtype == dtype and _kernels(dispatches) == {"taylor_block_dense_float_float"}
     truth = torch.linalg.matrix_exp(a.double())
@@ -127,8 +123,8 @@ def test_half_and_bfloat16_round_once(shape, dtype):
 def test_the_gradient_through_our_kernel():
     """matrix_exp's backward is matrix_exp of the 2n x 2n block matrix
     [[A^T, G], [0, A^T]]: ours again."""
-    weights = _random(5, 5, seed=7)
-    assert_gradients_match(lambda x: (torch.matrix_exp(x) * weights.to(x.device)).sum(), _random(5, 5, seed=6),
+    weights = seeded_randn(5, 5, seed=7)
+    assert_gradients_match(lambda x: (torch.matrix_exp(x) * weights.to(x.device)).sum(), seeded_randn(5, 5, seed=6),
                            rtol=1e-5, atol=1e-5)
 
 

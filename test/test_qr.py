@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from helpers import (MATRIX_LAYOUTS, assert_errors_match, assert_float64_and_complex_refused, assert_gradients_match,
-                     run_on_kernels)
+                     run_on_kernels, seeded_randn)
 from mps_ops.testing import device, emulate
 
 LAYOUTS_TESTED_HERE = {"geqrf", "linalg_qr"}
@@ -45,14 +45,9 @@ def _check_qr(a, q, r, where):
     torch.testing.assert_close(q @ r, a, rtol=0, atol=bound, msg=lambda m: f"{where}: {m}")
 
 
-def _random(*shape, seed=0):
-    torch.manual_seed(seed)
-    return torch.randn(*shape)
-
-
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_geqrf_matches_the_cpu(shape):
-    a = _random(*shape, seed=sum(shape))
+    a = seeded_randn(*shape, seed=sum(shape))
     (factored, tau), dispatches = run_on_kernels(torch.geqrf, a)
     assert [d.kernel for d in dispatches] == ["geqrf_dense_float_float"]
     cpu_factored, cpu_tau = torch.geqrf(a)
@@ -63,7 +58,7 @@ def test_geqrf_matches_the_cpu(shape):
 @pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_qr_matches_the_cpu(shape, mode):
-    a = _random(*shape, seed=sum(shape))
+    a = seeded_randn(*shape, seed=sum(shape))
     (q, r), dispatches = run_on_kernels(torch.linalg.qr, a, mode=mode)
     assert [d.kernel for d in dispatches] == ["geqrf_dense_float_float"] + ([] if mode == "r" else [
         "ormqr_dense_float_float"])
@@ -78,7 +73,7 @@ def test_rank_deficient_and_zero_columns():
     """A zero column below the diagonal gives tau 0 (the identity), as
     LAPACK's larfg; a repeated column leaves a trailing reflector of
     rounding noise, so the factors are checked by what they rebuild."""
-    a = _random(6, 4, seed=1)
+    a = seeded_randn(6, 4, seed=1)
     a[:, 1] = 0
     a[:, 3] = a[:, 0]
     (factored, tau), _ = run_on_kernels(torch.geqrf, a)
@@ -91,7 +86,7 @@ def test_rank_deficient_and_zero_columns():
 
 @pytest.mark.parametrize("scale", [1e-30, 1e30], ids=str)
 def test_near_the_limits_of_float32(scale):
-    a = _random(6, 4, seed=2) * scale
+    a = seeded_randn(6, 4, seed=2) * scale
     (q, r), _ = run_on_kernels(torch.linalg.qr, a)
     cpu_q, cpu_r = torch.linalg.qr(a)
     _close(q, cpu_q, a, "Q", scale=1.0)
@@ -101,7 +96,7 @@ def test_near_the_limits_of_float32(scale):
 @pytest.mark.parametrize("layout", MATRIX_LAYOUTS)
 def test_layouts(layout):
     """(The sliced layout repeats columns: checked by what it rebuilds.)"""
-    a = MATRIX_LAYOUTS[layout](_random(2, 6, 4, seed=3))
+    a = MATRIX_LAYOUTS[layout](seeded_randn(2, 6, 4, seed=3))
     (factored, tau), _ = run_on_kernels(torch.geqrf, a)
     _check_factors(a, factored, tau, layout)
     (q, r), _ = run_on_kernels(torch.linalg.qr, a)
@@ -130,7 +125,7 @@ def test_nan_spreads_as_the_cpus():
 
 @pytest.mark.parametrize("out", ["right size", "transposed", "empty", "other size"])
 def test_qr_out(out):
-    a = _random(5, 3, seed=4)
+    a = seeded_randn(5, 3, seed=4)
     make = {"right size": lambda: torch.empty(5, 3), "transposed": lambda: torch.empty(3, 5).mT,
             "empty": lambda: torch.empty(0), "other size": lambda: torch.empty(2, 2)}[out]
     expected_q, expected_r = make(), torch.empty(0)
@@ -145,7 +140,7 @@ def test_qr_out(out):
 
 
 def test_geqrf_out_of_the_right_size_keeps_its_strides():
-    a = _random(4, 4, seed=5)
+    a = seeded_randn(4, 4, seed=5)
     expected = (torch.empty(4, 4), torch.empty(4))
     torch.geqrf(a, out=expected)
     with torch.device(device()), emulate():
@@ -157,7 +152,7 @@ def test_geqrf_out_of_the_right_size_keeps_its_strides():
 
 
 def test_gradients_through_our_kernels():
-    a = _random(5, 3, seed=6)
+    a = seeded_randn(5, 3, seed=6)
 
     def loss(x):
         q, r = torch.linalg.qr(x)

@@ -15,7 +15,7 @@ import torch
 
 from eig_checks import assert_svd_valid
 from helpers import (MATRIX_LAYOUTS, assert_errors_match, assert_float64_and_complex_refused, assert_gradients_match,
-                     errors_of_cpu_and_ours, run_on_kernels)
+                     errors_of_cpu_and_ours, run_on_kernels, seeded_randn)
 from mps_ops.testing import device, emulate
 
 LAYOUTS_TESTED_HERE = {"_linalg_svd"}
@@ -31,20 +31,15 @@ def _check(a, full_matrices=False, where=""):
     return u, s, vh
 
 
-def _random(*shape, seed=0):
-    torch.manual_seed(seed)
-    return torch.randn(*shape)
-
-
 @pytest.mark.parametrize("full_matrices", [False, True], ids=["reduced", "full"])
 @pytest.mark.parametrize("shape", [(1, 1), (3, 3), (6, 1), (1, 6), (5, 3), (3, 5), (2, 8, 8), (2, 2, 40, 17),
                                    (17, 40), (100, 100)], ids=str)
 def test_matches_the_truth(shape, full_matrices):
-    _check(_random(*shape, seed=sum(shape)), full_matrices, f"{shape}")
+    _check(seeded_randn(*shape, seed=sum(shape)), full_matrices, f"{shape}")
 
 
 def test_singular_values_only():
-    a = _random(3, 9, 6, seed=1)
+    a = seeded_randn(3, 9, 6, seed=1)
     s, dispatches = run_on_kernels(torch.linalg.svdvals, a)
     assert [d.kernel for d in dispatches] == [KERNEL]
     assert_svd_valid(a, None, s, None)
@@ -56,9 +51,9 @@ def test_rank_deficient_matrices_get_complete_bases(full_matrices):
     matrix, a rank-one matrix, a zero column, in tall and wide shapes."""
     _check(torch.zeros(2, 5, 3), full_matrices, "zero")
     _check(torch.zeros(3, 6), full_matrices, "zero, wide")
-    u = _random(7, 1, seed=2)
-    _check(u @ _random(1, 4, seed=3), full_matrices, "rank one")
-    a = _random(6, 4, seed=4)
+    u = seeded_randn(7, 1, seed=2)
+    _check(u @ seeded_randn(1, 4, seed=3), full_matrices, "rank one")
+    a = seeded_randn(6, 4, seed=4)
     a[:, 2] = 0
     _check(a, full_matrices, "a zero column")
 
@@ -71,14 +66,14 @@ def test_a_graded_diagonal_keeps_its_small_values():
 
 @pytest.mark.parametrize("scale", [1e-30, 1e30], ids=str)
 def test_near_the_limits_of_float32(scale):
-    a = _random(6, 4, seed=5)
+    a = seeded_randn(6, 4, seed=5)
     _, s, _ = _check(a * scale)
     torch.testing.assert_close(s / scale, torch.linalg.svdvals(a), rtol=1e-5, atol=0)
 
 
 @pytest.mark.parametrize("layout", MATRIX_LAYOUTS)
 def test_layouts(layout):
-    _check(MATRIX_LAYOUTS[layout](_random(2, 6, 4, seed=6)), True, layout)
+    _check(MATRIX_LAYOUTS[layout](seeded_randn(2, 6, 4, seed=6)), True, layout)
 
 
 @pytest.mark.parametrize("full_matrices", [False, True], ids=["reduced", "full"])
@@ -96,7 +91,7 @@ def test_empty_shapes(shape, full_matrices):
 
 @pytest.mark.parametrize("out", ["right size", "transposed", "empty", "other size"])
 def test_out(out):
-    a = _random(5, 3, seed=7)
+    a = seeded_randn(5, 3, seed=7)
     make = {"right size": lambda: torch.empty(5, 3), "transposed": lambda: torch.empty(3, 5).mT,
             "empty": lambda: torch.empty(0), "other size": lambda: torch.empty(2, 2)}[out]
     expected_u = make()
@@ -113,7 +108,7 @@ def test_out(out):
 def test_non_finite_entries_raise_the_cpus_linalg_error(value):
     """The CPU's words for a NaN; for some infinities the CPU returns NaNs
     instead (the registry's `differs`): ours raises for every one."""
-    a = _random(3, 4, 3, seed=8)
+    a = seeded_randn(3, 4, 3, seed=8)
     a[2, 1, 1] = value
     with pytest.raises(torch.linalg.LinAlgError) as ours:
         run_on_kernels(torch.linalg.svd, a)
@@ -127,7 +122,7 @@ def test_non_finite_entries_raise_the_cpus_linalg_error(value):
 def test_a_sweep_limit_reached_raises_the_cpus_linalg_error(monkeypatch):
     monkeypatch.setenv("MPS_OPS_SVD_SWEEPS", "1")
     with pytest.raises(torch.linalg.LinAlgError, match=r"^linalg.svd: The algorithm failed to converge .*code: \d+\)"):
-        run_on_kernels(torch.linalg.svd, _random(8, 6, seed=9))
+        run_on_kernels(torch.linalg.svd, seeded_randn(8, 6, seed=9))
 
 
 def test_matrices_above_the_size_limits_are_refused_clearly():
@@ -140,7 +135,7 @@ def test_matrices_above_the_size_limits_are_refused_clearly():
 def test_gradients_through_our_kernel():
     """svd's backward uses U, S and Vh (sign independent through S and
     U Vh)."""
-    a = _random(5, 4, seed=10)
+    a = seeded_randn(5, 4, seed=10)
 
     def loss(x):
         u, s, vh = torch.linalg.svd(x, full_matrices=False)
@@ -154,7 +149,7 @@ def test_gradients_through_our_kernel():
 def test_composites_run_on_our_kernel(name):
     """(pinv is an explicit composite the emulator's routing runs on the
     CPU's kernels: not seen here.)"""
-    a = _random(6, 4, seed=11)
+    a = seeded_randn(6, 4, seed=11)
     fn = {"matrix_rank": torch.linalg.matrix_rank,
           "nuclear norm": lambda x: torch.linalg.matrix_norm(x, "nuc"),
           "spectral norm": lambda x: torch.linalg.matrix_norm(x, 2),

@@ -33,7 +33,9 @@
 
 #include "eig_params.h"
 #include <mps_ops/householder.h>
+#include <mps_ops/one_group_matrix.h>
 using namespace metal;
+using mps_ops::column_major;
 using mps_ops::reflector;
 using mps_ops::reflector_from_norm;
 using mps_ops::with_sign_of;
@@ -48,11 +50,6 @@ constant constexpr float eig_balance_limit = 1.152921504606846976e18f;
 // Back-substitution keeps right-hand sides below this (rescaling the whole
 // vector), so quotients by the smallest pivot stay finite.
 constant constexpr float eig_rescale_above = 1.0e4f;
-
-// A(i, j) of a column-major n x n matrix.
-inline long at(int i, int j, int n) {
-  return long(j) * long(n) + long(i);
-}
 
 struct complex_float {
   float re;
@@ -112,20 +109,6 @@ inline void group_sums(thread float& first, thread float& second, threadgroup fl
   first = scratch_first[0];
   second = scratch_second[0];
   threadgroup_barrier(mem_flags::mem_threadgroup);  // the scratch is reused next
-}
-
-inline float group_max(float mine, threadgroup float* scratch, uint t, uint threads) {
-  scratch[t] = mine;
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  for (uint half_threads = threads / 2; half_threads > 0; half_threads /= 2) {
-    if (t < half_threads) {
-      scratch[t] = max(scratch[t], scratch[t + half_threads]);
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-  }
-  const float result = scratch[0];
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  return result;
 }
 
 // The reflector of a bulge's (x0, x1, x2) (x2 = 0 for a 2-vector), computed
@@ -281,13 +264,9 @@ inline int normalize(device float* h, int n, threadgroup float* scratch, uint t,
   for (long e = t; e < long(n) * n; e += threads) {
     largest = max(largest, fabs(h[e]));
   }
-  largest = group_max(largest, scratch, t, threads);
-  int exponent = 0;
-  frexp(largest, exponent);
-  for (long e = t; e < long(n) * n; e += threads) {
-    h[e] = ldexp(h[e], -exponent);
-  }
-  threadgroup_barrier(mem_flags::mem_device);
+  largest = mps_ops::group_largest(largest, scratch, t, threads);
+  const int exponent = mps_ops::unit_exponent(largest);
+  mps_ops::scale_by_power_of_two(h, long(n) * n, -exponent, t, threads);
   return exponent;
 }
 
@@ -303,8 +282,8 @@ inline void balance(device float* h, device float* scales, int n, threadgroup fl
       float row = 0.0f;
       for (int j = int(t); j < n; j += int(threads)) {
         if (j != i) {
-          const float below = h[at(j, i, n)];
-          const float across = h[at(i, j, n)];
+          const float below = h[column_major(j, i, n)];
+          const float across = h[column_major(i, j, n)];
           column += below * below;
           row += across * across;
         }
@@ -343,8 +322,8 @@ inline void balance(device float* h, device float* scales, int n, threadgroup fl
       const float inverse = 1.0f / f;
       for (int j = int(t); j < n; j += int(threads)) {
         if (j != i) {
-          h[at(i, j, n)] *= inverse;
-          h[at(j, i, n)] *= f;
+          h[column_major(i, j, n)] *= inverse;
+          h[column_major(j, i, n)] *= f;
         }
       }
       threadgroup_barrier(mem_flags::mem_device);
@@ -361,11 +340,11 @@ inline void hessenberg(device float* h, device float* z, int n, bool vectors, th
   for (int k = 0; k + 2 < n; ++k) {
     // The reflector of column k below the subdiagonal; u lives in
     // A(k + 2:, k) (u_0 = 1 implied), which no update below touches.
-    const float alpha = h[at(k + 1, k, n)];
+    const float alpha = h[column_major(k + 1, k, n)];
     float squares = 0.0f;
     float unused = 0.0f;
     for (int i = k + 2 + int(t); i < n; i += int(threads)) {
-      const float x = h[at(i, k, n)];
+      const float x = h[column_major(i, k, n)];
       squares += x * x;
     }
     group_sums(squares, unused, scratch_first, scratch_second, t, threads);
@@ -374,45 +353,45 @@ inline void hessenberg(device float* h, device float* z, int n, bool vectors, th
       continue;
     }
     for (int i = k + 2 + int(t); i < n; i += int(threads)) {
-      h[at(i, k, n)] *= r.inverse;
+      h[column_major(i, k, n)] *= r.inverse;
     }
     if (t == 0) {
-      h[at(k + 1, k, n)] = r.beta;
+      h[column_major(k + 1, k, n)] = r.beta;
     }
     threadgroup_barrier(mem_flags::mem_device);
     // From the left, one column per thread: A(k+1:, j) -= tau u (u^T A(k+1:, j)).
     for (int j = k + 1 + int(t); j < n; j += int(threads)) {
-      float w = h[at(k + 1, j, n)];
+      float w = h[column_major(k + 1, j, n)];
       for (int i = k + 2; i < n; ++i) {
-        w += h[at(i, k, n)] * h[at(i, j, n)];
+        w += h[column_major(i, k, n)] * h[column_major(i, j, n)];
       }
       w *= r.tau;
-      h[at(k + 1, j, n)] -= w;
+      h[column_major(k + 1, j, n)] -= w;
       for (int i = k + 2; i < n; ++i) {
-        h[at(i, j, n)] -= w * h[at(i, k, n)];
+        h[column_major(i, j, n)] -= w * h[column_major(i, k, n)];
       }
     }
     threadgroup_barrier(mem_flags::mem_device);
     // From the right, one row per thread (of A, and of Z).
     for (int i = int(t); i < n; i += int(threads)) {
-      float w = h[at(i, k + 1, n)];
+      float w = h[column_major(i, k + 1, n)];
       for (int j = k + 2; j < n; ++j) {
-        w += h[at(i, j, n)] * h[at(j, k, n)];
+        w += h[column_major(i, j, n)] * h[column_major(j, k, n)];
       }
       w *= r.tau;
-      h[at(i, k + 1, n)] -= w;
+      h[column_major(i, k + 1, n)] -= w;
       for (int j = k + 2; j < n; ++j) {
-        h[at(i, j, n)] -= w * h[at(j, k, n)];
+        h[column_major(i, j, n)] -= w * h[column_major(j, k, n)];
       }
       if (vectors) {
-        float wz = z[at(i, k + 1, n)];
+        float wz = z[column_major(i, k + 1, n)];
         for (int j = k + 2; j < n; ++j) {
-          wz += z[at(i, j, n)] * h[at(j, k, n)];
+          wz += z[column_major(i, j, n)] * h[column_major(j, k, n)];
         }
         wz *= r.tau;
-        z[at(i, k + 1, n)] -= wz;
+        z[column_major(i, k + 1, n)] -= wz;
         for (int j = k + 2; j < n; ++j) {
-          z[at(i, j, n)] -= wz * h[at(j, k, n)];
+          z[column_major(i, j, n)] -= wz * h[column_major(j, k, n)];
         }
       }
     }
@@ -421,7 +400,7 @@ inline void hessenberg(device float* h, device float* z, int n, bool vectors, th
   // The reflectors' storage becomes the Hessenberg form's zeros.
   for (int j = int(t); j + 2 < n; j += int(threads)) {
     for (int i = j + 2; i < n; ++i) {
-      h[at(i, j, n)] = 0.0f;
+      h[column_major(i, j, n)] = 0.0f;
     }
   }
   threadgroup_barrier(mem_flags::mem_device);
@@ -433,25 +412,25 @@ inline void hessenberg(device float* h, device float* z, int n, bool vectors, th
 inline int active_block_start(device const float* h, int n, int lowest, int hi, float small_num) {
   int k = hi;
   for (; k > lowest; --k) {
-    const float below = fabs(h[at(k, k - 1, n)]);
+    const float below = fabs(h[column_major(k, k - 1, n)]);
     if (below <= small_num) {
       break;
     }
-    float diagonal = fabs(h[at(k - 1, k - 1, n)]) + fabs(h[at(k, k, n)]);
+    float diagonal = fabs(h[column_major(k - 1, k - 1, n)]) + fabs(h[column_major(k, k, n)]);
     if (diagonal == 0.0f) {
       if (k - 2 >= lowest) {
-        diagonal += fabs(h[at(k - 1, k - 2, n)]);
+        diagonal += fabs(h[column_major(k - 1, k - 2, n)]);
       }
       if (k + 1 <= hi) {
-        diagonal += fabs(h[at(k + 1, k, n)]);
+        diagonal += fabs(h[column_major(k + 1, k, n)]);
       }
     }
     if (below <= eig_ulp * diagonal) {
-      const float above = fabs(h[at(k - 1, k, n)]);
+      const float above = fabs(h[column_major(k - 1, k, n)]);
       const float ab = max(below, above);
       const float ba = min(below, above);
-      const float last = fabs(h[at(k, k, n)]);
-      const float gap = fabs(h[at(k - 1, k - 1, n)] - h[at(k, k, n)]);
+      const float last = fabs(h[column_major(k, k, n)]);
+      const float gap = fabs(h[column_major(k - 1, k - 1, n)] - h[column_major(k, k, n)]);
       const float aa = max(last, gap);
       const float bb = min(last, gap);
       const float s = aa + ab;
@@ -483,19 +462,19 @@ inline int schur(device float* h, device float* z, device float* values, int n, 
       const bool pair = l == hi - 1;
       standard_block block;
       if (pair) {
-        block = standardize(h[at(hi - 1, hi - 1, n)], h[at(hi - 1, hi, n)], h[at(hi, hi - 1, n)], h[at(hi, hi, n)]);
+        block = standardize(h[column_major(hi - 1, hi - 1, n)], h[column_major(hi - 1, hi, n)], h[column_major(hi, hi - 1, n)], h[column_major(hi, hi, n)]);
       }
-      const float last = h[at(hi, hi, n)];
+      const float last = h[column_major(hi, hi, n)];
       threadgroup_barrier(mem_flags::mem_device);  // every thread has read the block
       if (t == 0) {
         if (l > 0) {
-          h[at(l, l - 1, n)] = 0.0f;
+          h[column_major(l, l - 1, n)] = 0.0f;
         }
         if (pair) {
-          h[at(hi - 1, hi - 1, n)] = block.a;
-          h[at(hi - 1, hi, n)] = block.b;
-          h[at(hi, hi - 1, n)] = block.c;
-          h[at(hi, hi, n)] = block.d;
+          h[column_major(hi - 1, hi - 1, n)] = block.a;
+          h[column_major(hi - 1, hi, n)] = block.b;
+          h[column_major(hi, hi - 1, n)] = block.c;
+          h[column_major(hi, hi, n)] = block.d;
           values[2 * (hi - 1)] = block.first_re;
           values[2 * (hi - 1) + 1] = block.first_im;
           values[2 * hi] = block.second_re;
@@ -507,13 +486,13 @@ inline int schur(device float* h, device float* z, device float* values, int n, 
       }
       if (pair && vectors) {
         for (int j = hi + 1 + int(t); j < n; j += int(threads)) {
-          rotate(h + at(hi - 1, j, n), h + at(hi, j, n), block.cs, block.sn);
+          rotate(h + column_major(hi - 1, j, n), h + column_major(hi, j, n), block.cs, block.sn);
         }
         for (int i = int(t); i < hi - 1; i += int(threads)) {
-          rotate(h + at(i, hi - 1, n), h + at(i, hi, n), block.cs, block.sn);
+          rotate(h + column_major(i, hi - 1, n), h + column_major(i, hi, n), block.cs, block.sn);
         }
         for (int i = int(t); i < n; i += int(threads)) {
-          rotate(z + at(i, hi - 1, n), z + at(i, hi, n), block.cs, block.sn);
+          rotate(z + column_major(i, hi - 1, n), z + column_major(i, hi, n), block.cs, block.sn);
         }
       }
       threadgroup_barrier(mem_flags::mem_device);
@@ -531,22 +510,22 @@ inline int schur(device float* h, device float* z, device float* values, int n, 
     float h21;
     float h22;
     if (iterations % 20 == 10) {
-      const float s = fabs(h[at(l + 1, l, n)]) + fabs(h[at(l + 2, l + 1, n)]);
-      h11 = 0.75f * s + h[at(l, l, n)];
+      const float s = fabs(h[column_major(l + 1, l, n)]) + fabs(h[column_major(l + 2, l + 1, n)]);
+      h11 = 0.75f * s + h[column_major(l, l, n)];
       h12 = -0.4375f * s;
       h21 = s;
       h22 = h11;
     } else if (iterations % 20 == 0) {
-      const float s = fabs(h[at(hi, hi - 1, n)]) + fabs(h[at(hi - 1, hi - 2, n)]);
-      h11 = 0.75f * s + h[at(hi, hi, n)];
+      const float s = fabs(h[column_major(hi, hi - 1, n)]) + fabs(h[column_major(hi - 1, hi - 2, n)]);
+      h11 = 0.75f * s + h[column_major(hi, hi, n)];
       h12 = -0.4375f * s;
       h21 = s;
       h22 = h11;
     } else {
-      h11 = h[at(hi - 1, hi - 1, n)];
-      h21 = h[at(hi, hi - 1, n)];
-      h12 = h[at(hi - 1, hi, n)];
-      h22 = h[at(hi, hi, n)];
+      h11 = h[column_major(hi - 1, hi - 1, n)];
+      h21 = h[column_major(hi, hi - 1, n)];
+      h12 = h[column_major(hi - 1, hi, n)];
+      h22 = h[column_major(hi, hi, n)];
     }
     float rt1r = 0.0f;
     float rt1i = 0.0f;
@@ -582,13 +561,13 @@ inline int schur(device float* h, device float* z, device float* values, int n, 
     float v1;
     float v2;
     for (;; --m) {
-      const float hmm = h[at(m, m, n)];
-      float below = h[at(m + 1, m, n)];
+      const float hmm = h[column_major(m, m, n)];
+      float below = h[column_major(m + 1, m, n)];
       const float scale = fabs(hmm - rt2r) + fabs(rt2i) + fabs(below);
       below /= scale;
-      v0 = below * h[at(m, m + 1, n)] + (hmm - rt1r) * ((hmm - rt2r) / scale) - rt1i * (rt2i / scale);
-      v1 = below * (hmm + h[at(m + 1, m + 1, n)] - rt1r - rt2r);
-      v2 = below * h[at(m + 2, m + 1, n)];
+      v0 = below * h[column_major(m, m + 1, n)] + (hmm - rt1r) * ((hmm - rt2r) / scale) - rt1i * (rt2i / scale);
+      v1 = below * (hmm + h[column_major(m + 1, m + 1, n)] - rt1r - rt2r);
+      v2 = below * h[column_major(m + 2, m + 1, n)];
       const float total = fabs(v0) + fabs(v1) + fabs(v2);
       v0 /= total;
       v1 /= total;
@@ -596,15 +575,15 @@ inline int schur(device float* h, device float* z, device float* values, int n, 
       if (m == l) {
         break;
       }
-      const float left = fabs(h[at(m, m - 1, n)]) * (fabs(v1) + fabs(v2));
-      const float right = fabs(v0) * (fabs(h[at(m - 1, m - 1, n)]) + fabs(hmm) + fabs(h[at(m + 1, m + 1, n)]));
+      const float left = fabs(h[column_major(m, m - 1, n)]) * (fabs(v1) + fabs(v2));
+      const float right = fabs(v0) * (fabs(h[column_major(m - 1, m - 1, n)]) + fabs(hmm) + fabs(h[column_major(m + 1, m + 1, n)]));
       if (left <= eig_ulp * right) {
         break;
       }
     }
     threadgroup_barrier(mem_flags::mem_device);  // every thread has read what the chase changes
     if (t == 0 && l > 0) {
-      h[at(l, l - 1, n)] = 0.0f;
+      h[column_major(l, l - 1, n)] = 0.0f;
     }
     const int last_column = vectors ? n - 1 : hi;
     const int first_row = vectors ? 0 : l;
@@ -614,35 +593,35 @@ inline int schur(device float* h, device float* z, device float* values, int n, 
       float x1 = v1;
       float x2 = v2;
       if (k > m) {
-        x0 = h[at(k, k - 1, n)];
-        x1 = h[at(k + 1, k - 1, n)];
-        x2 = rows == 3 ? h[at(k + 2, k - 1, n)] : 0.0f;
+        x0 = h[column_major(k, k - 1, n)];
+        x1 = h[column_major(k + 1, k - 1, n)];
+        x2 = rows == 3 ? h[column_major(k + 2, k - 1, n)] : 0.0f;
         threadgroup_barrier(mem_flags::mem_device);  // read before thread 0 writes column k - 1
       }
       const small_reflector r = bulge_reflector(x0, x1, rows == 3 ? x2 : 0.0f);
       if (t == 0) {
         if (k > m) {
-          h[at(k, k - 1, n)] = r.beta;
-          h[at(k + 1, k - 1, n)] = 0.0f;
+          h[column_major(k, k - 1, n)] = r.beta;
+          h[column_major(k + 1, k - 1, n)] = 0.0f;
           if (rows == 3) {
-            h[at(k + 2, k - 1, n)] = 0.0f;
+            h[column_major(k + 2, k - 1, n)] = 0.0f;
           }
         } else if (m > l) {
           // lahqr's guard for u underflowing: scale rather than negate.
-          h[at(k, k - 1, n)] *= 1.0f - r.tau;
+          h[column_major(k, k - 1, n)] *= 1.0f - r.tau;
         }
       }
       // From the left: rows k..k + rows - 1, one column per thread.
       for (int j = k + int(t); j <= last_column; j += int(threads)) {
-        float sum = h[at(k, j, n)] + r.u1 * h[at(k + 1, j, n)];
+        float sum = h[column_major(k, j, n)] + r.u1 * h[column_major(k + 1, j, n)];
         if (rows == 3) {
-          sum += r.u2 * h[at(k + 2, j, n)];
+          sum += r.u2 * h[column_major(k + 2, j, n)];
         }
         sum *= r.tau;
-        h[at(k, j, n)] -= sum;
-        h[at(k + 1, j, n)] -= sum * r.u1;
+        h[column_major(k, j, n)] -= sum;
+        h[column_major(k + 1, j, n)] -= sum * r.u1;
         if (rows == 3) {
-          h[at(k + 2, j, n)] -= sum * r.u2;
+          h[column_major(k + 2, j, n)] -= sum * r.u2;
         }
       }
       threadgroup_barrier(mem_flags::mem_device);
@@ -650,28 +629,28 @@ inline int schur(device float* h, device float* z, device float* values, int n, 
       // down to the bulge, and of Z).
       const int last_row = min(k + 3, hi);
       for (int i = first_row + int(t); i <= last_row; i += int(threads)) {
-        float sum = h[at(i, k, n)] + r.u1 * h[at(i, k + 1, n)];
+        float sum = h[column_major(i, k, n)] + r.u1 * h[column_major(i, k + 1, n)];
         if (rows == 3) {
-          sum += r.u2 * h[at(i, k + 2, n)];
+          sum += r.u2 * h[column_major(i, k + 2, n)];
         }
         sum *= r.tau;
-        h[at(i, k, n)] -= sum;
-        h[at(i, k + 1, n)] -= sum * r.u1;
+        h[column_major(i, k, n)] -= sum;
+        h[column_major(i, k + 1, n)] -= sum * r.u1;
         if (rows == 3) {
-          h[at(i, k + 2, n)] -= sum * r.u2;
+          h[column_major(i, k + 2, n)] -= sum * r.u2;
         }
       }
       if (vectors) {
         for (int i = int(t); i < n; i += int(threads)) {
-          float sum = z[at(i, k, n)] + r.u1 * z[at(i, k + 1, n)];
+          float sum = z[column_major(i, k, n)] + r.u1 * z[column_major(i, k + 1, n)];
           if (rows == 3) {
-            sum += r.u2 * z[at(i, k + 2, n)];
+            sum += r.u2 * z[column_major(i, k + 2, n)];
           }
           sum *= r.tau;
-          z[at(i, k, n)] -= sum;
-          z[at(i, k + 1, n)] -= sum * r.u1;
+          z[column_major(i, k, n)] -= sum;
+          z[column_major(i, k + 1, n)] -= sum * r.u1;
           if (rows == 3) {
-            z[at(i, k + 2, n)] -= sum * r.u2;
+            z[column_major(i, k + 2, n)] -= sum * r.u2;
           }
         }
       }
@@ -757,22 +736,22 @@ inline void solve_schur_vector(device const float* h, device const float* values
   int top = ki;
   if (pair) {
     // The standard block's own eigenvector: [-i w, b; c, -i w] x = 0.
-    const float b = h[at(ki, ki + 1, n)];
-    const float c = h[at(ki + 1, ki, n)];
+    const float b = h[column_major(ki, ki + 1, n)];
+    const float c = h[column_major(ki + 1, ki, n)];
     const complex_float x0 = fabs(b) >= fabs(c) ? make_complex(1.0f, 0.0f) : make_complex(0.0f, lambda.im / c);
     const complex_float x1 = fabs(b) >= fabs(c) ? make_complex(0.0f, lambda.im / b) : make_complex(1.0f, 0.0f);
     store(x, ki, x0);
     store(x, ki + 1, x1);
     for (int j = 0; j < ki; ++j) {
-      const complex_float sum = make_complex(x0.re * h[at(j, ki, n)] + x1.re * h[at(j, ki + 1, n)],
-                                             x0.im * h[at(j, ki, n)] + x1.im * h[at(j, ki + 1, n)]);
+      const complex_float sum = make_complex(x0.re * h[column_major(j, ki, n)] + x1.re * h[column_major(j, ki + 1, n)],
+                                             x0.im * h[column_major(j, ki, n)] + x1.im * h[column_major(j, ki + 1, n)]);
       store(x, j, make_complex(-sum.re, -sum.im));
     }
     top = ki + 1;
   } else {
     store(x, ki, make_complex(1.0f, 0.0f));
     for (int j = 0; j < ki; ++j) {
-      store(x, j, make_complex(-h[at(j, ki, n)], 0.0f));
+      store(x, j, make_complex(-h[column_major(j, ki, n)], 0.0f));
     }
   }
   // The floor for near-singular pivots (trevc's smin, with a relative
@@ -785,28 +764,28 @@ inline void solve_schur_vector(device const float* h, device const float* values
       keep_bounded(x, top, max(magnitude1(load(x, j - 1)), magnitude1(load(x, j))));
       complex_float y0;
       complex_float y1;
-      solve_2x2(make_complex(h[at(j - 1, j - 1, n)] - lambda.re, -lambda.im), make_complex(h[at(j - 1, j, n)], 0.0f),
-                make_complex(h[at(j, j - 1, n)], 0.0f), make_complex(h[at(j, j, n)] - lambda.re, -lambda.im),
+      solve_2x2(make_complex(h[column_major(j - 1, j - 1, n)] - lambda.re, -lambda.im), make_complex(h[column_major(j - 1, j, n)], 0.0f),
+                make_complex(h[column_major(j, j - 1, n)], 0.0f), make_complex(h[column_major(j, j, n)] - lambda.re, -lambda.im),
                 load(x, j - 1), load(x, j), smin, y0, y1);
       store(x, j - 1, y0);
       store(x, j, y1);
       for (int i = 0; i < j - 1; ++i) {
-        const float first = h[at(i, j - 1, n)];
-        const float second = h[at(i, j, n)];
+        const float first = h[column_major(i, j - 1, n)];
+        const float second = h[column_major(i, j, n)];
         const complex_float xi = load(x, i);
         store(x, i, make_complex(xi.re - y0.re * first - y1.re * second, xi.im - y0.im * first - y1.im * second));
       }
       j -= 2;
     } else {
       keep_bounded(x, top, magnitude1(load(x, j)));
-      complex_float pivot = make_complex(h[at(j, j, n)] - lambda.re, -lambda.im);
+      complex_float pivot = make_complex(h[column_major(j, j, n)] - lambda.re, -lambda.im);
       if (magnitude1(pivot) < smin) {
         pivot = make_complex(smin, 0.0f);
       }
       const complex_float y = complex_div(load(x, j), pivot);
       store(x, j, y);
       for (int i = 0; i < j; ++i) {
-        const float tij = h[at(i, j, n)];
+        const float tij = h[column_major(i, j, n)];
         const complex_float xi = load(x, i);
         store(x, i, make_complex(xi.re - y.re * tij, xi.im - y.im * tij));
       }
@@ -828,15 +807,15 @@ inline void finish_vector(device float* h, device const float* z, device const f
     float re = 0.0f;
     float im = 0.0f;
     for (int j = 0; j <= top; ++j) {
-      const float zij = z[at(i, j, n)];
+      const float zij = z[column_major(i, j, n)];
       re += zij * x[2 * j];
       im += zij * x[2 * j + 1];
     }
     re *= scales[i];
     im *= scales[i];
-    h[at(i, ki, n)] = re;
+    h[column_major(i, ki, n)] = re;
     if (pair) {
-      h[at(i, ki + 1, n)] = im;
+      h[column_major(i, ki + 1, n)] = im;
     }
     largest = max(largest, max(fabs(re), fabs(im)));
   }
@@ -846,8 +825,8 @@ inline void finish_vector(device float* h, device const float* z, device const f
   int biggest = 0;
   const float inverse_largest = largest > 0.0f ? 1.0f / largest : 0.0f;
   for (int i = 0; i < n; ++i) {
-    const float re = h[at(i, ki, n)] * inverse_largest;
-    const float im = pair ? h[at(i, ki + 1, n)] * inverse_largest : 0.0f;
+    const float re = h[column_major(i, ki, n)] * inverse_largest;
+    const float im = pair ? h[column_major(i, ki + 1, n)] * inverse_largest : 0.0f;
     const float modulus = re * re + im * im;
     squares += modulus;
     if (modulus > biggest_modulus) {
@@ -859,14 +838,14 @@ inline void finish_vector(device float* h, device const float* z, device const f
   // The pair's phase: multiply by conj(v_biggest) / |v_biggest|.
   complex_float phase = make_complex(1.0f, 0.0f);
   if (pair) {
-    const float re = h[at(biggest, ki, n)] * inverse_largest;
-    const float im = h[at(biggest, ki + 1, n)] * inverse_largest;
+    const float re = h[column_major(biggest, ki, n)] * inverse_largest;
+    const float im = h[column_major(biggest, ki + 1, n)] * inverse_largest;
     const float modulus = sqrt(re * re + im * im);
     phase = make_complex(re / modulus, -im / modulus);
   }
   device float* conjugate = vectors + long(ki + 1) * n * 2;
   for (int i = 0; i < n; ++i) {
-    const complex_float v = make_complex(h[at(i, ki, n)] * inverse_norm, pair ? h[at(i, ki + 1, n)] * inverse_norm : 0.0f);
+    const complex_float v = make_complex(h[column_major(i, ki, n)] * inverse_norm, pair ? h[column_major(i, ki + 1, n)] * inverse_norm : 0.0f);
     complex_float rotated = complex_mul(v, phase);
     if (pair && i == biggest) {
       rotated.im = 0.0f;  // real by construction: no rounding left over
@@ -905,7 +884,7 @@ kernel void eig(device T* workspace [[buffer(0)]],
     scales[i] = 1.0f;
     if (vectors) {
       for (int j = 0; j < n; ++j) {
-        z[at(i, j, n)] = i == j ? 1.0f : 0.0f;
+        z[column_major(i, j, n)] = i == j ? 1.0f : 0.0f;
       }
     }
   }

@@ -23,7 +23,7 @@
 // matrices live in device memory (the workspace), so no size limit comes
 // from threadgroup memory.
 #include <metal_stdlib>
-#include <mps_ops/group_reduce.h>
+#include <mps_ops/one_group_matrix.h>
 #include <mps_ops/instantiate.h>
 
 #include "eigh_params.h"
@@ -36,18 +36,13 @@ constant constexpr float eigh_epsilon = 1.1920928955078125e-7f;
 // rotating them only churns subnormals.
 constant constexpr float eigh_safe_min = 1.1754943508222875e-38f;
 
-// A(i, j) of a column-major n x n matrix.
-inline long entry(int i, int j, int n) {
-  return long(j) * long(n) + long(i);
-}
-
 // The rotation zeroing A(p, q), written to `rotation` as (cos, sin, new
 // A(p, p), new A(q, q)); cos 1 and sin 0 where none is needed. Returns
 // whether it rotates.
 inline bool plan_rotation(device float* a, int p, int q, int n, device float* rotation) {
-  const float app = a[entry(p, p, n)];
-  const float aqq = a[entry(q, q, n)];
-  const float apq = a[entry(p, q, n)];
+  const float app = a[mps_ops::column_major(p, p, n)];
+  const float aqq = a[mps_ops::column_major(q, q, n)];
+  const float apq = a[mps_ops::column_major(p, q, n)];
   const float threshold = max(eigh_epsilon * sqrt(abs(app) * abs(aqq)), eigh_safe_min);
   if (!(abs(apq) > threshold)) {
     rotation[0] = 1.0f;
@@ -103,7 +98,7 @@ kernel void eigh(device T* workspace [[buffer(0)]],
     if (kept) {
       const float value = a[e];
       if (i != j) {
-        a[entry(j, i, n)] = value;
+        a[mps_ops::column_major(j, i, n)] = value;
       }
       largest = max(largest, abs(value));
       nonfinite += isfinite(value) ? 0.0f : 1.0f;
@@ -123,15 +118,9 @@ kernel void eigh(device T* workspace [[buffer(0)]],
     }
     return;
   }
-  int exponent = 0;
-  if (largest > 0.0f) {
-    frexp(largest, exponent);
-  }
+  const int exponent = mps_ops::unit_exponent(largest);
   threadgroup_barrier(mem_flags::mem_device);  // the mirrored triangle
-  for (long e = t; e < square; e += threads) {
-    a[e] = ldexp(a[e], -exponent);
-  }
-  threadgroup_barrier(mem_flags::mem_device);
+  mps_ops::scale_by_power_of_two(a, square, -exponent, t, threads);
 
   // 2. Sweeps.
   int sweeps = 0;
@@ -163,15 +152,15 @@ kernel void eigh(device T* workspace [[buffer(0)]],
         const int2 pq = mps_ops::round_robin_pair(step, k, m);
         const int lo = min(pq.x, pq.y);
         const int hi = max(pq.x, pq.y);
-        const float ap = a[entry(i, lo, n)];
-        const float aq = a[entry(i, hi, n)];
-        a[entry(i, lo, n)] = c * ap - s * aq;
-        a[entry(i, hi, n)] = s * ap + c * aq;
+        const float ap = a[mps_ops::column_major(i, lo, n)];
+        const float aq = a[mps_ops::column_major(i, hi, n)];
+        a[mps_ops::column_major(i, lo, n)] = c * ap - s * aq;
+        a[mps_ops::column_major(i, hi, n)] = s * ap + c * aq;
         if (vectors) {
-          const float vp = v[entry(i, lo, n)];
-          const float vq = v[entry(i, hi, n)];
-          v[entry(i, lo, n)] = c * vp - s * vq;
-          v[entry(i, hi, n)] = s * vp + c * vq;
+          const float vp = v[mps_ops::column_major(i, lo, n)];
+          const float vq = v[mps_ops::column_major(i, hi, n)];
+          v[mps_ops::column_major(i, lo, n)] = c * vp - s * vq;
+          v[mps_ops::column_major(i, hi, n)] = s * vp + c * vq;
         }
       }
       threadgroup_barrier(mem_flags::mem_device);
@@ -190,14 +179,14 @@ kernel void eigh(device T* workspace [[buffer(0)]],
         const int lo = min(pq.x, pq.y);
         const int hi = max(pq.x, pq.y);
         if (j == lo || j == hi) {
-          a[entry(lo, j, n)] = j == lo ? rotation[2] : 0.0f;
-          a[entry(hi, j, n)] = j == hi ? rotation[3] : 0.0f;
+          a[mps_ops::column_major(lo, j, n)] = j == lo ? rotation[2] : 0.0f;
+          a[mps_ops::column_major(hi, j, n)] = j == hi ? rotation[3] : 0.0f;
           continue;
         }
-        const float bp = a[entry(lo, j, n)];
-        const float bq = a[entry(hi, j, n)];
-        a[entry(lo, j, n)] = c * bp - s * bq;
-        a[entry(hi, j, n)] = s * bp + c * bq;
+        const float bp = a[mps_ops::column_major(lo, j, n)];
+        const float bq = a[mps_ops::column_major(hi, j, n)];
+        a[mps_ops::column_major(lo, j, n)] = c * bp - s * bq;
+        a[mps_ops::column_major(hi, j, n)] = s * bp + c * bq;
       }
       threadgroup_barrier(mem_flags::mem_device);
     }
@@ -216,10 +205,10 @@ kernel void eigh(device T* workspace [[buffer(0)]],
   // 3. Ascending order: each eigenvalue's rank (ties by index) into `pairs`.
   device int* rank_of = reinterpret_cast<device int*>(plan);
   for (int i = int(t); i < n; i += int(threads)) {
-    const float d = a[entry(i, i, n)];
+    const float d = a[mps_ops::column_major(i, i, n)];
     int rank = 0;
     for (int j = 0; j < n; ++j) {
-      const float other = a[entry(j, j, n)];
+      const float other = a[mps_ops::column_major(j, j, n)];
       rank += (other < d || (other == d && j < i)) ? 1 : 0;
     }
     rank_of[i] = rank;

@@ -14,21 +14,12 @@
 // Every decision is read from memory written before a barrier, so every
 // branch around a barrier is uniform. The matrix lives in device memory.
 #include <metal_stdlib>
-#include <mps_ops/group_reduce.h>
+#include <mps_ops/one_group_matrix.h>
 #include <mps_ops/householder.h>
 #include <mps_ops/instantiate.h>
 
 #include "geqrf_params.h"
 using namespace metal;
-
-namespace {
-
-// A(i, j) of a column-major matrix with `rows` rows.
-inline long at_entry(int i, int j, int rows) {
-  return long(j) * long(rows) + long(i);
-}
-
-}  // namespace
 
 template <typename T>
 kernel void geqrf(device T* workspace [[buffer(0)]],
@@ -52,45 +43,39 @@ kernel void geqrf(device T* workspace [[buffer(0)]],
   largest = mps_ops::group_largest(largest, scratch, t, threads);
   // A NaN or an infinity: left unscaled, to spread as the CPU's LAPACK
   // spreads it.
-  int exponent = 0;
-  if (isfinite(largest) && largest > 0.0f) {
-    frexp(largest, exponent);
-  }
-  for (long e = t; e < size; e += threads) {
-    a[e] = ldexp(a[e], -exponent);
-  }
-  threadgroup_barrier(mem_flags::mem_device);
+  const int exponent = mps_ops::unit_exponent(largest);
+  mps_ops::scale_by_power_of_two(a, size, -exponent, t, threads);
 
   for (int j = 0; j < reflectors; ++j) {
     float squares = 0.0f;
     for (int i = j + 1 + int(t); i < rows; i += int(threads)) {
-      const float x = a[at_entry(i, j, rows)];
+      const float x = a[mps_ops::column_major(i, j, rows)];
       squares += x * x;
     }
     squares = mps_ops::group_total(squares, scratch, t, threads);
-    const float alpha = a[at_entry(j, j, rows)];
+    const float alpha = a[mps_ops::column_major(j, j, rows)];
     const mps_ops::reflector r = mps_ops::reflector_from_norm(alpha, sqrt(squares));
     threadgroup_barrier(mem_flags::mem_device);  // every thread has read alpha
     if (t == 0) {
       taus[j] = r.tau;
-      a[at_entry(j, j, rows)] = r.beta;
+      a[mps_ops::column_major(j, j, rows)] = r.beta;
     }
     if (r.tau != 0.0f) {
       for (int i = j + 1 + int(t); i < rows; i += int(threads)) {
-        a[at_entry(i, j, rows)] *= r.inverse;
+        a[mps_ops::column_major(i, j, rows)] *= r.inverse;
       }
     }
     threadgroup_barrier(mem_flags::mem_device);
     if (r.tau != 0.0f) {
       for (int c = j + 1 + int(t); c < columns; c += int(threads)) {
-        float w = a[at_entry(j, c, rows)];
+        float w = a[mps_ops::column_major(j, c, rows)];
         for (int i = j + 1; i < rows; ++i) {
-          w += a[at_entry(i, j, rows)] * a[at_entry(i, c, rows)];
+          w += a[mps_ops::column_major(i, j, rows)] * a[mps_ops::column_major(i, c, rows)];
         }
         w *= r.tau;
-        a[at_entry(j, c, rows)] -= w;
+        a[mps_ops::column_major(j, c, rows)] -= w;
         for (int i = j + 1; i < rows; ++i) {
-          a[at_entry(i, c, rows)] -= w * a[at_entry(i, j, rows)];
+          a[mps_ops::column_major(i, c, rows)] -= w * a[mps_ops::column_major(i, j, rows)];
         }
       }
     }

@@ -27,7 +27,7 @@
 // Every decision is read from memory written before a barrier, so every
 // branch around a barrier is uniform. The matrices live in device memory.
 #include <metal_stdlib>
-#include <mps_ops/group_reduce.h>
+#include <mps_ops/one_group_matrix.h>
 #include <mps_ops/instantiate.h>
 
 #include "svd_params.h"
@@ -37,11 +37,6 @@ namespace {
 
 constant constexpr float svd_epsilon = 1.1920928955078125e-7f;
 constant constexpr float svd_safe_min = 1.1754943508222875e-38f;
-
-// Element (i, j) of a column-major matrix with `rows` rows.
-inline long at_column(int i, int j, int rows) {
-  return long(j) * long(rows) + long(i);
-}
 
 // The least value and (ties) the lowest index holding it: the index, as
 // every thread sees it.
@@ -73,8 +68,8 @@ inline bool plan_column_rotation(device const float* b, int p, int q, int rows, 
   float beta = 0.0f;
   float gamma = 0.0f;
   for (int i = 0; i < rows; ++i) {
-    const float bp = b[at_column(i, p, rows)];
-    const float bq = b[at_column(i, q, rows)];
+    const float bp = b[mps_ops::column_major(i, p, rows)];
+    const float bq = b[mps_ops::column_major(i, q, rows)];
     alpha += bp * bp;
     beta += bq * bq;
     gamma += bp * bq;
@@ -145,14 +140,8 @@ kernel void svd(device T* workspace [[buffer(0)]],
     }
     return;
   }
-  int exponent = 0;
-  if (largest > 0.0f) {
-    frexp(largest, exponent);
-  }
-  for (long e = t; e < size; e += threads) {
-    b[e] = ldexp(b[e], -exponent);
-  }
-  threadgroup_barrier(mem_flags::mem_device);
+  const int exponent = mps_ops::unit_exponent(largest);
+  mps_ops::scale_by_power_of_two(b, size, -exponent, t, threads);
 
   // 2. Sweeps.
   int sweeps = 0;
@@ -188,8 +177,8 @@ kernel void svd(device T* workspace [[buffer(0)]],
         const float c = rotation[0];
         const int2 pq = mps_ops::round_robin_pair(step, k, m);
         device float* target = in_b ? b : v;
-        const long lo = at_column(i, min(pq.x, pq.y), height);
-        const long hi = at_column(i, max(pq.x, pq.y), height);
+        const long lo = mps_ops::column_major(i, min(pq.x, pq.y), height);
+        const long hi = mps_ops::column_major(i, max(pq.x, pq.y), height);
         const float xp = target[lo];
         const float xq = target[hi];
         target[lo] = c * xp - s * xq;
@@ -212,7 +201,7 @@ kernel void svd(device T* workspace [[buffer(0)]],
   for (int j = int(t); j < columns; j += int(threads)) {
     float sum = 0.0f;
     for (int i = 0; i < rows; ++i) {
-      const float x = b[at_column(i, j, rows)];
+      const float x = b[mps_ops::column_major(i, j, rows)];
       sum += x * x;
     }
     row_scratch[j] = sqrt(sum);
@@ -240,12 +229,12 @@ kernel void svd(device T* workspace [[buffer(0)]],
     const int j = int(e / rows);
     const int i = int(e % rows);
     const float norm = row_scratch[j];
-    left[at_column(i, rank_of[j], rows)] = norm > 0.0f ? b[e] / norm : 0.0f;
+    left[mps_ops::column_major(i, rank_of[j], rows)] = norm > 0.0f ? b[e] / norm : 0.0f;
   }
   for (long e = t; e < long(columns) * columns; e += threads) {
     const int j = int(e / columns);
     const int i = int(e % columns);
-    right[at_column(i, rank_of[j], columns)] = v[e];
+    right[mps_ops::column_major(i, rank_of[j], columns)] = v[e];
   }
   int defined = 0;  // columns of nonzero norm: ranks 0 .. defined - 1
   for (int k = 0; k < columns; ++k) {
@@ -259,7 +248,7 @@ kernel void svd(device T* workspace [[buffer(0)]],
     for (int i = int(t); i < rows; i += int(threads)) {
       float weight = 0.0f;
       for (int k = 0; k < defined; ++k) {
-        const float u = left[at_column(i, k, rows)];
+        const float u = left[mps_ops::column_major(i, k, rows)];
         weight += u * u;
       }
       row_scratch[i] = weight;
@@ -280,15 +269,15 @@ kernel void svd(device T* workspace [[buffer(0)]],
       for (int i = int(t); i < rows; i += int(threads)) {
         float w = i == chosen ? 1.0f : 0.0f;
         for (int k = 0; k < slot; ++k) {
-          w -= left[at_column(chosen, k, rows)] * left[at_column(i, k, rows)];
+          w -= left[mps_ops::column_major(chosen, k, rows)] * left[mps_ops::column_major(i, k, rows)];
         }
-        left[at_column(i, slot, rows)] = w;
+        left[mps_ops::column_major(i, slot, rows)] = w;
         norm_part += w * w;
       }
       const float norm = sqrt(mps_ops::group_total(norm_part, scratch, t, threads));
       for (int i = int(t); i < rows; i += int(threads)) {
-        const float u = left[at_column(i, slot, rows)] / norm;
-        left[at_column(i, slot, rows)] = u;
+        const float u = left[mps_ops::column_major(i, slot, rows)] / norm;
+        left[mps_ops::column_major(i, slot, rows)] = u;
         row_scratch[i] += u * u;
       }
       threadgroup_barrier(mem_flags::mem_device);

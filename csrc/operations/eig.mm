@@ -11,18 +11,17 @@
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
+#include "../runtime/linalg_results.h"
 #include "../runtime/op_checks.h"
 
 #include "../kernels/eig_params.h"
 
 #include <ATen/ops/empty.h>
-#include <ATen/ops/full.h>
 #include <ATen/ops/isfinite.h>
 #include <ATen/ops/view_as_complex.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <string>
 #include <tuple>
 
 namespace mps_ops {
@@ -60,22 +59,16 @@ int iteration_limit(int64_t n) {
   return static_cast<int>(30 * std::max<int64_t>(10, n));
 }
 
-std::vector<int64_t> with_dims(at::IntArrayRef batch, std::initializer_list<int64_t> dims) {
-  std::vector<int64_t> shape(batch.begin(), batch.end());
-  shape.insert(shape.end(), dims);
-  return shape;
-}
-
 // Eigenvalues, and eigenvectors where wanted (else undefined), computed into
 // fresh tensors. A matrix holding NaN or an infinity gets NaN eigenvalues
 // (linalg.eig refused it before).
 std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, bool want_vectors, const char* name) {
   static KernelCache kernels("eig");
   const int64_t n = self.size(-1);
-  const auto batch = self.sizes().slice(0, self.dim() - 2);
+  const auto batch = matrix_batch(self);
   const auto floats = self.options().dtype(at::kFloat);
-  at::Tensor value_pairs = at::empty(with_dims(batch, {n, 2}), floats);
-  at::Tensor vector_pairs = want_vectors ? at::empty(with_dims(batch, {n, n, 2}), floats) : at::Tensor();
+  at::Tensor value_pairs = at::empty(batch_shape_with(batch, {n, 2}), floats);
+  at::Tensor vector_pairs = want_vectors ? at::empty(batch_shape_with(batch, {n, n, 2}), floats) : at::Tensor();
   const int64_t matrices = n == 0 ? 0 : value_pairs.numel() / (2 * n);
   if (matrices > 0) {
     TORCH_CHECK_NOT_IMPLEMENTED(n <= largest_n, "mps_ops: ", name, " of ", n, " x ", n,
@@ -89,9 +82,7 @@ std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, bool want_vec
     at::Tensor workspace = batched_column_major_copy(self);
     at::Tensor schur_vectors = at::empty(want_vectors ? std::vector<int64_t>{matrices, n, n} : std::vector<int64_t>{1}, floats);
     at::Tensor balancing = at::empty({matrices, n}, floats);
-    // -1 until the kernel's last step: a command buffer that never finished
-    // (a GPU timeout) reads as an error, never as results.
-    at::Tensor info = at::full({matrices}, -1, self.options().dtype(at::kInt));
+    at::Tensor info = pending_kernel_codes(matrices, self);
     at::Tensor vectors_written = want_vectors ? vector_pairs : at::empty({1}, floats);
     eig_params params{};
     params.n = static_cast<int>(n);
@@ -101,13 +92,7 @@ std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& self, bool want_vec
     kernel.bind_operands(workspace, schur_vectors, balancing, value_pairs, vectors_written, info).bind(params);
     kernel.dispatch(Dim3{threads * static_cast<uint32_t>(matrices), 1, 1}, Dim3{threads, 1, 1});
     // The CPU's check after LAPACK's: a QR iteration that ran out of sweeps.
-    const std::vector<int> codes = read_kernel_codes(info, name);
-    for (int64_t m = 0; m < matrices; ++m) {
-      TORCH_CHECK_LINALG(codes[m] == 0, name, batch_element(self.dim() > 2, m),
-                         ": The algorithm failed to converge because the input matrix is ill-conditioned or has "
-                         "too many repeated eigenvalues (error code: ",
-                         codes[m], ").");
-    }
+    check_converged(read_kernel_codes(info, name), name, self.dim() > 2, "eigenvalues");
   }
   const at::Tensor values = at::view_as_complex(value_pairs);
   const at::Tensor vectors = want_vectors ? at::view_as_complex(vector_pairs).mT() : at::Tensor();

@@ -11,15 +11,14 @@
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
+#include "../runtime/linalg_results.h"
 #include "../runtime/op_checks.h"
 
 #include "../kernels/eigh_params.h"
 
 #include <ATen/ops/empty.h>
-#include <ATen/ops/full.h>
 
 #include <cstdlib>
-#include <string>
 #include <tuple>
 #include <vector>
 
@@ -60,11 +59,10 @@ bool is_lower(c10::string_view uplo) {
 std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& a, bool lower, bool want_vectors) {
   static KernelCache kernels("eigh");
   const int64_t n = a.size(-1);
-  std::vector<int64_t> value_shape(a.sizes().begin(), a.sizes().end() - 1);
-  at::Tensor values = at::empty(value_shape, a.options());
+  at::Tensor values = at::empty(batch_shape_with(matrix_batch(a), {n}), a.options());
   // The workspace: a column-major copy of A; the vectors, the same layout.
   at::Tensor workspace = batched_column_major_copy(a);
-  at::Tensor vectors = want_vectors ? batched_column_major_copy(a) : at::empty({0}, a.options());
+  at::Tensor vectors = want_vectors ? empty_batched_column_major(a.sizes(), a.options()) : at::empty({0}, a.options());
   const int64_t matrices = n == 0 ? 0 : values.numel() / n;
   if (matrices == 0) {
     return {values, vectors};
@@ -80,9 +78,7 @@ std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& a, bool lower, bool
   at::Tensor rotations = want_vectors ? at::empty({matrices, n, n}, floats) : at::empty({1}, floats);
   const int64_t pair_count = (n + 1) / 2;
   at::Tensor pairs = at::empty({matrices, pair_count * eigh_pair_floats}, floats);
-  // -1 until the kernel's last step: a command buffer that never finished
-  // (a GPU timeout) reads as an error, never as results.
-  at::Tensor info = at::full({matrices}, -1, a.options().dtype(at::kInt));
+  at::Tensor info = pending_kernel_codes(matrices, a);
   at::Tensor vectors_written = want_vectors ? vectors : at::empty({1}, floats);
   eigh_params params{};
   params.n = static_cast<int>(n);
@@ -93,13 +89,7 @@ std::tuple<at::Tensor, at::Tensor> compute(const at::Tensor& a, bool lower, bool
   kernel.bind_operands(workspace, rotations, pairs, values, vectors_written, info).bind(params);
   kernel.dispatch(Dim3{threads * static_cast<uint32_t>(matrices), 1, 1}, Dim3{threads, 1, 1});
   // The CPU's check after LAPACK's: sweeps that did not converge.
-  const std::vector<int> codes = read_kernel_codes(info, eigh_name);
-  for (int64_t m = 0; m < matrices; ++m) {
-    TORCH_CHECK_LINALG(codes[m] == 0, eigh_name, batch_element(a.dim() > 2, m),
-                       ": The algorithm failed to converge because the input matrix is ill-conditioned or has "
-                       "too many repeated eigenvalues (error code: ",
-                       codes[m], ").");
-  }
+  check_converged(read_kernel_codes(info, eigh_name), eigh_name, a.dim() > 2, "eigenvalues");
   return {values, vectors};
 }
 
@@ -123,16 +113,9 @@ std::tuple<at::Tensor&, at::Tensor&> _linalg_eigh_eigenvalues(const at::Tensor& 
   check_float32_only("_linalg_eigh", A);
   const auto [values, vectors] = compute(A, is_lower(UPLO), compute_v);
   check_output("_linalg_eigh", eigenvalues, at::kFloat, values.sizes(), {&A});
-  // An out resized (empty, or of another size) takes LAPACK's column-major
-  // strides, as the CPU's structured op asks for them; one of the right size
-  // keeps its own.
-  const bool resized = eigenvectors.sizes() != vectors.sizes();
-  const std::initializer_list<const at::Tensor*> read = {&A, &eigenvalues};
-  check_output("_linalg_eigh", eigenvectors, at::kFloat, vectors.sizes(), read);
-  if (resized && compute_v) {
-    eigenvectors.as_strided_(vectors.sizes(), vectors.strides());
-    check_no_aliasing(eigenvectors, read);  // restrided, it covers its memory in another order
-  }
+  // The CPU's structured op: a resized out takes LAPACK's column-major strides.
+  check_output_taking_strides("_linalg_eigh", eigenvectors, vectors, {&A, &eigenvalues}, OutputDtype::exact,
+                              Restride::resized);
   eigenvalues.copy_(values);
   eigenvectors.copy_(vectors);
   return {eigenvalues, eigenvectors};

@@ -9,6 +9,7 @@
 // result is row-major there and column-major for left=True, as the CPU's.
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
+#include "../runtime/linalg_results.h"
 #include "../runtime/op_checks.h"
 
 #include "../kernels/lu_solve_params.h"
@@ -41,13 +42,6 @@ void check_lu_solve_inputs(const at::Tensor& LU, const at::Tensor& pivots, const
               pivots.sizes(), " instead");
 }
 
-std::vector<int64_t> with_matrix(at::IntArrayRef batch, int64_t rows, int64_t columns) {
-  std::vector<int64_t> shape(batch.begin(), batch.end());
-  shape.push_back(rows);
-  shape.push_back(columns);
-  return shape;
-}
-
 // The result, column-major where left (the CPU's layout), row-major where
 // not; checks done.
 at::Tensor solve(const at::Tensor& LU, const at::Tensor& pivots, const at::Tensor& B, bool left, bool adjoint) {
@@ -55,12 +49,12 @@ at::Tensor solve(const at::Tensor& LU, const at::Tensor& pivots, const at::Tenso
   const int64_t n = LU.size(-1);
   // The CPU's broadcast, in its words (B's batch is tensor a).
   const std::vector<int64_t> batch =
-      at::infer_size(B.sizes().slice(0, B.dim() - 2), LU.sizes().slice(0, LU.dim() - 2));
+      at::infer_size(matrix_batch(B), matrix_batch(LU));
   const int64_t columns = left ? B.size(-1) : B.size(-2);  // right-hand sides per matrix
   // Each right-hand side n contiguous floats: X's columns (left) or rows.
-  at::Tensor buffer = at::empty(with_matrix(batch, columns, n), B.options());
+  at::Tensor buffer = at::empty(batch_shape_with(batch, {columns, n}), B.options());
   at::Tensor result = left ? buffer.mT() : buffer;
-  result.copy_(B.expand(with_matrix(batch, B.size(-2), B.size(-1))));
+  result.copy_(B.expand(batch_shape_with(batch, {B.size(-2), B.size(-1)})));
   if (buffer.numel() == 0) {
     return result;
   }
@@ -69,10 +63,8 @@ at::Tensor solve(const at::Tensor& LU, const at::Tensor& pivots, const at::Tenso
               "Pivots given to lu_solve must all be greater or equal to 1. Did you properly pass the result of lu_factor?");
   TORCH_CHECK(highest <= n, "Pivots given to lu_solve must all be smaller or equal to LU.size(-2). Did you properly pass "
                             "the result of lu_factor?");
-  const at::Tensor factors = LU.expand(with_matrix(batch, n, n)).reshape({-1, n, n});
-  std::vector<int64_t> pivot_shape(batch);
-  pivot_shape.push_back(n);
-  const at::Tensor interchanges = pivots.expand(pivot_shape).reshape({-1, n}).contiguous();
+  const at::Tensor factors = LU.expand(batch_shape_with(batch, {n, n})).reshape({-1, n, n});
+  const at::Tensor interchanges = pivots.expand(batch_shape_with(batch, {n})).reshape({-1, n}).contiguous();
   TORCH_CHECK(buffer.numel() / n <= UINT32_MAX, "mps_ops: linalg_lu_solve of 2**32 right-hand sides or more");
   lu_solve_params params{};
   params.n = static_cast<int>(n);

@@ -8,6 +8,7 @@
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
+#include "../runtime/linalg_results.h"
 #include "../runtime/op_checks.h"
 
 #include "../kernels/geqrf_params.h"
@@ -30,12 +31,6 @@ namespace {
 constexpr const char* geqrf_name = "torch.geqrf";
 constexpr const char* qr_name = "linalg.qr";
 
-std::vector<int64_t> qr_batch_with(const at::Tensor& a, std::initializer_list<int64_t> dims) {
-  std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 2);
-  shape.insert(shape.end(), dims);
-  return shape;
-}
-
 // The factored matrices (column-major batches, R on and above the diagonal,
 // the reflectors' vectors below) and the reflectors' taus.
 std::tuple<at::Tensor, at::Tensor> factor(const at::Tensor& a) {
@@ -43,7 +38,7 @@ std::tuple<at::Tensor, at::Tensor> factor(const at::Tensor& a) {
   const int64_t m = a.size(-2);
   const int64_t n = a.size(-1);
   at::Tensor factored = batched_column_major_copy(a);
-  at::Tensor tau = at::empty(qr_batch_with(a, {std::min(m, n)}), a.options());
+  at::Tensor tau = at::empty(batch_shape_with(matrix_batch(a), {std::min(m, n)}), a.options());
   const int64_t matrices = m == 0 || n == 0 ? 0 : a.numel() / (m * n);
   if (matrices == 0) {
     return {factored, tau};
@@ -96,27 +91,12 @@ std::tuple<at::Tensor, at::Tensor> qr(const at::Tensor& a, QrMode mode) {
     return {at::empty({0}, a.options()), r};
   }
   const int64_t q_columns = mode == QrMode::complete ? m : k;
-  const at::Tensor identity = at::eye(m, q_columns, a.options()).expand(qr_batch_with(a, {m, q_columns}));
+  const at::Tensor identity = at::eye(m, q_columns, a.options()).expand(batch_shape_with(matrix_batch(a), {m, q_columns}));
+  // Both are batched column-major already (ormqr computes in such a copy).
   at::Tensor q = m == 0 || q_columns == 0 || k == 0
                      ? batched_column_major_copy(identity)
                      : mps_ops::ormqr(factored, tau, identity, /*left=*/true, /*transpose=*/false);
-  return {batched_column_major_copy(q), r};
-}
-
-// Which resized outs take the result's column-major strides: linalg_qr's
-// (structured: any resized one), geqrf's only where empty (another size is
-// resized contiguous), as the CPU's. One of the right size keeps its own.
-enum class Restride { resized, empty_only };
-
-void write_column_major(const char* op, at::Tensor& out, const at::Tensor& value,
-                        std::initializer_list<const at::Tensor*> read, OutputDtype rule, Restride restride) {
-  const bool take_strides =
-      restride == Restride::resized ? out.sizes() != value.sizes() : out.numel() == 0 && value.numel() != 0;
-  check_output(op, out, at::kFloat, value.sizes(), read, rule);
-  if (take_strides && value.dim() >= 2) {
-    out.as_strided_(value.sizes(), value.strides());
-    check_no_aliasing(out, read);  // restrided, it covers its memory in another order
-  }
+  return {q, r};
 }
 
 // torch's checkLinalgCompatibleDtype for geqrf's outs, before its dtype
@@ -142,8 +122,8 @@ std::tuple<at::Tensor&, at::Tensor&> geqrf_a(const at::Tensor& self, at::Tensor&
   check_castable_output(self, tau, "tau");
   check_float32_only("geqrf", self);
   const auto [factored, taus] = factor(self);
-  write_column_major("geqrf", a, factored, {&self}, OutputDtype::castable, Restride::empty_only);
-  write_column_major("geqrf", tau, taus, {&self, &a}, OutputDtype::castable, Restride::empty_only);
+  check_output_taking_strides("geqrf", a, factored, {&self}, OutputDtype::castable, Restride::empty_only);
+  check_output_taking_strides("geqrf", tau, taus, {&self, &a}, OutputDtype::castable, Restride::empty_only);
   a.copy_(factored);
   tau.copy_(taus);
   return {a, tau};
@@ -163,8 +143,8 @@ std::tuple<at::Tensor&, at::Tensor&> linalg_qr_out(const at::Tensor& A, c10::str
   check_out_dtype_first(A.scalar_type(), R);
   check_float32_only("linalg_qr", A);
   const auto [q, r] = qr(A, qr_mode(mode));
-  write_column_major("linalg_qr", Q, q, {&A}, OutputDtype::exact, Restride::resized);
-  write_column_major("linalg_qr", R, r, {&A, &Q}, OutputDtype::exact, Restride::resized);
+  check_output_taking_strides("linalg_qr", Q, q, {&A}, OutputDtype::exact, Restride::resized);
+  check_output_taking_strides("linalg_qr", R, r, {&A, &Q}, OutputDtype::exact, Restride::resized);
   Q.copy_(q);
   R.copy_(r);
   return {Q, R};

@@ -10,17 +10,16 @@
 #include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/kernel_function.h"
+#include "../runtime/linalg_results.h"
 #include "../runtime/op_checks.h"
 
 #include "../kernels/svd_params.h"
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/eye.h>
-#include <ATen/ops/full.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <string>
 #include <tuple>
 #include <vector>
 
@@ -55,12 +54,6 @@ void check_svd_input(const at::Tensor& a, const std::optional<c10::string_view>&
               "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
 }
 
-std::vector<int64_t> batch_with(const at::Tensor& a, std::initializer_list<int64_t> dims) {
-  std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 2);
-  shape.insert(shape.end(), dims);
-  return shape;
-}
-
 struct SvdResult {
   at::Tensor u, s, vh;
 };
@@ -68,7 +61,7 @@ struct SvdResult {
 // Identity matrices of the batch's shape, column-major: full_matrices' U or
 // Vh where A has no singular values (an empty dimension).
 at::Tensor batched_identity(const at::Tensor& a, int64_t n) {
-  return batched_column_major_copy(at::eye(n, a.options()).expand(batch_with(a, {n, n})));
+  return batched_column_major_copy(at::eye(n, a.options()).expand(batch_shape_with(matrix_batch(a), {n, n})));
 }
 
 SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv) {
@@ -78,7 +71,7 @@ SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv) {
   const int64_t k = std::min(m, n);
   const auto floats = a.options();
   SvdResult result;
-  result.s = at::empty(batch_with(a, {k}), floats);
+  result.s = at::empty(batch_shape_with(matrix_batch(a), {k}), floats);
   const int64_t u_columns = full_matrices ? m : k;
   const int64_t vh_rows = full_matrices ? n : k;
   const int64_t matrices = k == 0 ? 0 : result.s.numel() / k;
@@ -90,8 +83,8 @@ SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv) {
       result.u = batched_identity(a, m);
       result.vh = batched_identity(a, n);
     } else {
-      result.u = batched_column_major_copy(at::empty(batch_with(a, {m, k}), floats));
-      result.vh = batched_column_major_copy(at::empty(batch_with(a, {k, n}), floats));
+      result.u = empty_batched_column_major(batch_shape_with(matrix_batch(a), {m, k}), floats);
+      result.vh = empty_batched_column_major(batch_shape_with(matrix_batch(a), {k, n}), floats);
     }
     return result;
   }
@@ -121,9 +114,7 @@ SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv) {
   // through mT.
   at::Tensor left = compute_uv ? at::empty({matrices, left_columns, rows}, floats) : at::empty({1}, floats);
   at::Tensor right = compute_uv ? at::empty({matrices, columns, columns}, floats) : at::empty({1}, floats);
-  // -1 until the kernel's last step: a command buffer that never finished
-  // (a GPU timeout) reads as an error, never as results.
-  at::Tensor info = at::full({matrices}, -1, a.options().dtype(at::kInt));
+  at::Tensor info = pending_kernel_codes(matrices, a);
   svd_params params{};
   params.rows = static_cast<int>(rows);
   params.columns = static_cast<int>(columns);
@@ -133,16 +124,14 @@ SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv) {
   KernelFunction kernel(handle);
   kernel.bind_operands(workspace, rotations, pairs, row_scratch, result.s, left, right, info).bind(params);
   kernel.dispatch(Dim3{threads * static_cast<uint32_t>(matrices), 1, 1}, Dim3{threads, 1, 1});
+  // The first matrix that failed decides the error: a NaN or an infinity
+  // (the kernel's -2), or sweeps that did not converge.
   const std::vector<int> codes = read_kernel_codes(info, svd_name);
-  for (int64_t i = 0; i < matrices; ++i) {
-    const std::string batch = batch_element(a.dim() > 2, i);
-    TORCH_CHECK_LINALG(codes[i] != -2, svd_name, batch,
-                       ": The algorithm failed to converge because the input matrix contained non-finite values.");
-    TORCH_CHECK_LINALG(codes[i] == 0, svd_name, batch,
-                       ": The algorithm failed to converge because the input matrix is ill-conditioned or has too "
-                       "many repeated singular values (error code: ",
-                       codes[i], ").");
-  }
+  const auto failed = std::find_if(codes.begin(), codes.end(), [](int code) { return code != 0; });
+  TORCH_CHECK_LINALG(failed == codes.end() || *failed != -2, svd_name,
+                     batch_element(a.dim() > 2, failed - codes.begin()),
+                     ": The algorithm failed to converge because the input matrix contained non-finite values.");
+  check_converged(codes, svd_name, a.dim() > 2, "singular values");
   if (!compute_uv) {
     result.u = at::empty({0}, floats);
     result.vh = at::empty({0}, floats);
@@ -153,8 +142,8 @@ SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv) {
   const at::Tensor r = right.mT();
   const at::Tensor u = wide ? r : l;
   const at::Tensor vh = wide ? l.mT() : r.mT();
-  result.u = batched_column_major_copy(u.reshape(batch_with(a, {m, u_columns})));
-  result.vh = batched_column_major_copy(vh.reshape(batch_with(a, {vh_rows, n})));
+  result.u = batched_column_major_copy(u.reshape(batch_shape_with(matrix_batch(a), {m, u_columns})));
+  result.vh = batched_column_major_copy(vh.reshape(batch_shape_with(matrix_batch(a), {vh_rows, n})));
   return result;
 }
 
@@ -180,18 +169,9 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> _linalg_svd_U(const at::Tensor
   check_out_dtype_first(A.scalar_type(), Vh);
   check_float32_only("_linalg_svd", A);
   const SvdResult result = compute(A, full_matrices, compute_uv);
-  // An out resized (empty, or of another size) takes LAPACK's column-major
-  // strides, as the CPU's structured op asks for them; one of the right size
-  // keeps its own.
-  const std::initializer_list<const at::Tensor*> read = {&A};
-  for (auto [out, value] : {std::pair<at::Tensor*, const at::Tensor*>{&U, &result.u}, {&Vh, &result.vh}}) {
-    const bool resized = out->sizes() != value->sizes();
-    check_output("_linalg_svd", *out, at::kFloat, value->sizes(), read);
-    if (resized && compute_uv) {
-      out->as_strided_(value->sizes(), value->strides());
-      check_no_aliasing(*out, read);  // restrided, it covers its memory in another order
-    }
-  }
+  // The CPU's structured op: a resized out takes LAPACK's column-major strides.
+  check_output_taking_strides("_linalg_svd", U, result.u, {&A}, OutputDtype::exact, Restride::resized);
+  check_output_taking_strides("_linalg_svd", Vh, result.vh, {&A}, OutputDtype::exact, Restride::resized);
   check_output("_linalg_svd", S, at::kFloat, result.s.sizes(), {&A, &U, &Vh});
   U.copy_(result.u);
   S.copy_(result.s);

@@ -2,6 +2,9 @@
 
 #include <ATen/ops/empty.h>
 
+#include <utility>
+#include <vector>
+
 namespace mps_ops {
 
 ContiguousOutput::ContiguousOutput(const at::Tensor& out, std::optional<c10::ScalarType> dtype,
@@ -26,6 +29,12 @@ void ContiguousOutput::copy_back() const {
 
 at::Tensor batched_column_major_copy(const at::Tensor& t) {
   return t.mT().clone(at::MemoryFormat::Contiguous).mT();
+}
+
+at::Tensor empty_batched_column_major(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  std::vector<int64_t> transposed(sizes.begin(), sizes.end());
+  std::swap(transposed.end()[-1], transposed.end()[-2]);
+  return at::empty(transposed, options).mT();
 }
 
 }  // namespace mps_ops

@@ -38,4 +38,8 @@ class ContiguousOutput {
 // CPU's linear-algebra results have.
 at::Tensor batched_column_major_copy(const at::Tensor& t);
 
+// An uninitialised tensor of `sizes` (at least 2 dims) in that layout, for
+// a kernel to fill.
+at::Tensor empty_batched_column_major(at::IntArrayRef sizes, const at::TensorOptions& options);
+
 }  // namespace mps_ops

@@ -205,19 +205,4 @@ std::vector<int64_t> read_back(c10::ArrayRef<at::Tensor> values) {
   return std::vector<int64_t>(data, data + on_host.numel());
 }
 
-std::vector<int> read_kernel_codes(const at::Tensor& info, const char* name) {
-  const at::Tensor codes = info.to(at::kCPU).contiguous();
-  // Through a pointer: a tensor index per matrix costs microseconds each.
-  const int* code_of = codes.const_data_ptr<int>();
-  std::vector<int> result(code_of, code_of + codes.numel());
-  for (const int code : result) {
-    TORCH_CHECK(code != -1, "mps_ops: ", name, ": the kernel did not complete (the GPU stopped it)");
-  }
-  return result;
-}
-
-std::string batch_element(bool batched, int64_t m) {
-  return batched ? ": (Batch element " + std::to_string(m) + ")" : "";
-}
-
 }  // namespace mps_ops

@@ -3,8 +3,6 @@
 // the CPU reference raises for the same mistake.
 #pragma once
 
-#include <string>
-
 #include <ATen/core/Tensor.h>
 
 #include <initializer_list>
@@ -128,17 +126,6 @@ std::pair<int64_t, int64_t> value_range(const at::Tensor& values);
 // each read waits for the GPU, so a stub with several checks reads their
 // values together.
 std::vector<int64_t> read_back(c10::ArrayRef<at::Tensor> values);
-
-// The per-matrix status codes a one-threadgroup-per-matrix linear-algebra
-// kernel (eig, eigh, svd) leaves in `info`, read back in one copy. The host
-// fills info with -1 first and the kernel's last step writes its code, so a
-// -1 read here (a command buffer the GPU stopped) raises, never passes as
-// results.
-std::vector<int> read_kernel_codes(const at::Tensor& info, const char* name);
-
-// The CPU's ": (Batch element m)" that LinAlgError messages carry for batched
-// inputs ("" for a single matrix).
-std::string batch_element(bool batched, int64_t m);
 
 // A fresh output for `like`'s shape and layout (dense permutations kept, so a
 // transposed input still runs the dense kernel).
