@@ -146,10 +146,10 @@ def seeded_randn(*shape, seed=0):
     return torch.randn(*shape)
 
 
-def assert_errors_match(call, same_words=True):
-    """call() raises the CPU's exception type on our kernels too; with
-    same_words, in the CPU's words."""
-    cpu, ours = errors_of_cpu_and_ours(lambda *_: call())
+def assert_errors_match(call, *args, same_words=True):
+    """call(*args) raises the CPU's exception type on our kernels too (args
+    moved to the test device); with same_words, in the CPU's words."""
+    cpu, ours = errors_of_cpu_and_ours(call, *args)
     if same_words:
         assert str(ours) == str(cpu)
 

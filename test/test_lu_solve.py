@@ -111,25 +111,28 @@ def test_torch_lu_solve_reaches_our_kernel():
 
 _LU, _PIVOTS = _factors(2, 4, 4, seed=9)
 _B = torch.randn(2, 4, 3)
+# Each call takes (LU, pivots, B) as arguments, so that they reach the test
+# device: a tensor the lambda captured would stay on the CPU and meet the
+# CPU's kernel on a GPU backend.
 ERRORS = {
-    "LU int": lambda: torch.linalg.lu_solve(_LU.long(), _PIVOTS, _B.long()),
-    "dtypes differ": lambda: torch.linalg.lu_solve(_LU, _PIVOTS, _B.double()),
-    "pivots int64": lambda: torch.linalg.lu_solve(_LU, _PIVOTS.long(), _B),
-    "LU not square": lambda: torch.linalg.lu_solve(_LU[..., :3], _PIVOTS, _B),
-    "B 1-D": lambda: torch.linalg.lu_solve(_LU, _PIVOTS, torch.randn(4)),
-    "shapes, left": lambda: torch.linalg.lu_solve(_LU, _PIVOTS, torch.randn(2, 3, 3)),
-    "shapes, right": lambda: torch.linalg.lu_solve(_LU, _PIVOTS, torch.randn(2, 3, 3), left=False),
-    "pivots per batch": lambda: torch.linalg.lu_solve(_LU, _PIVOTS[..., :3], _B),
-    "pivots 0-dim": lambda: torch.linalg.lu_solve(_LU, torch.tensor(1, dtype=torch.int32), _B),
-    "pivots batch": lambda: torch.linalg.lu_solve(_LU, _PIVOTS[:1], _B),
-    "batches do not broadcast": lambda: torch.linalg.lu_solve(_LU, _PIVOTS, torch.randn(3, 4, 3)),
-    "half": lambda: torch.linalg.lu_solve(_LU.half(), _PIVOTS, _B.half()),
+    "LU int": lambda lu, p, b: torch.linalg.lu_solve(lu.long(), p, b.long()),
+    "dtypes differ": lambda lu, p, b: torch.linalg.lu_solve(lu, p, b.double()),
+    "pivots int64": lambda lu, p, b: torch.linalg.lu_solve(lu, p.long(), b),
+    "LU not square": lambda lu, p, b: torch.linalg.lu_solve(lu[..., :3], p, b),
+    "B 1-D": lambda lu, p, b: torch.linalg.lu_solve(lu, p, b[0, :, 0]),
+    "shapes, left": lambda lu, p, b: torch.linalg.lu_solve(lu, p, b[:, :3, :3]),
+    "shapes, right": lambda lu, p, b: torch.linalg.lu_solve(lu, p, b[:, :3, :3], left=False),
+    "pivots per batch": lambda lu, p, b: torch.linalg.lu_solve(lu, p[..., :3], b),
+    "pivots 0-dim": lambda lu, p, b: torch.linalg.lu_solve(lu, p[0, 0], b),
+    "pivots batch": lambda lu, p, b: torch.linalg.lu_solve(lu, p[:1], b),
+    "batches do not broadcast": lambda lu, p, b: torch.linalg.lu_solve(lu, p, b.expand(3, 2, 4, 3)[:, 0]),
+    "half": lambda lu, p, b: torch.linalg.lu_solve(lu.half(), p, b.half()),
 }
 
 
 @pytest.mark.parametrize("name", ERRORS.keys())
 def test_errors_are_the_cpus(name):
-    assert_errors_match(ERRORS[name], same_words=name != "half")
+    assert_errors_match(ERRORS[name], _LU, _PIVOTS, _B, same_words=name != "half")
 
 
 def test_float64_and_complex_are_refused_clearly():
