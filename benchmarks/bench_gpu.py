@@ -146,6 +146,21 @@ def copy_gbps(cycles_per_second: float) -> float:
     return 2 * src.numel() * src.element_size() / seconds / 1e9
 
 
+def _gbps(moved: int, seconds: float) -> float:
+    """GB/s to four significant figures: a compute row (a decomposition) moves
+    a fraction of a GB/s, which one decimal place rounds to 0.0 or makes two
+    different speeds look equal."""
+    return float(f"{moved / seconds / 1e9:.4g}")
+
+
+def _normwise_relative_error(result, truth) -> float:
+    """||result - truth|| / ||truth|| (Frobenius, over the whole result):
+    LAPACK's measure for a matrix result, where an entry near zero makes
+    the element-wise relative error meaningless."""
+    result, truth = result.double().cpu(), truth.double().cpu()
+    return float(torch.linalg.vector_norm(result - truth) / torch.linalg.vector_norm(truth).clamp_min(1e-300))
+
+
 def _max_relative_error(result, truth) -> float:
     result, truth = result.double().cpu(), truth.double().cpu()
     finite = torch.isfinite(truth) & torch.isfinite(result)
@@ -185,6 +200,9 @@ def accuracy(case, inputs) -> dict:
     from mps_ops.profiling import tensors_in
 
     first = lambda r: tensors_in(r)[0]  # noqa: E731
+    if case.matrix_results:
+        return {"ours_normwise_error": _normwise_relative_error(first(ours), first(truth)),
+                "torch_normwise_error": _normwise_relative_error(first(theirs), first(truth))}
     return {"ours_max_rel_error": _max_relative_error(first(ours), first(truth)),
             "torch_max_rel_error": _max_relative_error(first(theirs), first(truth))}
 
@@ -244,13 +262,13 @@ def measure(case, cycles_per_second: float, copy: float) -> dict:
             theirs = [t.cuda() for t in inputs]
             expected = baseline(*theirs)
         torch.cuda.synchronize()
-        row["torch_gbps"] = round(moved / gpu_seconds(lambda: baseline(*theirs), cycles_per_second) / 1e9, 1)
+        row["torch_gbps"] = _gbps(moved, gpu_seconds(lambda: baseline(*theirs), cycles_per_second))
         if row["waits_for_gpu"]:
             # What torch's op costs where it too waits at the call: the same
             # round trip in the same run (the rule still compares with torch's
             # op alone).
             synced = gpu_seconds(lambda: (baseline(*theirs), torch.cuda.synchronize()), cycles_per_second)
-            row["torch_synced_gbps"] = round(moved / synced / 1e9, 1)
+            row["torch_synced_gbps"] = _gbps(moved, synced)
             row["ratio_to_synced"] = round(row["ours_gbps"] / row["torch_synced_gbps"], 3)
             if "ours_deferred_gbps" in row:
                 row["ratio_deferred"] = round(row["ours_deferred_gbps"] / row["torch_gbps"], 3)
@@ -276,11 +294,11 @@ def measure(case, cycles_per_second: float, copy: float) -> dict:
 def time_ours(row: dict, fn, moved: int, cycles_per_second: float) -> None:
     """ours_gbps and waits_for_gpu; for a call that waits, also its GB/s with
     error checks deferred (ours_deferred_gbps) and whether it still waits."""
-    row["ours_gbps"] = round(moved / gpu_seconds(fn, cycles_per_second) / 1e9, 1)
+    row["ours_gbps"] = _gbps(moved, gpu_seconds(fn, cycles_per_second))
     row["waits_for_gpu"] = waits_for_gpu(fn, cycles_per_second)
     if row["waits_for_gpu"]:
         seconds, row["waits_when_deferred"] = deferred_gpu_seconds(fn, cycles_per_second)
-        row["ours_deferred_gbps"] = round(moved / seconds / 1e9, 1)
+        row["ours_deferred_gbps"] = _gbps(moved, seconds)
 
 
 def classify(ours_gbps: float, torch_gbps: float, copy: float, high_arithmetic: bool) -> dict:
@@ -306,6 +324,8 @@ def markdown(report: dict) -> str:
         target = {True: "met", False: "**below**"}.get(r.get("target_met"), "-")
         if r.get("bound") == "compute" and "ours_max_rel_error" in r:
             target = f"rel. error {r['ours_max_rel_error']:.1e} (torch {r['torch_max_rel_error']:.1e})"
+        if r.get("bound") == "compute" and "ours_normwise_error" in r:
+            target = f"normwise error {r['ours_normwise_error']:.1e} (torch {r['torch_normwise_error']:.1e})"
         if r.get("ratio_to_synced") is not None:
             target += f" (waits at the call: {r['ratio_to_synced']}x torch + sync"
             if r.get("ratio_deferred") is not None:

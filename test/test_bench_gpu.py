@@ -127,3 +127,26 @@ def test_compute_rows_of_any_family_get_their_accuracy_on_a_few_rows():
     assert any(d.kernel.startswith("pdist_forward") for d in prof.dispatches)
     assert 0 < errors["ours_max_rel_error"] < 1e-5
     assert errors["torch_max_rel_error"] < 1e-5
+
+
+def test_a_decomposition_is_judged_normwise():
+    """A matrix result's accuracy is LAPACK's normwise error: element by
+    element, an entry of geqrf's packed factors near zero would read as a
+    relative error of order one."""
+    from helpers import seeded_randn, to_device
+
+    case = next(c for c in gpu_cases.all_cases(["linalg"]) if c.kernel == "geqrf")
+    assert case.matrix_results
+    errors = bench_gpu.accuracy(case, to_device([seeded_randn(2, 12, 6, seed=3)]))
+    assert set(errors) == {"ours_normwise_error", "torch_normwise_error"}
+    assert 0 < errors["ours_normwise_error"] < 1e-6
+    assert errors["torch_normwise_error"] < 1e-6
+
+
+def test_a_compute_row_slower_than_a_tenth_of_a_gb_per_second_keeps_its_ratio():
+    """GB/s carry four significant figures: one decimal place had rounded a
+    decomposition's 0.04 GB/s to 0.0 (a division by zero on the H200) and
+    two different speeds to the same 0.1."""
+    assert bench_gpu._gbps(4_000_000, 0.1) == 0.04
+    assert bench_gpu._gbps(4_000_000, 0.12) == 0.03333
+    assert bench_gpu.classify(0.04, 0.03333, 4000.0, True)["ratio"] == 1.2
