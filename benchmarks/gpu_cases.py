@@ -334,7 +334,7 @@ def _lu_solve_inputs(batch, n, columns):
 
 
 def linalg_cases(records) -> list:
-    """The decompositions a Mac lacks up to 2.13, one threadgroup per matrix
+    """The decompositions (and least squares) a Mac lacks up to 2.13, one threadgroup per matrix
     in ours (torch's CUDA ops are cuSOLVER's and MAGMA's): 64 matrices a call
     at sizes where one threadgroup still serves. Compute rows. Each call
     returns what the inputs pin down: eigenvector and singular vector signs
@@ -347,6 +347,10 @@ def linalg_cases(records) -> list:
         ("geqrf", (64, 256, 128), lambda: [torch.randn(64, 256, 128)], torch.geqrf),
         ("linalg_qr", (64, 256, 128), lambda: [torch.randn(64, 256, 128)], torch.linalg.qr),
         ("linalg_lu_solve", (64, 256, 256), lambda: _lu_solve_inputs(64, 256, 64), torch.linalg.lu_solve),
+        # gels, the one driver torch's CUDA op takes (ours: geqrf, ormqr and
+        # torch's solve_triangular).
+        ("linalg_lstsq", (64, 256, 128), lambda: [torch.randn(64, 256, 128), torch.randn(64, 256, 16)],
+         lambda a, b: torch.linalg.lstsq(a, b, driver="gels").solution),
     ]
     return [Case("linalg", name, shape, torch.float32, make, call, high_arithmetic=True, matrix_results=True)
             for name, shape, make, call in specs if name in records and records[name].active]

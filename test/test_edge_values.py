@@ -252,9 +252,17 @@ def _finite(args: dict) -> dict:
 # eigenvalues, test_binomial.py our NaN and infinite counts.
 CPU_CRASHES = {"_linalg_eigvals": _finite, "linalg_eigvals.out": _finite, "binomial": _finite}
 
+# Where the CPU rejects every call of a kind: lstsq's MKL refuses a NaN in A
+# or B ("Parameter 4 was incorrect on entry to SGELSD", which torch turns
+# into an internal assert), and its drivers part on infinities. Not compared;
+# test_lstsq.py checks ours (NaN in, NaN out, or LinAlgError where an SVD
+# meets it).
+CPU_REFUSES = [(r"linalg_lstsq\.out", r"((self|b): (nan|infinities)|all: every edge value)")]
 
-def _range_exceeded(overload, label) -> bool:
-    return any(re.fullmatch(o, overload) and re.fullmatch(a, label) for o, a in FLOAT_RANGE_EXCEEDED)
+
+def _listed(table, overload, label) -> bool:
+    """Whether (overload, label) matches a pair of regular expressions of table."""
+    return any(re.fullmatch(o, overload) and re.fullmatch(a, label) for o, a in table)
 
 
 CASES = [pytest.param(sample, record, dtype, id=f"{sample.overload}-{str(dtype)[6:]}")
@@ -269,6 +277,8 @@ def test_edge_values_match_the_cpu(sample, record, dtype):
     for (label, cpu_args), (_, our_args) in zip(_cases(sample, dtype), _cases(sample, dtype)):
         n += 1
         where = f"{sample.overload} {dtype} {label}"
+        if _listed(CPU_REFUSES, sample.overload, label):
+            continue
         ours = run(sample.op, our_args, ours=True)
         try:
             if sample.overload == "mode":
@@ -290,7 +300,7 @@ def test_edge_values_match_the_cpu(sample, record, dtype):
                 fixed = CPU_WRONG[sample.overload](cpu, dict(_cases(sample, dtype))[label])
                 written = {"out": fixed, "out0": fixed[0], "out1": fixed[1]} if isinstance(fixed, tuple) else {"out": fixed}
                 cpu = type(cpu)(None, fixed, {k: written.get(k, v) for k, v in cpu.args.items()})
-            assert_same_outcome(cpu, ours, where, shapes_only=sample.unpinned or _range_exceeded(sample.overload, label),
+            assert_same_outcome(cpu, ours, where, shapes_only=sample.unpinned or _listed(FLOAT_RANGE_EXCEEDED, sample.overload, label),
                                 truth=lambda: run(sample.op, to_float64(truth_args), ours=False))
         except AssertionError as failure:
             failures.append(str(failure))

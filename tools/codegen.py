@@ -79,7 +79,7 @@ FIELDS = {"name", "impl", "dtypes", "policy", "opinfo"}
 # GPU at commit", the ratio over its rows, the GPU and the commit measured
 # (tools/gpu_ratios.py writes it from a whole run); never a Mac figure.
 OPTIONAL_FIELDS = {"forms", "differs", "mps_missing", "kernels", "file", "shape", "domain", "schemas", "mpsgraph",
-                   "repairs", "grad_opinfo", "gpu_ratio", "computes_in"}
+                   "repairs", "grad_opinfo", "gpu_ratio", "computes_in", "calls"}
 DEFAULTABLE_FIELDS = {"mps_missing", "domain"}
 FORMS = ("functional", "out", "inplace")
 
@@ -208,6 +208,7 @@ class OpEntry:
     grad_opinfo: tuple = ()  # OpInfos whose input gradients reach the op
     gpu_ratio: str = ""  # an override's ratio against torch's CUDA kernel on an NVIDIA GPU, "" if unmeasured
     computes_in: dict = field(default_factory=dict)  # dtype -> the dtype whose kernels it runs
+    calls: tuple = ()  # stub files whose host stubs this entry's call directly (their kernels run too)
 
     def kernel_dtype(self, dtype: str) -> str:
         """The dtype whose kernels a call in `dtype` runs."""
@@ -217,15 +218,23 @@ class OpEntry:
     def qualified_name(self) -> str:
         return f"aten::{self.name}"
 
+    def stub_sources(self) -> str:
+        """The text of the entry's stub file and of those it `calls`."""
+        texts = []
+        for name in (self.file, *self.calls):
+            with open(os.path.join(ROOT, "csrc", "operations", f"{name}.mm")) as f:
+                texts.append(f.read())
+        return "\n".join(texts)
+
     def stub_kernels(self) -> set:
-        """The kernel ops the entry's stub file looks up (`KernelCache name("op")`):
-        `kernels` and any the stub picks for some inputs only (softmax's paired
-        rows, upsample_aa_backward's float32). Empty for a shaped entry,
-        whose stubs take the kernel from the registry itself."""
+        """The kernel ops the entry's stub file, and those it `calls`, look up
+        (`KernelCache name("op")`): `kernels` and any the stub picks for some
+        inputs only (softmax's paired rows, upsample_aa_backward's float32).
+        Empty for a shaped entry, whose stubs take the kernel from the
+        registry itself."""
         if self.shape:
             return set()
-        with open(os.path.join(ROOT, "csrc", "operations", f"{self.file}.mm")) as f:
-            return set(re.findall(r'KernelCache\s+\w+\("(\w+)"\)', f.read()))
+        return set(re.findall(r'KernelCache\s+\w+\("(\w+)"\)', self.stub_sources()))
 
 
 class RegistryError(Exception):
@@ -275,8 +284,9 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
         impl = expand_impl(item["impl"], where)
         if ("file" in item) == ("shape" in item):
             raise RegistryError(f"{where}: give a stub file or a standard shape ({sorted(SHAPES)}), not both")
-        if "file" in item and not os.path.exists(os.path.join(ROOT, "csrc", "operations", item["file"] + ".mm")):
-            raise RegistryError(f"{where}: csrc/operations/{item['file']}.mm does not exist")
+        for stub_file in [item["file"]] + list(item.get("calls", [])) if "file" in item else item.get("calls", []):
+            if not os.path.exists(os.path.join(ROOT, "csrc", "operations", stub_file + ".mm")):
+                raise RegistryError(f"{where}: csrc/operations/{stub_file}.mm does not exist")
         if "shape" in item:
             impl = shaped_impl(item, impl, where)
         dtypes = expand_dtypes(item["dtypes"], sets, where)
@@ -300,6 +310,7 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
                 grad_opinfo=tuple(item.get("grad_opinfo", ())),
                 gpu_ratio=" ".join(str(item.get("gpu_ratio", "")).split()),
                 computes_in=expand_computes_in(item.get("computes_in", {}), dtypes, where),
+                calls=tuple(item.get("calls", ())),
             )
         )
     return entries
