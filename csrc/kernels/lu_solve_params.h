@@ -5,15 +5,16 @@
 
 namespace mps_ops {
 
-// One thread per right-hand side: op(A) x = c with A = P L U from
+// One threadgroup per right-hand side: op(A) x = c with A = P L U from
 // linalg_lu_factor (LU packed, pivots 1-based as LAPACK's), op(A) = A or
 // A^T. The right-hand sides are the result's columns: n contiguous floats
 // each, `columns` per matrix, matrices one after another.
+enum { lu_solve_max_threads = 256 };
+
 struct lu_solve_params {
   int n;
   int columns;
   int transposed;  // 1: A^T x = c
-  long right_hand_sides;  // columns times matrices: the threads that work
   long lu_batch_stride;
   long lu_row_stride;
   long lu_column_stride;
