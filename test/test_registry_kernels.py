@@ -115,3 +115,24 @@ def test_dtype_sets_read_from_the_kernel_header():
         "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32")
     with pytest.raises(codegen.RegistryError, match="neither a Metal dtype nor a set"):
         codegen.expand_dtypes(["floats"], sets, "t")
+
+
+def test_a_kernel_reached_through_a_called_stub_file_counts_and_a_missing_file_is_refused(tmp_path):
+    """`calls` names the stub files whose stubs an entry's call directly:
+    their kernels are the entry's (linalg_lstsq names geqrf's, from qr.mm),
+    and a file that does not exist is a registry error."""
+    import dataclasses
+
+    import yaml
+
+    (lstsq,) = [e for e in ENTRIES if e.name == "linalg_lstsq"]
+    assert {"geqrf", "svd"} <= lstsq.stub_kernels()
+    assert "geqrf" not in dataclasses.replace(lstsq, calls=()).stub_kernels()
+    with open(codegen.REGISTRY) as f:
+        raw = yaml.safe_load(f)
+    (entry,) = [e for e in raw["ops"] if e["name"] == "linalg_lstsq"]
+    entry["calls"] = ["qr", "no_such_stubs"]
+    path = tmp_path / "native_functions.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(codegen.RegistryError, match=r"linalg_lstsq: csrc/operations/no_such_stubs\.mm does not exist"):
+        codegen.load_registry(str(path))
