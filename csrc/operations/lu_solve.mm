@@ -1,7 +1,7 @@
 // Host stub of linalg_lu_solve (torch.linalg.lu_solve and torch.lu_solve;
 // not its out= form: csrc/native_functions.yaml says why): solves A X = B, A^H X = B, X A = B or X A^H = B from
 // linalg_lu_factor's packed LU and pivots, B's batch broadcast against LU's;
-// kernel in csrc/kernels/lu_solve.metal (one threadgroup per right-hand side).
+// kernel in csrc/kernels/lu_solve.metal (one threadgroup per four right-hand sides).
 // Checks, their order and messages are the CPU's. float32 only (the CPU's
 // LAPACK also takes float64 and complex).
 //
@@ -67,19 +67,21 @@ at::Tensor solve(const at::Tensor& LU, const at::Tensor& pivots, const at::Tenso
   const at::Tensor interchanges = pivots.expand(batch_shape_with(batch, {n})).reshape({-1, n}).contiguous();
   const KernelHandle* handle = kernels.get(Variant::dense, at::kFloat, at::kFloat);
   const uint32_t threads = power_of_two_group(n, lu_solve_max_threads, handle);
-  const int64_t right_hand_sides = buffer.numel() / n;
-  TORCH_CHECK(right_hand_sides <= UINT32_MAX / threads, "mps_ops: linalg_lu_solve of too many right-hand sides");
+  const int64_t groups_per_matrix = (columns + lu_solve_group_columns - 1) / lu_solve_group_columns;
+  const int64_t groups = buffer.numel() / (n * columns) * groups_per_matrix;
+  TORCH_CHECK(groups <= UINT32_MAX / threads, "mps_ops: linalg_lu_solve of too many right-hand sides");
   lu_solve_params params{};
   params.n = static_cast<int>(n);
   params.columns = static_cast<int>(columns);
   // X A = B is A^T X^T = B^T; X A^H = B is A X^H = B^H.
   params.transposed = (left ? adjoint : !adjoint) ? 1 : 0;
+  params.groups_per_matrix = groups_per_matrix;
   params.lu_batch_stride = factors.stride(0);
   params.lu_row_stride = factors.stride(1);
   params.lu_column_stride = factors.stride(2);
   KernelFunction kernel(handle);
   kernel.bind_operands(buffer, factors, interchanges).bind(params);
-  kernel.dispatch(Dim3{threads * static_cast<uint32_t>(right_hand_sides), 1, 1}, Dim3{threads, 1, 1});
+  kernel.dispatch(Dim3{threads * static_cast<uint32_t>(groups), 1, 1}, Dim3{threads, 1, 1});
   return result;
 }
 
