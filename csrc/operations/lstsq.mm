@@ -318,7 +318,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_lstsq_out(
   }
   const std::initializer_list<const at::Tensor*> read = {&self, &b};
   if (!direct) {
-    copy_into(solution, laid_out_as_lapack(result.solution, p).contiguous(), read);
+    copy_into(solution, p.vector_case ? result.solution.squeeze(-1) : result.solution, read);
     copy_into(residuals, result.residuals.contiguous(), read);
     copy_into(rank, result.rank.contiguous(), read);
     copy_into(singular_values, result.singular_values.contiguous(), read);
