@@ -126,7 +126,7 @@ def test_a_kernel_reached_through_a_called_stub_file_counts_and_a_missing_file_i
     import yaml
 
     (lstsq,) = [e for e in ENTRIES if e.name == "linalg_lstsq"]
-    assert {"geqrf", "svd"} <= lstsq.stub_kernels()
+    assert {"geqrf", "ormqr", "svd"} <= lstsq.stub_kernels()
     assert "geqrf" not in dataclasses.replace(lstsq, calls=()).stub_kernels()
     with open(codegen.REGISTRY) as f:
         raw = yaml.safe_load(f)

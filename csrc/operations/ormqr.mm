@@ -50,7 +50,7 @@ void check_ormqr_operands(const at::Tensor& input, const at::Tensor& tau, const 
 
 at::Tensor ormqr_result(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other, bool left,
                         bool transpose) {
-  static KernelCache kernels(op_name);
+  static KernelCache kernels("ormqr");
   at::Tensor result = batched_column_major_copy(other);
   const int64_t reflectors = tau.size(-1);
   if (result.numel() == 0 || reflectors == 0) {
