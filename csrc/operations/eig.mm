@@ -112,12 +112,6 @@ void check_eigvals_input(const at::Tensor& self) {
   check_square_matrices(self, "linalg.eigvals");
 }
 
-// torch's checkLinalgCompatibleDtype for an eigenvalue or eigenvector out=.
-void check_complex_output(const char* name, const at::Tensor& out, const char* which) {
-  TORCH_CHECK(c10::canCast(at::kComplexFloat, out.scalar_type()), name, ": Expected ", which,
-              " to be safely castable from ComplexFloat dtype, but got ", which, " with dtype ", out.scalar_type());
-}
-
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor> linalg_eig(const at::Tensor& self) {
@@ -130,8 +124,8 @@ std::tuple<at::Tensor&, at::Tensor&> linalg_eig_out(const at::Tensor& self, at::
                                                     at::Tensor& eigenvectors) {
   check_eig_input(self);
   check_devices(eig_name, {&eigenvalues, &eigenvectors});
-  check_complex_output(eig_name, eigenvalues, "eigenvalues");
-  check_complex_output(eig_name, eigenvectors, "eigenvectors");
+  check_linalg_castable(eig_name, at::kComplexFloat, eigenvalues, "eigenvalues");
+  check_linalg_castable(eig_name, at::kComplexFloat, eigenvectors, "eigenvectors");
   check_float32_only("linalg_eig", self);
   const auto [values, vectors] = compute(self, /*want_vectors=*/true, eig_name);
   check_output("linalg_eig", eigenvalues, at::kComplexFloat, values.sizes(), {&self}, OutputDtype::castable);
@@ -158,7 +152,7 @@ at::Tensor _linalg_eigvals(const at::Tensor& self) {
 at::Tensor& linalg_eigvals_out(const at::Tensor& self, at::Tensor& out) {
   check_eigvals_input(self);
   check_devices(eigvals_name, {&out});
-  check_complex_output(eigvals_name, out, "eigenvalues");
+  check_linalg_castable(eigvals_name, at::kComplexFloat, out, "eigenvalues");
   check_float32_only("linalg_eigvals", self);
   const at::Tensor values = std::get<0>(compute(self, /*want_vectors=*/false, eigvals_name));
   check_output("linalg_eigvals", out, at::kComplexFloat, values.sizes(), {&self}, OutputDtype::castable);

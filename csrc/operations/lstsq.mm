@@ -86,12 +86,6 @@ double lapack_rcond(LstsqDriver driver, double rcond) {
   }
 }
 
-// torch's checkLinalgCompatibleDtype for an out.
-void check_castable_out(c10::ScalarType result, const at::Tensor& out, const char* which) {
-  TORCH_CHECK(c10::canCast(result, out.scalar_type()), lstsq_name, ": Expected ", which,
-              " to be safely castable from ", result, " dtype, but got ", which, " with dtype ", out.scalar_type());
-}
-
 // The problem as the kernels take it: B as a batch of matrices, both
 // batches broadcast against each other.
 struct LstsqProblem {
@@ -289,10 +283,10 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_lstsq_out(
   LstsqProblem p = check_lstsq_inputs(self, b);
   check_devices(lstsq_name, {&self, &b, &solution, &residuals, &rank, &singular_values});
   const c10::ScalarType real = c10::toRealValueType(self.scalar_type());
-  check_castable_out(self.scalar_type(), solution, "solution");
-  check_castable_out(real, residuals, "residuals");
-  check_castable_out(at::kLong, rank, "rank");
-  check_castable_out(real, singular_values, "singular_values");
+  check_linalg_castable(lstsq_name, self.scalar_type(), solution, "solution");
+  check_linalg_castable(lstsq_name, real, residuals, "residuals");
+  check_linalg_castable(lstsq_name, at::kLong, rank, "rank");
+  check_linalg_castable(lstsq_name, real, singular_values, "singular_values");
   const LstsqDriver chosen = lstsq_driver(driver);
   TORCH_CHECK(rcond.has_value() || real == at::kFloat || real == at::kDouble,
               "This function doesn't handle types other than float and double");

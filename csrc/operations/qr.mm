@@ -99,14 +99,6 @@ std::tuple<at::Tensor, at::Tensor> qr(const at::Tensor& a, QrMode mode) {
   return {q, r};
 }
 
-// torch's checkLinalgCompatibleDtype for geqrf's outs, before its dtype
-// dispatch.
-void check_castable_output(const at::Tensor& self, const at::Tensor& out, const char* which) {
-  TORCH_CHECK(c10::canCast(self.scalar_type(), out.scalar_type()), geqrf_name, ": Expected ", which,
-              " to be safely castable from ", self.scalar_type(), " dtype, but got ", which, " with dtype ",
-              out.scalar_type());
-}
-
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor> geqrf(const at::Tensor& self) {
@@ -118,8 +110,9 @@ std::tuple<at::Tensor, at::Tensor> geqrf(const at::Tensor& self) {
 std::tuple<at::Tensor&, at::Tensor&> geqrf_a(const at::Tensor& self, at::Tensor& a, at::Tensor& tau) {
   check_geqrf_input(self);
   check_devices(geqrf_name, {&a, &tau});
-  check_castable_output(self, a, "a");
-  check_castable_output(self, tau, "tau");
+  // torch's checkLinalgCompatibleDtype, before its dtype dispatch.
+  check_linalg_castable(geqrf_name, self.scalar_type(), a, "a");
+  check_linalg_castable(geqrf_name, self.scalar_type(), tau, "tau");
   check_float32_only("geqrf", self);
   const auto [factored, taus] = factor(self);
   check_output_taking_strides("geqrf", a, factored, {&self}, OutputDtype::castable, Restride::empty_only);

@@ -30,6 +30,11 @@ std::vector<int> read_kernel_codes(const at::Tensor& info, const char* name) {
   return result;
 }
 
+void check_linalg_castable(const char* name, c10::ScalarType result, const at::Tensor& out, const char* which) {
+  TORCH_CHECK(c10::canCast(result, out.scalar_type()), name, ": Expected ", which, " to be safely castable from ",
+              result, " dtype, but got ", which, " with dtype ", out.scalar_type());
+}
+
 std::string batch_element(bool batched, int64_t m) {
   return batched ? ": (Batch element " + std::to_string(m) + ")" : "";
 }

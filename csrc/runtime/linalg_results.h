@@ -37,6 +37,10 @@ std::string batch_element(bool batched, int64_t m);
 // repeated <repeated_what> (error code: k)".
 void check_converged(const std::vector<int>& codes, const char* name, bool batched, const char* repeated_what);
 
+// torch's checkLinalgCompatibleDtype for an out=: `result` castable to its
+// dtype, in the CPU's words (`name` leading them, `which` the out's name).
+void check_linalg_castable(const char* name, c10::ScalarType result, const at::Tensor& out, const char* which);
+
 // Which outs take the result's strides (LAPACK's column-major ones) when
 // check_output resizes them: any resized one (structured ops: the CPU asks
 // for the strides it sets), or only an empty one (ops that resize another
