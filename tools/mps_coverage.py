@@ -41,9 +41,9 @@ imported or run from the wheel):
     copies by blit, Metal Performance Shaders kernels).
 
 Statuses per overload and release: M G B C X P and '-' (not defined in that
-release); see LEGEND. Left out, as in shared/mps-coverage.md: quantized,
-sparse, mkldnn and test-only operators, and those with kernels for nested
-tensors only (`excluded`).
+release); see LEGEND. Left out, as in shared/mps-coverage.md: quantized
+(but not fake-quantize), sparse, mkldnn and test-only operators, and those
+with kernels for nested tensors only (`excluded`).
 
 When a torch release comes out: add it to RELEASES (and to
 tools/torch_headers.py's bounds if it becomes supported), run
@@ -148,7 +148,10 @@ def parse_native_functions(text: str) -> dict[str, Overload]:
 # tensors never live on MPS (quantized, sparse, mkldnn layouts) or they exist
 # only for PyTorch's own tests. Nested-tensor ops go by their kernels
 # (EXCLUDED_KEY): some take dense tensors and run on a Mac, as
-# nn.TransformerEncoder's _nested_tensor_from_mask_left_aligned does.
+# nn.TransformerEncoder's _nested_tensor_from_mask_left_aligned does. The
+# fake-quantize ops (KEPT_NAME) are kept although their names say "quantize":
+# quantization-aware training runs them on float tensors, which do live on MPS.
+KEPT_NAME = re.compile(r"fake_quant|^_fused_moving_avg_obs_fq_helper")
 EXCLUDED_NAME = re.compile(
     r"quantiz|sparse|mkldnn|^_?test_|^q_|qscheme|^int_repr|_fake_quant|"
     r"^_?fbgemm|^_saturate_weight_to_fp16|^_choose_qparams|^choose_qparams|"
@@ -160,7 +163,7 @@ EXCLUDED_KEY = re.compile(r"Sparse|Quantized|Nested|Mkldnn")
 
 def excluded(op: Overload) -> bool:
     base = op.name.split(".")[0]
-    if EXCLUDED_NAME.search(base):
+    if EXCLUDED_NAME.search(base) and not KEPT_NAME.search(base):
         return True
     # Kernels only for excluded layouts (e.g. SparseCPU and QuantizedCPU
     # ones). Not where a composite kernel serves dense tensors (clone,
