@@ -157,8 +157,25 @@ def _gelu_answer(cpu, args):
     return torch.where(~torch.isfinite(cpu.result) & ~same, exact, cpu.result)
 
 
+def _per_channel_fake_quantize_answer(cpu, args):
+    """fake_quantize_per_channel_affine_cachemask: the CPU converts each
+    rounded value to int64 before clamping, and x86 gives INT64_MIN for NaN,
+    the infinities and values beyond int64, so all of them land on
+    quant_min. The answer is the per-tensor op's float clamp (the registry's
+    `differs`): NaN and negative ones on quant_min, positive ones on
+    quant_max; the CPU's per-channel call on stand-ins beyond the grid, on the
+    same side, gives it."""
+    x = args["self"].float()
+    beyond = ~torch.isfinite(x) | (x.abs() > 1e6)
+    stand_in = torch.where(beyond, torch.where(x > 0, 1e6, -1e6), x)
+    call = dict(args, self=stand_in)
+    out, mask = torch.ops.aten.fake_quantize_per_channel_affine_cachemask(**call)
+    return (torch.where(beyond, out.to(cpu.result[0].dtype), cpu.result[0]), torch.where(beyond, mask, cpu.result[1]))
+
+
 # Where the CPU's result is wrong for some edge values: the right answer.
 CPU_WRONG = {
+    "fake_quantize_per_channel_affine_cachemask": _per_channel_fake_quantize_answer,
     "var_mean.correction": _mean_answer, "var_mean.correction_out": _mean_answer,
     "std_mean.correction": _mean_answer, "std_mean.correction_out": _mean_answer,
     "_softmax_backward_data": _softmax_backward_answer(False),

@@ -1,0 +1,159 @@
+// Host stubs of the fake-quantize ops with a gradient mask, which
+// quantization-aware training runs on float tensors:
+// fake_quantize_per_tensor_affine_cachemask (scale and zero point from the
+// host), _fake_quantize_per_tensor_affine_cachemask_tensor_qparams (from
+// one-element tensors, and a switch) and fake_quantize_per_channel_affine_cachemask.
+// The composites over them (fake_quantize_per_tensor_affine, its
+// tensor-qparams form, fake_quantize_per_channel_affine and their backward,
+// grad * mask) then run too. Kernel in csrc/kernels/fake_quantize.metal.
+//
+// The checks and messages are the CPU's. Where the CPU reads a tensor's value
+// on the host (the tensor-qparams form's three, `.item()`), the kernel reads
+// it on the device: the host never waits, as on CUDA. The per-channel form's
+// range check of integer zero points waits once, as on the CPU and CUDA.
+#include "../runtime/host_name.h"
+#include "../runtime/op_checks.h"
+#include "../runtime/per_element.h"
+
+#include "../kernels/fake_quantize_params.h"
+#include "../kernels/include/mps_ops/shape_limits.h"
+
+#include <ATen/ops/empty_like.h>
+
+namespace mps_ops {
+namespace {
+
+// The CPU's message, its line continuation's spaces and all.
+void check_quant_range(int64_t quant_min, int64_t quant_max) {
+  TORCH_CHECK(quant_min <= quant_max, "`quant_min` should be less than or         equal to `quant_max`.");
+}
+
+// check_dtype (float64 has no Metal type), then the CPU's dtype dispatch's
+// NotImplementedError for the other non-floating dtypes.
+void check_fake_quantize_input(const char* op, const char* dispatch_name, const at::Tensor& self) {
+  check_dtype(op, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", dispatch_name,
+                              "\" not implemented for '", c10::toString(self.scalar_type()), "' on ",
+                              self.device(), " (", op, ")");
+}
+
+// Where each element's scale and zero point come from and how they combine.
+struct QParams {
+  fake_quantize_params params{};
+  at::Tensor scales;  // float32, one per channel (buffers only)
+  at::Tensor zero_points;  // int32, or float32 bits where params.zero_point_is_float
+  at::Tensor enabled;  // int32, one (params.read_enabled only)
+};
+
+// Outputs laid out as the CPU's (empty_like, memory format preserved), the
+// kernel writing them in their memory order: x in that order too (self
+// itself where its strides are theirs), and the channel axis's stride in it.
+std::tuple<at::Tensor, at::Tensor> fake_quantize_into_new(const at::Tensor& self, QParams q, int64_t axis,
+                                                          int64_t quant_min, int64_t quant_max) {
+  static KernelCache kernels("fake_quantize_cachemask");
+  at::Tensor out = at::empty_like(self, at::MemoryFormat::Preserve);
+  at::Tensor mask = at::empty_like(self, self.options().dtype(at::kBool), at::MemoryFormat::Preserve);
+  if (self.numel() == 0) {
+    return {out, mask};
+  }
+  const bool same_order = self.is_non_overlapping_and_dense() && self.strides() == out.strides();
+  const at::Tensor x = same_order ? self : at::empty_like(out).copy_(self);
+  fake_quantize_params& p = q.params;
+  p.count = static_cast<unsigned int>(self.numel());  // dispatch_per_element refuses more than 2**32 - 1
+  p.channels = axis < 0 ? 1u : static_cast<unsigned int>(self.size(axis));
+  p.channel_stride = axis < 0 ? 1u : static_cast<unsigned int>(std::max<int64_t>(out.stride(axis), 1));
+  p.quant_min = static_cast<float>(quant_min);
+  p.quant_max = static_cast<float>(quant_max);
+  // Unread buffers (qparams in params, no switch) are bound to x.
+  const at::Tensor& scales = q.scales.defined() ? q.scales : x;
+  const at::Tensor& zero_points = q.zero_points.defined() ? q.zero_points : x;
+  const at::Tensor& enabled = q.enabled.defined() ? q.enabled : x;
+  dispatch_per_element(kernels, out, {&out, &mask, &x, &scales, &zero_points, &enabled}, p,
+                       elements_per_thread(self.element_size()));
+  return {out, mask};
+}
+
+// A one-element tensor's value, read by the kernel: on self's device, in
+// dtype (a float zero point truncates toward zero, as the CPU's toInt()).
+at::Tensor device_item(const at::Tensor& t, const at::Tensor& self, c10::ScalarType dtype) {
+  TORCH_CHECK(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
+  return t.to(dtype).to(self.device()).reshape({1});
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> fake_quantize_per_tensor_affine_cachemask(const at::Tensor& self, double scale,
+                                                                              int64_t zero_point, int64_t quant_min,
+                                                                              int64_t quant_max) {
+  check_device("fake_quantize_per_tensor_affine_cachemask", self);
+  check_quant_range(quant_min, quant_max);
+  TORCH_CHECK(zero_point >= quant_min && zero_point <= quant_max,
+              "`zero_point` must be between `quant_min` and `quant_max`.");
+  check_fake_quantize_input("fake_quantize_per_tensor_affine_cachemask",
+                            "fake_quantize_tensor_cachemask_kernel_type_handling", self);
+  QParams q;
+  q.params.qparams_source = fake_quantize_qparams_in_params;
+  q.params.rounding = fake_quantize_round_then_add;
+  q.params.scale = static_cast<float>(scale);  // the CPU's kernel takes a float scale
+  q.params.zero_point = static_cast<float>(zero_point);
+  return fake_quantize_into_new(self, std::move(q), /*axis=*/-1, quant_min, quant_max);
+}
+
+std::tuple<at::Tensor, at::Tensor> _fake_quantize_per_tensor_affine_cachemask_tensor_qparams(
+    const at::Tensor& self, const at::Tensor& scale, const at::Tensor& zero_point,
+    const at::Tensor& fake_quant_enabled, int64_t quant_min, int64_t quant_max) {
+  const char* op = "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams";
+  check_device(op, self);
+  // The CPU checks only the range here: a zero point outside it is clamped.
+  check_quant_range(quant_min, quant_max);
+  check_fake_quantize_input(op, "fake_quantize_tensor_cachemask_kernel_type_handling", self);
+  QParams q;
+  q.params.qparams_source = fake_quantize_qparams_in_buffers;
+  q.params.rounding = fake_quantize_round_then_add;
+  q.params.read_enabled = 1;
+  q.scales = device_item(scale, self, at::kFloat);
+  q.zero_points = device_item(zero_point, self, at::kInt);
+  q.enabled = device_item(fake_quant_enabled, self, at::kInt);
+  return fake_quantize_into_new(self, std::move(q), /*axis=*/-1, quant_min, quant_max);
+}
+
+std::tuple<at::Tensor, at::Tensor> fake_quantize_per_channel_affine_cachemask(const at::Tensor& self,
+                                                                               const at::Tensor& scale,
+                                                                               const at::Tensor& zero_point,
+                                                                               int64_t axis, int64_t quant_min,
+                                                                               int64_t quant_max) {
+  const char* op = "fake_quantize_per_channel_affine_cachemask";
+  check_device(op, self);
+  // The CPU's checks in its order. It accepts a bfloat16 scale here, then
+  // fails on it inside its kernel; ours computes with it (in float).
+  TORCH_CHECK(scale.scalar_type() == at::kFloat || scale.scalar_type() == at::kBFloat16,
+              "Scale must be Float or BFloat16, found ", scale.scalar_type());
+  const c10::ScalarType zero_point_dtype = zero_point.scalar_type();
+  TORCH_CHECK(zero_point_dtype == at::kInt || zero_point_dtype == at::kFloat || zero_point_dtype == at::kHalf,
+              "Zero-point must be Int32, Float or Half, found ", zero_point_dtype);
+  TORCH_CHECK(scale.dim() == 1, "scale should be a 1-D tensor");
+  TORCH_CHECK(zero_point.dim() == 1, "zero point should be a 1-D tensor");
+  TORCH_CHECK(scale.numel() == zero_point.numel(), "scale and zero-point need to have the same dimensions");
+  TORCH_CHECK(scale.numel() == self.size(axis),  // size() raises the CPU's IndexError for a bad axis
+              "dimensions of scale and zero-point are not consistent with input tensor");
+  check_quant_range(quant_min, quant_max);
+  check_devices(op, {&scale, &zero_point});
+  const bool zero_point_is_float = at::isFloatingType(zero_point_dtype);
+  if (!zero_point_is_float && zero_point.numel() > 0) {
+    TORCH_CHECK(!zero_point.lt(quant_min).logical_or(zero_point.gt(quant_max)).any().item<bool>(),
+                "`zero_point` must be between `quant_min` and `quant_max`.");
+  }
+  TORCH_CHECK(axis >= 0 && axis <= self.dim(), "`axis` must be between 0 and number of dimensions of input");
+  check_fake_quantize_input(op, "fake_quantize_channel_cachemask_cpu_type_handling", self);
+  QParams q;
+  q.params.qparams_source = fake_quantize_qparams_in_buffers;
+  // The CPU rounds x / scale, then adds an integer zero point; a floating
+  // one joins before the rounding.
+  q.params.rounding = zero_point_is_float ? fake_quantize_add_then_round : fake_quantize_round_then_add;
+  q.params.zero_point_is_float = zero_point_is_float ? 1 : 0;
+  q.scales = scale.to(at::kFloat).contiguous();
+  q.zero_points = zero_point_is_float ? zero_point.to(at::kFloat).contiguous().view(at::kInt) : zero_point.contiguous();
+  return fake_quantize_into_new(self, std::move(q), axis, quant_min, quant_max);
+}
+
+}  // namespace mps_ops

@@ -1,0 +1,52 @@
+"""Samples of the ops whose stub is csrc/operations/fake_quantize.mm: inputs
+spread over more than the quantized range (so both mask values occur), the
+qparams of an 8-bit grid. Per channel along dim 1, which the sweeps' and the
+GPU launcher's tiling along dim 0 leaves alone."""
+
+from __future__ import annotations
+
+import torch
+
+from . import SCALAR, Sample
+
+QPARAM_ROLES = {"scale": SCALAR, "zero_point": SCALAR, "fake_quant_enabled": SCALAR}
+
+
+def _input(dt, *shape):
+    return (torch.randn(*shape) * 40).to(dt)
+
+
+def _per_tensor(dt):
+    return dict(self=_input(dt, 4, 6), scale=0.25, zero_point=3, quant_min=-128, quant_max=127)
+
+
+def _tensor_qparams(dt):
+    return dict(self=_input(dt, 4, 6), scale=torch.tensor([0.25]), zero_point=torch.tensor([3], dtype=torch.int32),
+                fake_quant_enabled=torch.tensor([1]), quant_min=-128, quant_max=127)
+
+
+def _per_channel(dt):
+    return dict(self=_input(dt, 4, 6), scale=torch.rand(6) + 0.1,
+                zero_point=torch.randint(-5, 6, (6,), dtype=torch.int32), axis=1, quant_min=-128, quant_max=127)
+
+
+def _large(dt):
+    """A conv layer's activations (per tensor) and weights (per channel)."""
+    return dict(self=_input(dt, 32, 64, 32, 32), scale=0.25, zero_point=3, quant_min=-128, quant_max=127)
+
+
+def _per_channel_large(dt):
+    return dict(self=_input(dt, 64, 256, 3, 3), scale=torch.rand(256) + 0.1,
+                zero_point=torch.randint(-5, 6, (256,), dtype=torch.int32), axis=1, quant_min=-128, quant_max=127)
+
+
+def _tensor_qparams_large(dt):
+    return dict(_tensor_qparams(dt), self=_input(dt, 32, 64, 32, 32))
+
+
+OVERLOAD_SAMPLES = [
+    Sample("fake_quantize_per_tensor_affine_cachemask", _per_tensor, large=_large),
+    Sample("_fake_quantize_per_tensor_affine_cachemask_tensor_qparams", _tensor_qparams, roles=QPARAM_ROLES,
+           large=_tensor_qparams_large),
+    Sample("fake_quantize_per_channel_affine_cachemask", _per_channel, roles=QPARAM_ROLES, large=_per_channel_large),
+]

@@ -1,0 +1,290 @@
+"""The fake-quantize ops with a gradient mask (no OpInfo covers them): values
+and masks equal to the CPU's for every dtype, layout and qparams form; the
+rounding rules (half to even, the zero point added after it for integer zero
+points and before it for floating ones); the tensor-qparams form's switch
+and its truncated zero point; gradients through the composites; the CPU's
+errors; and torch.ao.quantization's FakeQuantize modules end to end."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import assert_errors_match, assert_float64_and_complex_refused, errors_of_cpu_and_ours, run_on_kernels
+
+A = torch.ops.aten
+FLOATING = [torch.float32, torch.float16, torch.bfloat16]
+
+LAYOUTS_TESTED_HERE = {"fake_quantize_per_tensor_affine_cachemask",
+                       "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams",
+                       "fake_quantize_per_channel_affine_cachemask"}
+
+# Every layout a user's tensor may come in (from a maker of values of a
+# shape); per channel along dim 1.
+LAYOUTS = {
+    "contiguous": lambda v: v(4, 3, 5, 6),
+    "channels_last": lambda v: v(4, 3, 5, 6).to(memory_format=torch.channels_last),
+    "transposed": lambda v: v(6, 3, 5, 4).transpose(0, 3),
+    "strided": lambda v: v(4, 3, 5, 12)[..., ::2],
+    "expanded": lambda v: v(1, 3, 5, 1).expand(4, 3, 5, 6),
+    "empty": lambda v: v(0, 3, 5, 6),
+}
+
+
+def _values(layout, dtype):
+    """Values spread over more than an 8-bit grid of scale 0.25 (both mask
+    values), on multiples of 1/8: half of them ties (x / 0.25 = k + 0.5),
+    which round half to even."""
+    return LAYOUTS[layout](lambda *shape: ((torch.randn(*shape) * 320).round() / 8).to(dtype))
+
+
+def _same(ours, cpu):
+    (out, mask), (cpu_out, cpu_mask) = ours, cpu
+    assert out.dtype == cpu_out.dtype and out.stride() == cpu_out.stride()
+    torch.testing.assert_close(out, cpu_out, rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(mask, cpu_mask) and mask.stride() == cpu_mask.stride()
+
+
+def _compare(fn, *args):
+    ours, dispatches = run_on_kernels(fn, *args)
+    _same(ours, fn(*args))
+    return dispatches
+
+
+@pytest.mark.parametrize("dtype", FLOATING, ids=str)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_per_tensor_matches_the_cpu(layout, dtype):
+    x = _values(layout, dtype)
+    dispatches = _compare(lambda t: A.fake_quantize_per_tensor_affine_cachemask(t, 0.25, 3, -128, 127), x)
+    assert bool(dispatches) == (x.numel() > 0)
+
+
+@pytest.mark.parametrize("dtype", FLOATING, ids=str)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_per_channel_matches_the_cpu(layout, dtype):
+    x = _values(layout, dtype)
+    scale, zero_point = torch.tensor([0.25, 0.5, 0.1]), torch.tensor([3, -2, 0], dtype=torch.int32)
+    dispatches = _compare(lambda t, s, z: A.fake_quantize_per_channel_affine_cachemask(t, s, z, 1, -128, 127),
+                          x, scale, zero_point)
+    assert bool(dispatches) == (x.numel() > 0)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, 3])
+@pytest.mark.parametrize("zero_point_dtype", [torch.int32, torch.float32, torch.float16], ids=str)
+def test_per_channel_along_every_axis_and_zero_point_dtype(axis, zero_point_dtype):
+    """Floating zero points join before the rounding (2.5 among them: grid
+    points off the integers), integer ones after it."""
+    x = _values("channels_last", torch.float32)
+    n = x.size(axis)
+    scale = torch.rand(n) + 0.05
+    zero_point = (torch.arange(n) - n // 2).to(zero_point_dtype)
+    if zero_point_dtype.is_floating_point:
+        zero_point[0] = 2.5
+    _compare(lambda t, s, z: A.fake_quantize_per_channel_affine_cachemask(t, s, z, axis, -128, 127),
+             x, scale, zero_point)
+
+
+def test_the_zero_point_joins_before_or_after_the_rounding_by_its_dtype():
+    """x / scale = 2.5 with zero point 3: an integer one rounds 2.5 to 2 (to
+    even) then adds 3 (out 2.0); a floating one rounds 5.5 to 6 (out 3.0)."""
+    x = torch.tensor([[2.5]])
+    for zero_point, expected in [(torch.tensor([3], dtype=torch.int32), 2.0), (torch.tensor([3.0]), 3.0)]:
+        (out, _), _ = run_on_kernels(lambda t, s, z: A.fake_quantize_per_channel_affine_cachemask(t, s, z, 0, 0, 10),
+                                     x, torch.tensor([1.0]), zero_point)
+        assert out.item() == expected
+
+
+def test_a_bfloat16_scale_computes_in_float():
+    """The CPU takes a bfloat16 scale in its checks, then fails on it in its
+    kernel; ours gives the CPU's answer for the scale in float."""
+    x = _values("contiguous", torch.float32)
+    scale, zero_point = torch.tensor([0.25, 0.5, 0.1]).bfloat16(), torch.tensor([3, -2, 0], dtype=torch.int32)
+    fn = lambda t, s, z: A.fake_quantize_per_channel_affine_cachemask(t, s, z, 1, -128, 127)  # noqa: E731
+    ours, _ = run_on_kernels(fn, x, scale, zero_point)
+    _same(ours, fn(x, scale.float(), zero_point))
+
+
+@pytest.mark.parametrize("scale", [0.0, -0.5, float("nan"), float("inf"), 1e-30])
+def test_degenerate_scales_give_the_cpus_values(scale):
+    x = torch.tensor([0.0, 1.0, -1.0, 3.5, float("nan"), float("inf"), -float("inf")])
+    _compare(lambda t: A.fake_quantize_per_tensor_affine_cachemask(t, scale, 0, 0, 255), x)
+    # Per channel, finite inputs whose x / scale fits int64 (the CPU's int64
+    # conversion decides the others there: the registry's `differs`).
+    if abs(scale) < 1e-20:
+        return
+    _compare(lambda t, s: A.fake_quantize_per_channel_affine_cachemask(t, s, torch.zeros(1, dtype=torch.int32), 0,
+                                                                         0, 255), x[None, :4], torch.tensor([scale]))
+
+
+def test_non_finite_inputs_per_tensor_match_the_cpu():
+    """NaN and -inf clamp to quant_min, inf to quant_max, all masked out."""
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), 3e38, -3e38, 2.5])
+    _compare(lambda t: A.fake_quantize_per_tensor_affine_cachemask(t, 0.5, 3, 0, 10), x)
+
+
+def test_a_wide_integer_range_keeps_large_values():
+    x = torch.tensor([1e10, -1e10, 3e9, 7.0])
+    _compare(lambda t: A.fake_quantize_per_tensor_affine_cachemask(t, 1.0, 0, -2**40, 2**40), x)
+
+
+def test_zero_dim_inputs():
+    _compare(lambda t: A.fake_quantize_per_tensor_affine_cachemask(t, 0.1, 1, 0, 255), torch.tensor(1.234))
+    _compare(lambda t, s, z, e: A._fake_quantize_per_tensor_affine_cachemask_tensor_qparams(t, s, z, e, 0, 255),
+             torch.tensor(1.234), torch.tensor(0.1), torch.tensor(1), torch.tensor(1))
+
+
+# --- the tensor-qparams form ---------------------------------------------------
+
+
+def _tensor_qparams(t, s, z, e):
+    return A._fake_quantize_per_tensor_affine_cachemask_tensor_qparams(t, s, z, e, 0, 255)
+
+
+@pytest.mark.parametrize("enabled", [torch.tensor([1]), torch.tensor([2]), torch.tensor([0]),
+                                     torch.tensor([0], dtype=torch.uint8), torch.tensor([0.5]), torch.tensor(True)],
+                         ids=["1", "2", "0", "uint8 0", "0.5 truncates to 0", "bool"])
+def test_the_switch_is_read_as_the_cpu_reads_it(enabled):
+    """Off (0 after truncation toward zero), x passes through with every
+    gradient flowing: mask all true, NaN and infinities unchanged."""
+    x = torch.cat([torch.randn(40) * 50, torch.tensor([float("nan"), float("inf")])])
+    _compare(_tensor_qparams, x, torch.tensor([0.3]), torch.tensor([2], dtype=torch.int32), enabled)
+
+
+@pytest.mark.parametrize("zero_point", [torch.tensor([2.7]), torch.tensor([-2.7]), torch.tensor([300]),
+                                        torch.tensor([7], dtype=torch.int64), torch.tensor(4.0)],
+                         ids=["2.7", "-2.7", "outside the range", "int64", "0-dim"])
+@pytest.mark.parametrize("scale_dtype", [torch.float32, torch.float16], ids=str)
+def test_the_zero_point_truncates_and_any_qparams_dtype_works(zero_point, scale_dtype):
+    x = torch.randn(5, 7) * 50
+    _compare(_tensor_qparams, x, torch.tensor([0.3]).to(scale_dtype), zero_point, torch.tensor([1]))
+
+
+def test_qparams_on_the_cpu_serve_a_device_input():
+    """The CPU reads them with item() wherever they are; ours moves them."""
+    x = torch.randn(5, 7) * 50
+    cpu = _tensor_qparams(x, torch.tensor([0.3]), torch.tensor([2]), torch.tensor([1]))
+    ours, _ = run_on_kernels(lambda t: _tensor_qparams(t, torch.tensor([0.3], device="cpu"),
+                                                       torch.tensor([2], device="cpu"), torch.tensor([1], device="cpu")),
+                             x)
+    _same(ours, cpu)
+
+
+# --- errors ------------------------------------------------------------------
+
+
+def test_per_tensor_errors_are_the_cpus():
+    x = torch.randn(3, 4)
+    per_tensor = A.fake_quantize_per_tensor_affine_cachemask
+    assert_errors_match(lambda t: per_tensor(t, 1.0, 3, 5, 2), x)
+    assert_errors_match(lambda t: per_tensor(t, 1.0, -1, 0, 255), x)
+    assert_errors_match(lambda t: per_tensor(t, 1.0, 256, 0, 255), x)
+    assert_errors_match(lambda t, s, z, e: A._fake_quantize_per_tensor_affine_cachemask_tensor_qparams(t, s, z, e, 5, 2),
+                        x, torch.tensor([1.0]), torch.tensor([0]), torch.tensor([1]))
+    for name in ["scale", "zero_point", "enabled"]:
+        qparams = {"scale": torch.tensor([1.0]), "zero_point": torch.tensor([0]), "enabled": torch.tensor([1])}
+        qparams[name] = qparams[name].repeat(2)
+        assert_errors_match(_tensor_qparams, x, *qparams.values())
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.uint8, torch.bool], ids=str)
+def test_integer_inputs_raise_the_cpus_not_implemented_error(dtype):
+    x = torch.ones(3, 4, dtype=dtype)
+    for fn, args in [(lambda t: A.fake_quantize_per_tensor_affine_cachemask(t, 1.0, 0, 0, 255), ()),
+                     (lambda t, s, z: A.fake_quantize_per_channel_affine_cachemask(t, s, z, 1, 0, 255),
+                      (torch.ones(4), torch.zeros(4, dtype=torch.int32)))]:
+        cpu, ours = errors_of_cpu_and_ours(fn, x, *args)
+        assert isinstance(ours, NotImplementedError)
+        # The CPU's words, then the device and the op.
+        assert str(ours).startswith(str(cpu)) and "fake_quantize_per_" in str(ours)
+
+
+def test_float64_and_complex_are_refused():
+    assert_float64_and_complex_refused(lambda t: A.fake_quantize_per_tensor_affine_cachemask(t, 1.0, 0, 0, 255),
+                                       "fake_quantize_per_tensor_affine_cachemask", torch.randn(3, 4))
+
+
+PER_CHANNEL_ERRORS = {
+    "double scale": (torch.ones(3, dtype=torch.float64), torch.zeros(3, dtype=torch.int32), 1, 0, 255),
+    "int64 zero point": (torch.ones(3), torch.zeros(3, dtype=torch.int64), 1, 0, 255),
+    "2-D scale": (torch.ones(1, 3), torch.zeros(3, dtype=torch.int32), 1, 0, 255),
+    "2-D zero point": (torch.ones(3), torch.zeros(1, 3, dtype=torch.int32), 1, 0, 255),
+    "lengths differ": (torch.ones(3), torch.zeros(2, dtype=torch.int32), 1, 0, 255),
+    "not the axis's size": (torch.ones(4), torch.zeros(4, dtype=torch.int32), 1, 0, 255),
+    "axis out of range": (torch.ones(3), torch.zeros(3, dtype=torch.int32), 4, 0, 255),
+    "negative axis": (torch.ones(3), torch.zeros(3, dtype=torch.int32), -3, 0, 255),
+    "quant_min above quant_max": (torch.ones(3), torch.zeros(3, dtype=torch.int32), 1, 5, 2),
+    "zero point outside the range": (torch.ones(3), torch.tensor([0, 300, 0], dtype=torch.int32), 1, 0, 255),
+}
+
+
+@pytest.mark.parametrize("case", list(PER_CHANNEL_ERRORS))
+def test_per_channel_errors_are_the_cpus(case):
+    scale, zero_point, axis, quant_min, quant_max = PER_CHANNEL_ERRORS[case]
+    assert_errors_match(lambda t, s, z: A.fake_quantize_per_channel_affine_cachemask(t, s, z, axis, quant_min, quant_max),
+                        torch.randn(2, 3, 4), scale, zero_point)
+
+
+def test_a_floating_zero_point_is_not_range_checked():
+    """As on the CPU: only integer zero points are."""
+    _compare(lambda t, s, z: A.fake_quantize_per_channel_affine_cachemask(t, s, z, 1, 0, 10),
+             torch.randn(2, 3, 4) * 5, torch.ones(3), torch.tensor([0.0, 300.0, -4.0]))
+
+
+# --- gradients and torch.ao.quantization's modules ---------------------------------
+
+
+def _grad(fn, x, *args):
+    x = x.detach().clone().requires_grad_()
+    out = fn(x, *args)
+    out.backward(torch.arange(out.numel(), dtype=out.dtype).reshape(out.shape))
+    return out.detach(), x.grad
+
+
+@pytest.mark.parametrize("form", ["per tensor", "tensor qparams", "per channel"])
+def test_gradients_flow_where_the_mask_is_true(form):
+    """The composites' backward is grad * mask (fake_quantize_*_cachemask_backward)."""
+    x = torch.randn(4, 3, 5) * 40
+    calls = {
+        "per tensor": (lambda t: torch.fake_quantize_per_tensor_affine(t, 0.25, 3, -128, 127), ()),
+        "tensor qparams": (lambda t, s, z: torch.fake_quantize_per_tensor_affine(t, s, z, -128, 127),
+                           (torch.tensor([0.25]), torch.tensor([3], dtype=torch.int32))),
+        "per channel": (lambda t, s, z: torch.fake_quantize_per_channel_affine(t, s, z, 1, -128, 127),
+                        (torch.tensor([0.25, 0.5, 0.1]), torch.tensor([3, -2, 0], dtype=torch.int32))),
+    }
+    fn, args = calls[form]
+    (out, grad), dispatches = run_on_kernels(lambda t, *a: _grad(fn, t, *a), x, *args)
+    cpu_out, cpu_grad = _grad(fn, x, *args)
+    assert dispatches
+    assert torch.equal(out, cpu_out) and torch.equal(grad, cpu_grad)
+    assert 0 < int((grad == 0).sum()) < grad.numel()
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per tensor", "per channel"])
+def test_a_fake_quantize_module_trains_as_on_the_cpu(per_channel):
+    """torch.ao.quantization.FakeQuantize (observer, qparams, fake quant and
+    its gradient) over a few steps, its buffers compared too."""
+    from torch.ao.quantization import FakeQuantize, MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver
+
+    def make():
+        if per_channel:
+            return FakeQuantize(observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
+                                dtype=torch.qint8, qscheme=torch.per_channel_symmetric, ch_axis=0)
+        return FakeQuantize(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, dtype=torch.quint8)
+
+    torch.manual_seed(0)
+    inputs = [torch.randn(6, 10) * (i + 1) for i in range(3)]
+
+    def train(*xs):
+        module = make().to(xs[0].device)
+        outs, grads = [], []
+        for x in xs:
+            out, grad = _grad(module, x)
+            outs.append(out)
+            grads.append(grad)
+        return outs, grads, module.scale.clone(), module.zero_point.clone()
+
+    ours, dispatches = run_on_kernels(train, *inputs)
+    cpu = train(*inputs)
+    assert any("fake_quantize_cachemask" in d.kernel for d in dispatches)
+    for a, b in zip(ours[0] + ours[1] + [ours[2], ours[3]], cpu[0] + cpu[1] + [cpu[2], cpu[3]]):
+        assert torch.equal(a, b)
