@@ -199,7 +199,7 @@ def own_input_cases(records) -> list:
     embedding_renorm, take/put, view copies, the optimizer step, glu's jvps,
     logspace, the normalization backwards, grid_sample's backward, the CTC
     loss, the antialiased resizes' backwards, nonzero_static, the samplers,
-    the jagged <-> padded conversions."""
+    the jagged <-> padded conversions, fake quantization."""
     cases = []
     skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"} | set(POOL2D_BACKWARDS)
     for name, spec in OPS.items():
@@ -243,6 +243,8 @@ def own_input_cases(records) -> list:
                 family = "jagged"
             elif name in SAMPLERS | RANDOM_FILLS:
                 family = "random"
+            elif "fake_quantize" in name:
+                family = "fake_quantize"
             # Softmax forward also over vocabulary-length rows (32 K), where
             # few rows share the GPU.
             shapes = [(rows, cols)] + ([(n // 32768, 32768)] if family == "softmax" else [])

@@ -370,6 +370,21 @@ def _padded_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     return [torch.randn(len(lengths), JAGGED_ROWS, cols).to(dtype), _offsets_of(lengths)]
 
 
+def _fake_quantize_inputs(qparams):
+    """Activations in a layout (scaled to spread over an 8-bit grid of scale
+    0.05, both mask values), then qparams(cols): the op's other tensors."""
+    def inputs(layout: str, rows: int, cols: int, dtype) -> list:
+        return [(_reduction_inputs(layout, rows, cols, torch.float32)[0] * 5).to(dtype), *qparams(cols)]
+    return inputs
+
+
+# The tensor-qparams form's scale, zero point and switch (the dtypes torch's
+# CUDA kernel reads: float32, int32, int64); per channel, along dim 1.
+_PER_TENSOR_QPARAMS = (lambda cols: [torch.tensor([0.05]), torch.tensor([3], dtype=torch.int32),
+                                     torch.tensor([1])])
+_PER_CHANNEL_QPARAMS = (lambda cols: [torch.rand(cols) * 0.05 + 0.01, torch.randint(-5, 6, (cols,), dtype=torch.int32)])
+
+
 # Ops with stubs of their own that are not element-wise: each one's inputs per
 # layout (its `inputs`) and the call timed. Element-wise ops come from
 # mps_ops.samples (elementwise_specs below).
@@ -582,6 +597,15 @@ WITH_OWN_INPUTS = {
                                                   True), (), kind="activation", inputs=_reduction_inputs),
     "logspace": OpSpec(lambda out: torch.logspace(-3.0, 3.0, out.numel(), 10.0, out=out), (), kind="factory",
                        inputs=lambda layout, rows, cols, dtype: [torch.empty(rows * cols, dtype=dtype)]),
+    "fake_quantize_per_tensor_affine_cachemask": OpSpec(
+        lambda x: torch.ops.aten.fake_quantize_per_tensor_affine_cachemask(x, 0.05, 3, -128, 127), (),
+        kind="activation", inputs=_fake_quantize_inputs(lambda cols: [])),
+    "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams": OpSpec(
+        lambda x, s, z, e: torch.ops.aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams(x, s, z, e, 0, 255),
+        (), kind="activation", inputs=_fake_quantize_inputs(_PER_TENSOR_QPARAMS)),
+    "fake_quantize_per_channel_affine_cachemask": OpSpec(
+        lambda x, s, z: torch.ops.aten.fake_quantize_per_channel_affine_cachemask(x, s, z, 1, -128, 127), (),
+        kind="activation", inputs=_fake_quantize_inputs(_PER_CHANNEL_QPARAMS)),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }
