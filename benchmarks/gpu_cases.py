@@ -243,7 +243,7 @@ def own_input_cases(records) -> list:
                 family = "jagged"
             elif name in SAMPLERS | RANDOM_FILLS:
                 family = "random"
-            elif "fake_quantize" in name:
+            elif "fake_quantize" in name or name == "_fused_moving_avg_obs_fq_helper":
                 family = "fake_quantize"
             # Softmax forward also over vocabulary-length rows (32 K), where
             # few rows share the GPU.

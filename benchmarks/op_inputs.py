@@ -385,6 +385,16 @@ _PER_TENSOR_QPARAMS = (lambda cols: [torch.tensor([0.05]), torch.tensor([3], dty
 _PER_CHANNEL_QPARAMS = (lambda cols: [torch.rand(cols) * 0.05 + 0.01, torch.randint(-5, 6, (cols,), dtype=torch.int32)])
 
 
+def _fused_fake_quantize_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """The fused observer's input and state in the steady state (running
+    extremes at the input's, which the moving average then keeps), so every
+    timed call computes the same result; its switches as torch's CUDA kernel
+    reads them (int64), scale and zero point float32 and int32."""
+    x = _fake_quantize_inputs(lambda cols: [])(layout, rows, cols, dtype)[0]
+    return [x, torch.tensor([1]), torch.tensor([1]), x.min().reshape(1).float(), x.max().reshape(1).float(),
+            torch.ones(1), torch.zeros(1, dtype=torch.int32)]
+
+
 # Ops with stubs of their own that are not element-wise: each one's inputs per
 # layout (its `inputs`) and the call timed. Element-wise ops come from
 # mps_ops.samples (elementwise_specs below).
@@ -606,6 +616,10 @@ WITH_OWN_INPUTS = {
     "fake_quantize_per_channel_affine_cachemask": OpSpec(
         lambda x, s, z: torch.ops.aten.fake_quantize_per_channel_affine_cachemask(x, s, z, 1, -128, 127), (),
         kind="activation", inputs=_fake_quantize_inputs(_PER_CHANNEL_QPARAMS)),
+    "_fused_moving_avg_obs_fq_helper": OpSpec(
+        lambda x, o, f, low, high, s, z: torch.ops.aten._fused_moving_avg_obs_fq_helper(
+            x, o, f, low, high, s, z, 0.01, -128, 127, 0, False, False), (),
+        kind="activation", inputs=_fused_fake_quantize_inputs),
     "var": OpSpec(_into_new_out(torch.var, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
     "std": OpSpec(_into_new_out(torch.std, dim=-1), (), kind="reduction", inputs=_reduction_inputs),
 }

@@ -17,7 +17,7 @@ FLOATING = [torch.float32, torch.float16, torch.bfloat16]
 
 LAYOUTS_TESTED_HERE = {"fake_quantize_per_tensor_affine_cachemask",
                        "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams",
-                       "fake_quantize_per_channel_affine_cachemask"}
+                       "fake_quantize_per_channel_affine_cachemask", "_fused_moving_avg_obs_fq_helper"}
 
 # Every layout a user's tensor may come in (from a maker of values of a
 # shape); per channel along dim 1.
@@ -296,3 +296,212 @@ def test_a_fake_quantize_module_trains_as_on_the_cpu(per_channel):
             fn = lambda t: torch.fake_quantize_per_tensor_affine(t, scale, zero_point, 0, 255)  # noqa: E731
         expected_out, expected_grad = _grad(fn, x)
         assert torch.equal(out, expected_out) and torch.equal(grad, expected_grad)
+
+
+# --- the fused observer and fake quantizer (_fused_moving_avg_obs_fq_helper) ---------
+
+
+def _fused(x, observer_on, fake_quant_on, running_min, running_max, scale, zero_point, quant_min, quant_max,
+           per_row=False, symmetric=False, averaging_const=0.01):
+    out, mask = A._fused_moving_avg_obs_fq_helper(x, observer_on, fake_quant_on, running_min, running_max, scale,
+                                                   zero_point, averaging_const, quant_min, quant_max, 0, per_row,
+                                                   symmetric)
+    return out, mask, running_min, running_max, scale, zero_point
+
+
+def _fresh_state(per_row, channels=1):
+    """A fresh FusedMovingAvgObsFakeQuantize's buffers (per row: empty, as the
+    CPU sizes them on the first call)."""
+    if per_row:
+        return [torch.empty(0), torch.empty(0), torch.ones(channels), torch.zeros(channels, dtype=torch.int32)]
+    return [torch.tensor([float("inf")]), torch.tensor([-float("inf")]), torch.tensor([1.0]),
+            torch.tensor([0], dtype=torch.int32)]
+
+
+def _assert_fused_equal(ours, cpu):
+    for a, b, name in zip(ours, cpu, ["output", "mask", "running_min", "running_max", "scale", "zero_point"]):
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True, msg=name)
+
+
+def _compare_fused(make_args):
+    """ours and the CPU's on their own arguments (the calls write into them;
+    on the emulator ours takes the very tensors given)."""
+    ours, dispatches = run_on_kernels(_fused, *make_args())
+    _assert_fused_equal(ours, _fused(*make_args()))
+    return ours, dispatches
+
+
+SWITCHES = [(1, 1), (1, 0), (0, 1), (0, 0), (1, 1)]  # (observer_on, fake_quant_on) per step
+
+
+@pytest.mark.parametrize("symmetric", [False, True], ids=["affine", "symmetric"])
+@pytest.mark.parametrize("quant_range", [(0, 255), (-128, 127), (0, 15), (-8, 7)], ids=str)
+@pytest.mark.parametrize("per_row", [False, True], ids=["per tensor", "per row"])
+def test_fused_steps_match_the_cpu(per_row, quant_range, symmetric):
+    """Training steps with the switches in every combination, inputs from
+    1e-6 (the smallest scale, 6.1e-5, widening the range) to 30 in size, one
+    side of zero or both: outputs, masks, running statistics and qparams all
+    the CPU's, bit for bit."""
+    quant_min, quant_max = quant_range
+    cpu_state = _fresh_state(per_row)
+    our_state = [t.clone() for t in cpu_state]
+    for step, (size, offset) in enumerate([(1.0, -0.2), (1e-4, 0.3), (1e-6, 2.0), (30.0, -0.4), (0.5, 0.0)]):
+        x = (torch.randn(6, 5, 4) + offset) * size
+        observe, fake_quant = (torch.tensor([v]) for v in SWITCHES[step])
+        cpu = _fused(x, observe, fake_quant, *cpu_state, quant_min, quant_max, per_row, symmetric)
+        ours, dispatches = run_on_kernels(_fused, x, observe, fake_quant, *our_state, quant_min, quant_max,
+                                          per_row, symmetric)
+        assert any("fake_quantize_observe" in d.kernel for d in dispatches)
+        _assert_fused_equal(ours, cpu)
+        cpu_state, our_state = list(cpu[2:]), list(ours[2:])
+
+
+def test_fused_qparams_match_the_cpus_over_many_statistics():
+    """FBGEMM's ChooseQuantizationParams on 2,000 channels of running
+    statistics (observer off, fake quantization on): ranges from 1e-9 to
+    1e6, on one side of zero or across it, min above max, a zero width;
+    affine and symmetric, 8-bit and 4-bit grids."""
+    torch.manual_seed(0)
+    n = 2000
+    low = -torch.rand(n) * 10.0 ** torch.randint(-9, 7, (n,))
+    high = torch.rand(n) * 10.0 ** torch.randint(-9, 7, (n,))
+    shift = torch.randint(-1, 2, (n,)) * (high - low)  # all negative, across zero, all positive
+    low, high = low + shift, high + shift
+    low[:50], high[:50] = high[:50], low[:50]  # min above max
+    high[50:100] = low[50:100]  # zero width
+    x = torch.randn(n, 3)
+    for quant_min, quant_max in [(0, 255), (-128, 127), (0, 15)]:
+        for symmetric in [False, True]:
+            _compare_fused(lambda: (x, torch.tensor([0]), torch.tensor([1]), low.clone(), high.clone(), torch.ones(n),
+                                    torch.zeros(n, dtype=torch.int32), quant_min, quant_max, True, symmetric))
+
+
+def test_fused_never_observed_statistics_give_the_cpus_defaults():
+    """Infinite running statistics (never observed) with fake quantization
+    on: scale 0.1 and the zero point FBGEMM picks (127 for int8, 0 for uint8)."""
+    for quant_min, quant_max in [(-128, 127), (0, 255)]:
+        x = torch.randn(3, 4)
+        ours, _ = _compare_fused(lambda: (x, torch.tensor([0]), torch.tensor([1]), *_fresh_state(False), quant_min,
+                                          quant_max))
+        assert ours[4].item() == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("switches", [(torch.tensor([0.5]), torch.tensor([2])), (torch.tensor(True), torch.tensor(0)),
+                                      (torch.tensor([1], dtype=torch.uint8), torch.tensor([0.9]))],
+                         ids=["0.5 truncates to off", "bool and 0-dim", "uint8, 0.9 off"])
+def test_fused_switches_are_read_as_the_cpu_reads_them(switches):
+    observe, fake_quant = switches
+    x = torch.randn(5, 6) * 3
+    _compare_fused(lambda: (x, observe, fake_quant, torch.tensor([-1.0]), torch.tensor([2.0]), torch.tensor([0.3]),
+                            torch.tensor([4], dtype=torch.int32), 0, 255))
+
+
+@pytest.mark.parametrize("dtypes", [(torch.float16, torch.int64), (torch.float32, torch.float32)], ids=str)
+@pytest.mark.parametrize("fake_quant", [0, 1])
+def test_fused_qparams_of_other_dtypes(dtypes, fake_quant):
+    """scale and zero_point of other dtypes than the module's float32 and
+    int32: written as the CPU writes them (rounded to their dtype), and left
+    alone where fake quantization is off."""
+    scale_dtype, zero_point_dtype = dtypes
+    x = torch.randn(5, 6) * 3
+    _compare_fused(lambda: (x, torch.tensor([1]), torch.tensor([fake_quant]), torch.tensor([-1.0]),
+                            torch.tensor([2.0]), torch.tensor([0.3]).to(scale_dtype),
+                            torch.tensor([4.5]).to(zero_point_dtype), 0, 255))
+
+
+def test_fused_strided_statistics_are_updated_in_place():
+    """Running statistics as every other element of a buffer: the CPU reads
+    and writes them as if contiguous (its raw float pointers), so the
+    answer is its call on contiguous ones, written through the strides."""
+    x = torch.randn(4, 6) * 2
+
+    def make(step):
+        return (x, torch.tensor([1]), torch.tensor([1]), torch.full((4 * step,), float("inf"))[::step],
+                torch.full((4 * step,), -float("inf"))[::step], torch.ones(4), torch.zeros(4, dtype=torch.int32),
+                -128, 127, True)
+    ours, _ = run_on_kernels(_fused, *make(2))
+    assert ours[2].stride() == (2,) and ours[3].stride() == (2,)
+    _assert_fused_equal([t.contiguous() for t in ours], _fused(*make(1)))
+
+
+def test_fused_nan_observations_give_nan_statistics_and_quant_min():
+    """The CPU's zero point there is a float-to-int conversion of NaN (INT_MIN
+    on x86, 0 on Arm); ours is quant_min. The statistics turn NaN as on the CPU."""
+    x = torch.tensor([[1.0, float("nan")], [2.0, -1.0]])
+    state = _fresh_state(False)
+    ours, _ = run_on_kernels(_fused, x, torch.tensor([1]), torch.tensor([1]), *state, -128, 127)
+    cpu = _fused(x, torch.tensor([1]), torch.tensor([1]), *_fresh_state(False), -128, 127)
+    torch.testing.assert_close(ours[2], cpu[2], equal_nan=True)
+    torch.testing.assert_close(ours[3], cpu[3], equal_nan=True)
+    assert ours[5].item() == -128
+
+
+def test_fused_empty_input_is_observed_only_when_the_observer_is_off():
+    empty = torch.empty(0, 4)
+    assert_errors_match(lambda x, o, f, *state: _fused(x, o, f, *state, 0, 255), empty, torch.tensor([1]),
+                        torch.tensor([1]), *_fresh_state(False))
+    _compare_fused(lambda: (empty, torch.tensor([0]), torch.tensor([1]), *_fresh_state(False), 0, 255))
+
+
+FUSED_ERRORS = {
+    "ch_axis beyond the input": (torch.randn(3, 4), dict(ch_axis=2)),
+    "two observer switches": (torch.randn(3, 4), dict(observer_on=torch.tensor([1, 1]))),
+    "two fake-quant switches": (torch.randn(3, 4), dict(fake_quant_on=torch.tensor([1, 1]))),
+    "per row along axis 1": (torch.randn(3, 4), dict(per_row=True, ch_axis=1)),
+    "per row of a 1-D input": (torch.randn(4), dict(per_row=True)),
+    "half input": (torch.randn(3, 4).half(), {}),
+    "float64 running_min": (torch.randn(3, 4), dict(running_min=torch.tensor([0.0], dtype=torch.float64))),
+    "0-dim scale": (torch.randn(3, 4), dict(scale=torch.tensor(1.0))),
+    "empty zero_point": (torch.randn(3, 4), dict(zero_point=torch.zeros(0, dtype=torch.int32))),
+    "two-element scale": (torch.randn(3, 4), dict(scale=torch.ones(2))),
+    "int64 zero points per row": (torch.randn(3, 4), dict(per_row=True, zero_point=torch.zeros(3, dtype=torch.int64),
+                                                          scale=torch.ones(3), running_min=torch.zeros(3),
+                                                          running_max=torch.ones(3))),
+}
+
+
+@pytest.mark.parametrize("case", list(FUSED_ERRORS))
+def test_fused_errors_are_the_cpus(case):
+    x, changes = FUSED_ERRORS[case]
+    arguments = dict(observer_on=torch.tensor([1]), fake_quant_on=torch.tensor([1]), running_min=torch.tensor([-1.0]),
+                     running_max=torch.tensor([1.0]), scale=torch.ones(1), zero_point=torch.zeros(1, dtype=torch.int32),
+                     ch_axis=0, per_row=False)
+    arguments.update(changes)
+    ch_axis, per_row = arguments.pop("ch_axis"), arguments.pop("per_row")
+    names = list(arguments)
+
+    def call(x, *tensors):
+        return A._fused_moving_avg_obs_fq_helper(x, *tensors, 0.01, 0, 255, ch_axis, per_row, False)
+    assert_errors_match(call, x, *(arguments[n] for n in names))
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per tensor", "per channel"])
+def test_the_default_qat_fake_quantizer_trains_as_on_the_cpu(per_channel):
+    """torch.ao.quantization's FusedMovingAvgObsFakeQuantize (the default QAT
+    qconfig's, activations per tensor and weights per channel) over a few
+    steps, then disabled and frozen: outputs, gradients and every buffer
+    equal the CPU's."""
+    from torch.ao.quantization import default_fused_act_fake_quant, default_fused_per_channel_wt_fake_quant
+
+    torch.manual_seed(0)
+    inputs = [torch.randn(6, 10) * (i + 1) for i in range(3)]
+
+    def train(*xs):
+        module = (default_fused_per_channel_wt_fake_quant if per_channel else default_fused_act_fake_quant)()
+        module = module.to(xs[0].device)
+        steps = []
+        for i, x in enumerate(xs):
+            if i == len(xs) - 1:
+                module.disable_observer()
+            out, grad = _grad(module, x)
+            steps.append([out, grad] + [b.clone() for b in module.buffers()])
+        module.disable_fake_quant()
+        steps.append(list(_grad(module, xs[0])))
+        return steps
+
+    ours, dispatches = run_on_kernels(train, *inputs)
+    assert any("fake_quantize_observe" in d.kernel for d in dispatches)
+    for step, (got, expected) in enumerate(zip(ours, train(*inputs))):
+        for a, b in zip(got, expected):
+            torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True, msg=f"step {step}")

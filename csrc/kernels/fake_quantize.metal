@@ -8,6 +8,7 @@
 // op gives them (its per-channel op converts to int64 first, which x86 and
 // Arm define differently for those).
 #include <metal_stdlib>
+#include <mps_ops/double_float.h>
 #include <mps_ops/instantiate.h>
 #include <mps_ops/per_element.h>
 #include "fake_quantize_params.h"
@@ -81,3 +82,141 @@ kernel void fake_quantize_cachemask(
 }
 
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, fake_quantize_cachemask, dense)
+
+// ---------------------------------------------------------------------------
+// The fused observer of _fused_moving_avg_obs_fq_helper (FusedMovingAvgObsFakeQuantize,
+// the default QAT qconfig's fake quantizer), per channel: the CPU's moving
+// average of the running extremes and FBGEMM's ChooseQuantizationParams, which
+// the CPU runs in float and double. The double steps run in double-float
+// here (Metal has no double); each step's rounding is the CPU's.
+
+// x + c * (y - x) rounded as the CPU rounds it: the product first (its build
+// contracts nothing there). fma(c, d, +0) is the rounded product, and no
+// compiler fuses it with the sum, where c * d + x may become one fma.
+inline float moving_average(float running, float current, float c) {
+  if (isinf(running)) {
+    return current;  // the first observation (the running extremes start infinite)
+  }
+  return running + fma(c, current - running, 0.0f);
+}
+
+// a / k as a double-float (a non-finite quotient alone).
+inline mps_ops::double_float df_over(mps_ops::double_float a, float k) {
+  const float quotient = a.hi / k;
+  if (!isfinite(quotient) || quotient == 0.0f) {
+    return {quotient, 0.0f};
+  }
+  return mps_ops::df_divide(a, k);
+}
+
+inline bool df_less(mps_ops::double_float a, mps_ops::double_float b) {
+  return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+}
+
+inline mps_ops::double_float df_abs(mps_ops::double_float a) {
+  return a.hi < 0.0f || (a.hi == 0.0f && a.lo < 0.0f) ? mps_ops::df_negate(a) : a;
+}
+
+// nearbyint(hi + lo): hi's nearest integer, moved by lo only where hi lies
+// half-way (elsewhere |lo|, below half an ulp of hi, cannot cross a half).
+inline float df_rint(mps_ops::double_float a) {
+  const float nearest = rint(a.hi);
+  const float off = a.hi - nearest;
+  if (off == 0.5f && a.lo > 0.0f) {
+    return nearest + 1.0f;
+  }
+  if (off == -0.5f && a.lo < 0.0f) {
+    return nearest - 1.0f;
+  }
+  return nearest;
+}
+
+// FBGEMM's ChooseQuantizationParams (what torch's x86 and Arm builds run):
+// the range widened to hold 0, scale = (max - min) / (qmax - qmin) in double
+// rounded to float (0.1 where it is 0 or its reciprocal overflows; at least
+// 6.1e-5, the range widened to match), the zero point from the end whose
+// error is smaller (the middle of the range where preserving sparsity),
+// clamped and rounded half to even.
+inline void choose_qparams(float min, float max, int qmin, int qmax, bool preserve_sparsity, thread float& scale,
+                           thread int& zero_point) {
+  constexpr float smallest_scale = 6.1e-5f;
+  if (min < 0.0f && max > 0.0f && preserve_sparsity) {
+    const int symmetric_qmin = -((qmax - qmin) / 2 + 1);
+    const int symmetric_qmax = (qmax - qmin) / 2;
+    const float from_min = fabs(min / float(symmetric_qmin)), from_max = fabs(max / float(symmetric_qmax));
+    const float max_scale = from_min < from_max ? from_max : from_min;  // std::max
+    min = max_scale * float(symmetric_qmin);
+    max = max_scale * float(symmetric_qmax);
+  }
+  min = 0.0f < min ? 0.0f : min;  // std::min(min, 0), a NaN kept
+  max = max < 0.0f ? 0.0f : max;  // std::max(max, 0)
+  const float range = float(qmax - qmin);
+  scale = range == 0.0f ? (max - min) / range : df_over(mps_ops::two_sum(max, -min), range).hi;
+  if (scale == 0.0f || isinf(1.0f / scale)) {
+    scale = 0.1f;
+  }
+  if (scale < smallest_scale) {
+    const float original = scale;
+    scale = smallest_scale;
+    if (min == 0.0f) {
+      max = smallest_scale * range;
+    } else if (max == 0.0f) {
+      min = -smallest_scale * range;
+    } else {
+      const float amplifier = smallest_scale / original;
+      min *= amplifier;
+      max *= amplifier;
+    }
+  }
+  const mps_ops::double_float min_steps = df_over({min, 0.0f}, scale), max_steps = df_over({max, 0.0f}, scale);
+  const mps_ops::double_float from_min = mps_ops::df_add({float(qmin), 0.0f}, mps_ops::df_negate(min_steps));
+  const mps_ops::double_float from_max = mps_ops::df_add({float(qmax), 0.0f}, mps_ops::df_negate(max_steps));
+  const mps_ops::double_float error_min = mps_ops::df_add({fabs(float(qmin)), 0.0f}, df_abs(min_steps));
+  const mps_ops::double_float error_max = mps_ops::df_add({fabs(float(qmax)), 0.0f}, df_abs(max_steps));
+  mps_ops::double_float initial = df_less(error_min, error_max) ? from_min : from_max;
+  if (min < 0.0f && max > 0.0f && preserve_sparsity) {
+    initial = mps_ops::double_float{float(qmin + qmax) / 2.0f, 0.0f};  // a whole number or a half: exact in float
+  }
+  if (df_less(initial, {float(qmin), 0.0f}) || isnan(initial.hi)) {
+    zero_point = qmin;
+  } else if (df_less({float(qmax), 0.0f}, initial)) {
+    zero_point = qmax;
+  } else {
+    zero_point = int(df_rint(initial));
+  }
+}
+
+// T: float, the running statistics' type (the CPU's kernel reads float only).
+template <typename T>
+kernel void fake_quantize_observe(
+    device T* running_min [[buffer(0)]],
+    device T* running_max [[buffer(1)]],
+    device float* scales [[buffer(2)]],
+    device int* zero_points [[buffer(3)]],
+    constant T* current_min [[buffer(4)]],
+    constant T* current_max [[buffer(5)]],
+    constant int* observer_on [[buffer(6)]],
+    constant int* fake_quant_on [[buffer(7)]],
+    constant mps_ops::fake_quantize_observe_params& params [[buffer(8)]],
+    uint c [[thread_position_in_grid]]) {
+  const mps_ops::fake_quantize_observe_params p = params;  // read once: the stores below could alias it
+  if (c >= p.channels) {
+    return;
+  }
+  float low = running_min[c], high = running_max[c];
+  if (p.observe_input != 0 && observer_on[0] != 0) {
+    low = moving_average(low, current_min[c], p.averaging_const);
+    high = moving_average(high, current_max[c], p.averaging_const);
+    running_min[c] = low;
+    running_max[c] = high;
+  }
+  if (fake_quant_on[0] != 0) {
+    float scale;
+    int zero_point;
+    choose_qparams(low, high, p.quant_min, p.quant_max, p.symmetric != 0, scale, zero_point);
+    scales[c] = scale;
+    zero_points[c] = zero_point;
+  }
+}
+
+MPS_OPS_INSTANTIATE_FOR_TYPE(fake_quantize_observe, dense, float)

@@ -37,4 +37,17 @@ struct fake_quantize_params {
   int read_enabled;  // an enabled flag (int32) on the device: 0 passes x through, mask all true
 };
 
+// fake_quantize_observe (the fused observer): one thread per channel
+// (`channels`: 1 per tensor), each updating its running minimum and maximum
+// from the input's (when observer_on) and choosing its scale and zero point
+// from them (when fake_quant_on). The switches are int32 on the device.
+struct fake_quantize_observe_params {
+  unsigned int channels;
+  float averaging_const;
+  int quant_min;
+  int quant_max;
+  int symmetric;  // preserve sparsity: a zero point in the middle of the range
+  int observe_input;  // 0 for an empty input: nothing to observe, whatever the switch
+};
+
 }  // namespace mps_ops

@@ -2,7 +2,9 @@
 // quantization-aware training runs on float tensors:
 // fake_quantize_per_tensor_affine_cachemask (scale and zero point from the
 // host), _fake_quantize_per_tensor_affine_cachemask_tensor_qparams (from
-// one-element tensors, and a switch) and fake_quantize_per_channel_affine_cachemask.
+// one-element tensors, and a switch) and fake_quantize_per_channel_affine_cachemask;
+// and _fused_moving_avg_obs_fq_helper, the observer and fake quantizer of the
+// default QAT qconfig (FusedMovingAvgObsFakeQuantize) in one call.
 // The composites over them (fake_quantize_per_tensor_affine, its
 // tensor-qparams form, fake_quantize_per_channel_affine and their backward,
 // grad * mask) then run too. Kernel in csrc/kernels/fake_quantize.metal.
@@ -11,6 +13,7 @@
 // on the host (the tensor-qparams form's three, `.item()`), the kernel reads
 // it on the device: the host never waits, as on CUDA. The per-channel form's
 // range check of integer zero points waits once, as on the CPU and CUDA.
+#include "../runtime/contiguous_output.h"
 #include "../runtime/host_name.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
@@ -18,7 +21,11 @@
 #include "../kernels/fake_quantize_params.h"
 #include "../kernels/include/mps_ops/shape_limits.h"
 
+#include <ATen/ops/aminmax.h>
 #include <ATen/ops/empty_like.h>
+
+#include <limits>
+#include <numeric>
 
 namespace mps_ops {
 namespace {
@@ -154,6 +161,130 @@ std::tuple<at::Tensor, at::Tensor> fake_quantize_per_channel_affine_cachemask(co
   q.scales = scale.to(at::kFloat).contiguous();
   q.zero_points = zero_point_is_float ? zero_point.to(at::kFloat).contiguous().view(at::kInt) : zero_point.contiguous();
   return fake_quantize_into_new(self, std::move(q), axis, quant_min, quant_max);
+}
+
+namespace {
+
+// The CPU's check of a float buffer it reads through data_ptr<float>().
+void check_float32(const at::Tensor& t) {
+  TORCH_CHECK(t.scalar_type() == at::kFloat, "expected scalar type Float but found ", t.scalar_type());
+}
+
+// The observer's input per channel (per row: channels along ch_axis, each
+// row the channel's elements), as the CPU forms it.
+at::Tensor rows_by_channel(const at::Tensor& self, int64_t ch_axis) {
+  if (self.dim() == 2) {
+    return self;
+  }
+  std::vector<int64_t> order(self.dim());
+  std::iota(order.begin(), order.end(), 0);
+  order[ch_axis] = 0;
+  order[0] = ch_axis;
+  return self.permute(order).flatten(1);
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> _fused_moving_avg_obs_fq_helper(
+    const at::Tensor& self, const at::Tensor& observer_on, const at::Tensor& fake_quant_on, at::Tensor& running_min,
+    at::Tensor& running_max, at::Tensor& scale, at::Tensor& zero_point, double averaging_const, int64_t quant_min,
+    int64_t quant_max, int64_t ch_axis, bool per_row_fake_quant, bool symmetric_quant) {
+  static KernelCache kernels("fake_quantize_observe");
+  const char* op = "_fused_moving_avg_obs_fq_helper";
+  check_device(op, self);
+  TORCH_CHECK(ch_axis < self.dim(), "Error in fused_moving_avg_obs_fake_quant_cpu: ch_axis must be < self.dim()");
+  check_devices(op, {&running_min, &running_max, &scale, &zero_point});
+  const at::Tensor observe = device_item(observer_on, self, at::kInt);
+  // The CPU reads float32 input and statistics when it observes (and then
+  // requires per-row observation along axis 0); these are checked whatever
+  // the switch says, which the host does not read.
+  // The CPU's aminmax lacks complex and the wide unsigned dtypes; the other
+  // non-float32 inputs reach its float read.
+  TORCH_CHECK_NOT_IMPLEMENTED(!at::isComplexType(self.scalar_type()) && !is_wide_unsigned(self.scalar_type()),
+                              "\"aminmax\" not implemented for '", c10::toString(self.scalar_type()), "' on ",
+                              self.device(), " (", op, ")");
+  check_float32(self);
+  check_float32(running_min);
+  check_float32(running_max);
+  at::Tensor observed = self;
+  int64_t channels = 1;
+  if (per_row_fake_quant) {
+    observed = rows_by_channel(self, ch_axis);
+    channels = self.size(ch_axis);
+    if (running_min.numel() == 0) {
+      running_min.resize_(channels).fill_(std::numeric_limits<float>::infinity());
+      running_max.resize_(channels).fill_(-std::numeric_limits<float>::infinity());
+      scale.resize_(channels);
+      zero_point.resize_(channels);
+    }
+    TORCH_CHECK(ch_axis == 0, "Per-channel FakeQuant in fused_moving_avg_obs_fake_quant is only supported on axis == 0");
+    TORCH_CHECK(running_min.numel() == channels && running_max.numel() == channels && scale.numel() == channels &&
+                    zero_point.numel() == channels,
+                "dimensions of scale and zero-point are not consistent with input tensor");
+    const c10::ScalarType zero_point_dtype = zero_point.scalar_type();
+    TORCH_CHECK(zero_point_dtype == at::kInt || zero_point_dtype == at::kFloat || zero_point_dtype == at::kHalf,
+                "Zero-point must be Int32, Float or Half, found ", zero_point_dtype);
+  } else {
+    // The CPU writes scale[0] and zero_point[0] (select's IndexErrors), then
+    // reads each as one value.
+    scale.select(0, 0);
+    zero_point.select(0, 0);
+    for (const at::Tensor* t : {&running_min, &running_max, &scale, &zero_point}) {
+      TORCH_CHECK(t->numel() == 1, "a Tensor with ", t->numel(), " elements cannot be converted to Scalar");
+    }
+  }
+  const at::Tensor fake_quant = device_item(fake_quant_on, self, at::kInt);
+  fake_quantize_observe_params params{};
+  params.channels = static_cast<unsigned int>(channels);
+  params.averaging_const = static_cast<float>(averaging_const);
+  params.quant_min = static_cast<int>(quant_min);
+  params.quant_max = static_cast<int>(quant_max);
+  params.symmetric = symmetric_quant ? 1 : 0;
+  params.observe_input = self.numel() > 0 ? 1 : 0;
+  at::Tensor current_min = running_min, current_max = running_max;  // bound, unread, where nothing is observed
+  if (self.numel() > 0) {
+    std::tie(current_min, current_max) = per_row_fake_quant ? at::aminmax(observed, 1) : at::aminmax(observed);
+  } else if (observer_on.item().toInt() != 0) {
+    // An empty input observed: the CPU's aminmax raises (the host waits for
+    // the switch in this case only).
+    per_row_fake_quant ? at::aminmax(observed, 1) : at::aminmax(observed);
+  }
+  // The kernel writes float32 scales and int32 zero points; others go
+  // through stand-ins, copied back only where the switch turned fake
+  // quantization on (read on the host then: a CPU of these dtypes waits).
+  const bool standard_dtypes = scale.scalar_type() == at::kFloat && zero_point.scalar_type() == at::kInt;
+  const ContiguousOutput running_min_target(running_min, ContiguousOutput::Contents::keep);
+  const ContiguousOutput running_max_target(running_max, ContiguousOutput::Contents::keep);
+  const ContiguousOutput scale_target(scale, at::kFloat, ContiguousOutput::Contents::keep);
+  const ContiguousOutput zero_point_target(zero_point, at::kInt, ContiguousOutput::Contents::keep);
+  dispatch_per_element(kernels, running_min_target.tensor,
+                       {&running_min_target.tensor, &running_max_target.tensor, &scale_target.tensor,
+                        &zero_point_target.tensor, &current_min, &current_max, &observe, &fake_quant},
+                       params);
+  running_min_target.copy_back();
+  running_max_target.copy_back();
+  if (standard_dtypes || fake_quant_on.item().toInt() != 0) {
+    scale_target.copy_back();
+    zero_point_target.copy_back();
+  }
+  // Then fake quantization with what the user's tensors now hold (where the
+  // switch is off, x passes through with a mask all true: the CPU's clone
+  // and ones).
+  QParams q;
+  q.params.qparams_source = fake_quantize_qparams_in_buffers;
+  q.params.read_enabled = 1;
+  q.enabled = fake_quant;
+  q.scales = standard_dtypes ? scale_target.tensor : scale.to(at::kFloat).contiguous();
+  if (per_row_fake_quant) {
+    // The CPU's per-channel op: a floating zero point joins before the rounding.
+    q.params.rounding = at::isFloatingType(zero_point.scalar_type()) ? fake_quantize_add_then_round
+                                                                     : fake_quantize_round_then_add;
+    q.zero_points = standard_dtypes ? zero_point_target.tensor : zero_point.to(at::kInt).contiguous();
+    return fake_quantize_into_new(self, std::move(q), ch_axis, quant_min, quant_max);
+  }
+  q.params.rounding = fake_quantize_round_then_add;
+  q.zero_points = standard_dtypes ? zero_point_target.tensor : zero_point.to(at::kInt).contiguous();
+  return fake_quantize_into_new(self, std::move(q), /*axis=*/-1, quant_min, quant_max);
 }
 
 }  // namespace mps_ops

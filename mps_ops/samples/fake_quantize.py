@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from . import SCALAR, Sample
+from . import SCALAR, STATISTICS, Sample
 
 QPARAM_ROLES = {"scale": SCALAR, "zero_point": SCALAR, "fake_quant_enabled": SCALAR}
 
@@ -50,3 +50,35 @@ OVERLOAD_SAMPLES = [
            large=_tensor_qparams_large),
     Sample("fake_quantize_per_channel_affine_cachemask", _per_channel, roles=QPARAM_ROLES, large=_per_channel_large),
 ]
+
+
+def _fused(per_row):
+    """The fused observer's call mid-training (running statistics observed
+    before; both switches on), per tensor or per row along dim 0."""
+    def build(dt):
+        channels = 4 if per_row else 1
+        low = torch.full((channels,), -2.0) - torch.rand(channels)
+        return dict(self=_input(dt, 4, 6) / 20, observer_on=torch.tensor([1]), fake_quant_on=torch.tensor([1]),
+                    running_min=low, running_max=-low, scale=torch.ones(channels),
+                    zero_point=torch.zeros(channels, dtype=torch.int32), averaging_const=0.01,
+                    quant_min=-128, quant_max=127, ch_axis=0, per_row_fake_quant=per_row, symmetric_quant=False)
+    return build
+
+
+FUSED_ROLES = {**QPARAM_ROLES, "observer_on": SCALAR, "fake_quant_on": SCALAR,
+               "running_min": STATISTICS, "running_max": STATISTICS}
+
+
+def _fused_large(dt):
+    """Activations observed per tensor, and a conv layer's weights per row
+    (512 output channels: threads over two threadgroups and more)."""
+    weights = _fused(True)(dt)
+    channels = 512
+    low = torch.full((channels,), -2.0) - torch.rand(channels)
+    weights.update(self=_input(dt, channels, 64, 3, 3) / 20, running_min=low, running_max=-low,
+                   scale=torch.ones(channels), zero_point=torch.zeros(channels, dtype=torch.int32))
+    return [dict(_fused(False)(dt), self=_input(dt, 32, 64, 32, 32) / 20), weights]
+
+
+OVERLOAD_SAMPLES.append(Sample("_fused_moving_avg_obs_fq_helper", _fused(False), roles=FUSED_ROLES,
+                               dtypes=(torch.float32,), large=_fused_large))
