@@ -22,6 +22,7 @@
 #include "../kernels/include/mps_ops/shape_limits.h"
 
 #include <ATen/ops/aminmax.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 
 #include <limits>
@@ -71,10 +72,13 @@ std::tuple<at::Tensor, at::Tensor> fake_quantize_into_new(const at::Tensor& self
   p.channel_stride = axis < 0 ? 1u : static_cast<unsigned int>(std::max<int64_t>(out.stride(axis), 1));
   p.quant_min = static_cast<float>(quant_min);
   p.quant_max = static_cast<float>(quant_max);
-  // Unread buffers (qparams in params, no switch) are bound to x.
-  const at::Tensor& scales = q.scales.defined() ? q.scales : x;
-  const at::Tensor& zero_points = q.zero_points.defined() ? q.zero_points : x;
-  const at::Tensor& enabled = q.enabled.defined() ? q.enabled : x;
+  // Unread buffers (qparams in params, no switch) are bound to one unread
+  // 4-byte element, the size of theirs.
+  const at::Tensor unread = q.scales.defined() && q.enabled.defined() ? at::Tensor()
+                                                                      : at::empty({1}, out.options().dtype(at::kInt));
+  const at::Tensor& scales = q.scales.defined() ? q.scales : unread;
+  const at::Tensor& zero_points = q.zero_points.defined() ? q.zero_points : unread;
+  const at::Tensor& enabled = q.enabled.defined() ? q.enabled : unread;
   dispatch_per_element(kernels, out, {&out, &mask, &x, &scales, &zero_points, &enabled}, p,
                        elements_per_thread(self.element_size()));
   return {out, mask};
