@@ -183,6 +183,8 @@ CPU_HAS_NO_ANSWER = {
     # No channels: the CPU's range check of the integer zero points reduces
     # the empty zero_point and raises; the call itself is well defined.
     "fake_quantize_per_channel_affine_cachemask|all: empty last dim": "either",
+    "_fake_quantize_learnable_per_channel_affine|all: empty last dim": "either",
+    "_fake_quantize_learnable_per_channel_affine_backward|all: empty last dim": "either",
 }
 
 _SHAPES = r"(unsqueezed|trailing dim|flattened|0-dim|empty dim 0|empty last dim|doubled dim 0|short last dim" \
@@ -411,7 +413,8 @@ CPU_STRICTER = {
         lambda args: dict(args, mean=args["mean"].to(args["input"].dtype), rstd=args["rstd"].to(args["input"].dtype)),
     # A bfloat16 scale passes the CPU's dtype check, then fails its kernel's
     # internal assert (its kernel takes float scales).
-    ("fake_quantize_per_channel_affine_cachemask", r"scale: dtype torch\.bfloat16"):
+    (r"fake_quantize_per_channel_affine_cachemask|_fake_quantize_learnable_per_channel_affine",
+     r"(scale|all): dtype torch\.bfloat16"):
         lambda args: dict(args, scale=args["scale"].float()),
 }
 

@@ -157,25 +157,35 @@ def _gelu_answer(cpu, args):
     return torch.where(~torch.isfinite(cpu.result) & ~same, exact, cpu.result)
 
 
-def _per_channel_fake_quantize_answer(cpu, args):
-    """fake_quantize_per_channel_affine_cachemask: the CPU converts each
-    rounded value to int64 before clamping, and x86 gives INT64_MIN for NaN,
-    the infinities and values beyond int64, so all of them land on
-    quant_min. The answer is the per-tensor op's float clamp (the registry's
-    `differs`): NaN and negative ones on quant_min, positive ones on
-    quant_max; the CPU's per-channel call on stand-ins beyond the grid, on the
-    same side, gives it."""
-    x = args["self"].float()
+def _beyond_the_grid(x):
+    """fake_quantize_per_channel_affine_cachemask and the learnable per-channel
+    op over it: the CPU converts each rounded value to int64 before clamping,
+    and x86 gives INT64_MIN for NaN, the infinities and values beyond int64,
+    so all of them land on quant_min. The answer is the per-tensor op's float
+    clamp (the registry's `differs`): NaN and negative ones on quant_min,
+    positive ones on quant_max, which the CPU's call gives for stand-ins
+    beyond the grid on the same side. Returns (where, the stand-ins)."""
+    x = x.float()
     beyond = ~torch.isfinite(x) | (x.abs() > 1e6)
-    stand_in = torch.where(beyond, torch.where(x > 0, 1e6, -1e6), x)
-    call = dict(args, self=stand_in)
-    out, mask = torch.ops.aten.fake_quantize_per_channel_affine_cachemask(**call)
+    return beyond, torch.where(beyond, torch.where(x > 0, 1e6, -1e6), x)
+
+
+def _per_channel_fake_quantize_answer(cpu, args):
+    beyond, stand_in = _beyond_the_grid(args["self"])
+    out, mask = torch.ops.aten.fake_quantize_per_channel_affine_cachemask(**dict(args, self=stand_in))
     return (torch.where(beyond, out.to(cpu.result[0].dtype), cpu.result[0]), torch.where(beyond, mask, cpu.result[1]))
+
+
+def _learnable_per_channel_answer(cpu, args):
+    beyond, stand_in = _beyond_the_grid(args["self"])
+    out = torch.ops.aten._fake_quantize_learnable_per_channel_affine(**dict(args, self=stand_in))
+    return torch.where(beyond, out.to(cpu.result.dtype), cpu.result)
 
 
 # Where the CPU's result is wrong for some edge values: the right answer.
 CPU_WRONG = {
     "fake_quantize_per_channel_affine_cachemask": _per_channel_fake_quantize_answer,
+    "_fake_quantize_learnable_per_channel_affine": _learnable_per_channel_answer,
     "var_mean.correction": _mean_answer, "var_mean.correction_out": _mean_answer,
     "std_mean.correction": _mean_answer, "std_mean.correction_out": _mean_answer,
     "_softmax_backward_data": _softmax_backward_answer(False),
@@ -280,7 +290,14 @@ CPU_REFUSES = [(r"linalg_lstsq\.out", r"((self|b): (nan|infinities)|all: every e
 # not compared. The fused fake quantizer's zero point from a NaN or infinite
 # observation is a float-to-int conversion of NaN (INT_MIN on x86, 0 on
 # Arm); test_fake_quantize.py checks ours (quant_min).
-CPU_UNDEFINED = [(r"_fused_moving_avg_obs_fq_helper", r"(self: (nan|infinities)|all: every edge value)")]
+# The learnable fake quantizers' backwards convert each rounded x / scale +
+# zero point to int64 before comparing it with the range: NaN, the
+# infinities and values beyond int64 (the extremes over a scale below 1)
+# give INT64_MIN on x86, below the range whatever their sign;
+# test_fake_quantize.py checks ours (the side of their sign, NaN below).
+CPU_UNDEFINED = [(r"_fused_moving_avg_obs_fq_helper", r"(self: (nan|infinities)|all: every edge value)"),
+                 (r"_fake_quantize_learnable_per_(tensor|channel)_affine_backward",
+                  r"(self: (nan|infinities|extremes)|all: every edge value)")]
 
 
 def _listed(table, overload, label) -> bool:

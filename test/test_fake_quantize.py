@@ -17,7 +17,10 @@ FLOATING = [torch.float32, torch.float16, torch.bfloat16]
 
 LAYOUTS_TESTED_HERE = {"fake_quantize_per_tensor_affine_cachemask",
                        "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams",
-                       "fake_quantize_per_channel_affine_cachemask", "_fused_moving_avg_obs_fq_helper"}
+                       "fake_quantize_per_channel_affine_cachemask", "_fused_moving_avg_obs_fq_helper",
+                       "_fake_quantize_learnable_per_tensor_affine", "_fake_quantize_learnable_per_channel_affine",
+                       "_fake_quantize_learnable_per_tensor_affine_backward",
+                       "_fake_quantize_learnable_per_channel_affine_backward"}
 
 # Every layout a user's tensor may come in (from a maker of values of a
 # shape); per channel along dim 1.
@@ -505,3 +508,154 @@ def test_the_default_qat_fake_quantizer_trains_as_on_the_cpu(per_channel):
     for step, (got, expected) in enumerate(zip(ours, train(*inputs))):
         for a, b in zip(got, expected):
             torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True, msg=f"step {step}")
+
+
+# --- the learnable fake quantizers (LearnableFakeQuantize) ------------------------------
+
+
+def _learnable(t, s, z):
+    return A._fake_quantize_learnable_per_tensor_affine(t, s, z, -128, 127, 0.5)
+
+
+def _learnable_per_channel(t, s, z):
+    return A._fake_quantize_learnable_per_channel_affine(t, s, z, 1, -128, 127, 0.5)
+
+
+@pytest.mark.parametrize("dtype", FLOATING, ids=str)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_learnable_forwards_match_the_cpu(layout, dtype):
+    x = _values(layout, dtype)
+    for zero_point in [2.5, 3.5, -1.5, -1.7, 300.0]:  # half to even, and clamped into the range
+        ours, _ = run_on_kernels(_learnable, x, torch.tensor([0.25]), torch.tensor([zero_point]))
+        cpu = _learnable(x, torch.tensor([0.25]), torch.tensor([zero_point]))
+        assert ours.stride() == cpu.stride()
+        torch.testing.assert_close(ours, cpu, rtol=0, atol=0)
+    scale, zero_point = torch.tensor([0.25, 0.5, 0.1]), torch.tensor([2.5, -1.5, 200.0])
+    ours, _ = run_on_kernels(_learnable_per_channel, x, scale, zero_point)
+    torch.testing.assert_close(ours, _learnable_per_channel(x, scale, zero_point), rtol=0, atol=0)
+
+
+def _assert_learnable_grads(ours, cpu):
+    """dX exactly; d(scale) and d(zero point) up to the order of their sums
+    (relative to the sum of the terms' sizes, which bounds its error)."""
+    assert [t.dtype for t in ours] == [t.dtype for t in cpu] and [t.shape for t in ours] == [t.shape for t in cpu]
+    torch.testing.assert_close(ours[0], cpu[0], rtol=0, atol=0, equal_nan=True)
+    for a, b in zip(ours[1:], cpu[1:]):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5 * (1 + float(b.abs().max())))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed", "strided"])
+def test_learnable_backwards_match_the_cpu(layout, dtype):
+    """Per tensor and per channel; the backward's zero point is
+    trunc(clamp(zero_point + 0.5)) per tensor (-1.7 gives -1, not the
+    forward's -2), rounded half to even per channel."""
+    x = _values(layout, dtype)
+    grad = LAYOUTS[layout](lambda *shape: torch.randn(*shape).to(dtype))
+    for zero_point in [2.5, -1.7, 300.0]:
+        call = lambda g, t, s, z: A._fake_quantize_learnable_per_tensor_affine_backward(g, t, s, z, -128, 127, 0.5)  # noqa: E731
+        args = (grad, x, torch.tensor([0.25]), torch.tensor([zero_point]))
+        ours, _ = run_on_kernels(call, *args)
+        _assert_learnable_grads(ours, call(*args))
+    call = lambda g, t, s, z: A._fake_quantize_learnable_per_channel_affine_backward(g, t, s, z, 1, -128, 127, 0.5)  # noqa: E731
+    args = (grad, x, torch.tensor([0.25, 0.5, 0.1]), torch.tensor([2.5, -1.7, 200.0]))
+    ours, dispatches = run_on_kernels(call, *args)
+    assert any("fake_quantize_learnable_grad" in d.kernel for d in dispatches)
+    _assert_learnable_grads(ours, call(*args))
+
+
+def test_learnable_backward_of_non_finite_inputs():
+    """Each one beyond the bound on its sign's side (NaN below, as the
+    forward clamps it): d(scale) = dY (bound - zero point) grad_factor,
+    d(zero point) = -dY scale grad_factor, dX = 0. (The CPU's int64
+    conversion puts all of them below, on x86.)"""
+    call = lambda g, t: A._fake_quantize_learnable_per_tensor_affine_backward(  # noqa: E731
+        g, t, torch.tensor([0.5]), torch.tensor([3.0]), -128, 127, 2.0)
+    for value, bound in [(float("inf"), 127.0), (-float("inf"), -128.0), (float("nan"), -128.0), (1e30, 127.0)]:
+        (dx, dscale, dzero_point), _ = run_on_kernels(call, torch.tensor([1.5]), torch.tensor([value]))
+        assert dx.item() == 0.0
+        assert dscale.item() == 1.5 * (bound - 3.0) * 2.0 and dzero_point.item() == -1.5 * 0.5 * 2.0
+
+
+def test_learnable_backward_of_broadcastable_shapes_takes_the_broadcast_shape():
+    x, grad = torch.randn(4, 6) * 20, torch.randn(1, 4, 6)
+    call = lambda g, t: A._fake_quantize_learnable_per_tensor_affine_backward(  # noqa: E731
+        g, t, torch.tensor([0.25]), torch.tensor([2.0]), -128, 127, 1.0)
+    ours, _ = run_on_kernels(call, grad, x)
+    _assert_learnable_grads(ours, call(grad, x))
+
+
+def test_learnable_backward_of_an_empty_input_returns_its_arguments():
+    call = lambda g, t, s, z: A._fake_quantize_learnable_per_tensor_affine_backward(g, t, s, z, -128, 127, 1.0)  # noqa: E731
+    args = (torch.empty(0, 3), torch.empty(0, 3), torch.tensor([0.25]), torch.tensor([2.0]))
+    ours, dispatches = run_on_kernels(call, *args)
+    assert not dispatches
+    for a, b in zip(ours, call(*args)):
+        assert torch.equal(a, b)
+
+
+LEARNABLE_ERRORS = {
+    "half input": (torch.float16, torch.float32, 0, 255),
+    "integer zero point": (torch.float32, torch.int32, 0, 255),
+    "a range without 0": (torch.float32, torch.float32, 1, 255),
+}
+
+
+@pytest.mark.parametrize("case", list(LEARNABLE_ERRORS))
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per tensor", "per channel"])
+def test_learnable_backward_errors_are_the_cpus(case, per_channel):
+    x_dtype, zero_point_dtype, quant_min, quant_max = LEARNABLE_ERRORS[case]
+    x = (torch.randn(4, 3) * 20).to(x_dtype)
+    if per_channel:
+        def call(g, t, s, z):
+            return A._fake_quantize_learnable_per_channel_affine_backward(g, t, s, z, 1, quant_min, quant_max, 1.0)
+        scale, zero_point = torch.ones(3), torch.zeros(3).to(zero_point_dtype)
+    else:
+        def call(g, t, s, z):
+            return A._fake_quantize_learnable_per_tensor_affine_backward(g, t, s, z, quant_min, quant_max, 1.0)
+        scale, zero_point = torch.ones(1), torch.zeros(1).to(zero_point_dtype)
+    assert_errors_match(call, torch.randn(4, 3).to(x_dtype), x, scale, zero_point)
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per tensor", "per channel"])
+def test_a_learnable_fake_quantize_module_trains_as_on_the_cpu(per_channel):
+    """torch.ao.quantization's _LearnableFakeQuantize (LSQ): forward, dX,
+    the gradients of its scale and zero point, and one step of SGD on them
+    (a second step's forward would meet scales apart by the sums' last bits,
+    on a GPU, and ties rounded apart)."""
+    from torch.ao.quantization import MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver
+    from torch.ao.quantization._learnable_fake_quantize import _LearnableFakeQuantize
+
+    def make():
+        if per_channel:
+            return _LearnableFakeQuantize(observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128,
+                                          quant_max=127, dtype=torch.qint8, qscheme=torch.per_channel_symmetric,
+                                          ch_axis=0, channel_len=6, use_grad_scaling=True)
+        return _LearnableFakeQuantize(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
+                                      use_grad_scaling=True)
+
+    torch.manual_seed(0)
+    inputs = [torch.randn(6, 10) * 2]
+
+    def train(*xs):
+        torch.manual_seed(0)
+        module = make().to(xs[0].device)
+        optimizer = torch.optim.SGD(module.parameters(), lr=0.01)
+        steps = []
+        for x in xs:
+            x = x.clone().requires_grad_()
+            out = module(x)
+            (out * torch.arange(out.numel(), dtype=out.dtype, device=out.device).reshape(out.shape)).sum().backward()
+            steps.append([out.detach(), x.grad, module.scale.grad.clone(), module.zero_point.grad.clone()])
+            optimizer.step()
+            optimizer.zero_grad()
+            steps[-1] += [module.scale.detach().clone(), module.zero_point.detach().clone()]
+        return steps
+
+    ours, dispatches = run_on_kernels(train, *inputs)
+    assert any("fake_quantize_learnable_grad" in d.kernel for d in dispatches)
+    for got, expected in zip(ours, train(*inputs)):
+        torch.testing.assert_close(got[0], expected[0], rtol=0, atol=0)
+        torch.testing.assert_close(got[1], expected[1], rtol=0, atol=0)
+        for a, b in zip(got[2:], expected[2:]):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4 * (1 + float(b.abs().max())))

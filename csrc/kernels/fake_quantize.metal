@@ -83,6 +83,54 @@ kernel void fake_quantize_cachemask(
 
 MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, fake_quantize_cachemask, dense)
 
+// The learnable fake quantizers' backward (_fake_quantize_learnable_per_tensor_affine_backward,
+// the per-channel one: LearnableFakeQuantize's gradients), per element in
+// float (the CPU's takes float32 only; bfloat16 arrives converted): dX where
+// x is inside the grid, and the element's terms of d(scale) and d(zero point)
+// (scaled by grad_factor), which the host sums. The CPU rounds the zero point
+// plus x / scale in one fused multiply-add (its AVX2 and AVX512 builds
+// contract it); the zero point is a float's bits in zero_points.
+template <typename T>
+kernel void fake_quantize_learnable_grad(
+    device T* grad_x [[buffer(0)]],
+    device T* grad_scale [[buffer(1)]],
+    device T* grad_zero_point [[buffer(2)]],
+    constant T* x [[buffer(3)]],
+    constant T* grad [[buffer(4)]],
+    constant float* scales [[buffer(5)]],
+    constant int* zero_points [[buffer(6)]],
+    constant mps_ops::fake_quantize_params& params [[buffer(7)]],
+    uint thread_index [[thread_position_in_grid]]) {
+  constexpr uint K = mps_ops::elements_per_thread(sizeof(T));
+  const uint first = mps_ops::per_element_first<K>(thread_index), step = mps_ops::elementwise_tile;
+  const mps_ops::fake_quantize_params p = params;  // read once: the stores below could alias it
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < K; ++k) {
+    const uint i = first + k * step;
+    if (i >= p.count) {
+      continue;
+    }
+    const float value = float(x[i]), dy = float(grad[i]);
+    const fake_quantize_qparams q = qparams_of(i, scales, zero_points, p);
+    const float inv_scale = 1.0f / q.scale;
+    const float level = rint(fma(value, inv_scale, q.zero_point));
+    const bool inside = p.quant_min <= level && level <= p.quant_max;
+    grad_x[i] = T(dy * (inside ? 1.0f : 0.0f));  // a product, as the CPU's: an infinite dy gives NaN outside
+    if (inside) {
+      const float fake = (level - q.zero_point) * q.scale;
+      grad_scale[i] = T(((dy * (fake - value)) * inv_scale) * p.grad_factor);
+      grad_zero_point[i] = T(0.0f);
+    } else {
+      // The bound it lies beyond; NaN takes quant_min's side, as the forward's clamp does.
+      const float bound = level > p.quant_max ? p.quant_max : p.quant_min;
+      grad_scale[i] = T((dy * (bound - q.zero_point)) * p.grad_factor);
+      grad_zero_point[i] = T(((dy * -1.0f) * q.scale) * p.grad_factor);
+    }
+  }
+}
+
+MPS_OPS_INSTANTIATE_FOR_TYPE(fake_quantize_learnable_grad, dense, float)
+
 // ---------------------------------------------------------------------------
 // The fused observer of _fused_moving_avg_obs_fq_helper (FusedMovingAvgObsFakeQuantize,
 // the default QAT qconfig's fake quantizer), per channel: the CPU's moving

@@ -20,7 +20,8 @@ enum fake_quantize_rounding : int {
   fake_quantize_add_then_round = 1,
 };
 
-// fake_quantize_cachemask over `count` elements of one memory order, the
+// fake_quantize_cachemask (and fake_quantize_learnable_grad) over `count`
+// elements of one memory order, the
 // channel of element i being (i / channel_stride) % channels (the axis's
 // stride in that order and its size; 1 and 1 per tensor).
 struct fake_quantize_params {
@@ -35,6 +36,7 @@ struct fake_quantize_params {
   int rounding;  // fake_quantize_rounding
   int zero_point_is_float;  // buffer zero points hold float bits (else int32)
   int read_enabled;  // an enabled flag (int32) on the device: 0 passes x through, mask all true
+  float grad_factor;  // fake_quantize_learnable_grad only: the factor on d(scale) and d(zero point)
 };
 
 // fake_quantize_observe (the fused observer): one thread per channel

@@ -24,6 +24,7 @@
 #include <ATen/ops/aminmax.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ExpandUtils.h>
 
 #include <limits>
 #include <numeric>
@@ -53,6 +54,13 @@ struct QParams {
   at::Tensor enabled;  // int32, one (params.read_enabled only)
 };
 
+// t's values laid out as `like` (a fresh dense tensor): t itself where its
+// strides are like's, else a copy.
+at::Tensor in_memory_order_of(const at::Tensor& like, const at::Tensor& t) {
+  const bool same_order = t.is_non_overlapping_and_dense() && t.strides() == like.strides();
+  return same_order ? t : at::empty_like(like).copy_(t);
+}
+
 // Outputs laid out as the CPU's (empty_like, memory format preserved), the
 // kernel writing them in their memory order: x in that order too (self
 // itself where its strides are theirs), and the channel axis's stride in it.
@@ -64,8 +72,7 @@ std::tuple<at::Tensor, at::Tensor> fake_quantize_into_new(const at::Tensor& self
   if (self.numel() == 0) {
     return {out, mask};
   }
-  const bool same_order = self.is_non_overlapping_and_dense() && self.strides() == out.strides();
-  const at::Tensor x = same_order ? self : at::empty_like(out).copy_(self);
+  const at::Tensor x = in_memory_order_of(out, self);
   fake_quantize_params& p = q.params;
   p.count = static_cast<unsigned int>(self.numel());  // dispatch_per_element refuses more than 2**32 - 1
   p.channels = axis < 0 ? 1u : static_cast<unsigned int>(self.size(axis));
@@ -289,6 +296,170 @@ std::tuple<at::Tensor, at::Tensor> _fused_moving_avg_obs_fq_helper(
   q.params.rounding = fake_quantize_round_then_add;
   q.zero_points = standard_dtypes ? zero_point_target.tensor : zero_point.to(at::kInt).contiguous();
   return fake_quantize_into_new(self, std::move(q), /*axis=*/-1, quant_min, quant_max);
+}
+
+// --- the learnable fake quantizers (LearnableFakeQuantize) --------------------
+
+at::Tensor _fake_quantize_learnable_per_tensor_affine(const at::Tensor& self, const at::Tensor& scale,
+                                                      const at::Tensor& zero_point, int64_t quant_min,
+                                                      int64_t quant_max, double grad_factor) {
+  const char* op = "_fake_quantize_learnable_per_tensor_affine";
+  check_device(op, self);
+  // The CPU reads scale[0] and zero_point[0] (select's IndexErrors), the zero
+  // point rounded half to even and clamped into the range, in float.
+  const at::Tensor scale_value = device_item(scale.select(0, 0), self, at::kFloat);
+  const at::Tensor zero_point_value =
+      device_item(zero_point.select(0, 0), self, at::kFloat).round().clamp(quant_min, quant_max);
+  check_quant_range(quant_min, quant_max);
+  check_fake_quantize_input(op, "fake_quantize_tensor_cachemask_kernel_type_handling", self);
+  QParams q;
+  q.params.qparams_source = fake_quantize_qparams_in_buffers;
+  q.params.rounding = fake_quantize_round_then_add;
+  q.params.zero_point_is_float = 1;
+  q.scales = scale_value;
+  q.zero_points = zero_point_value.view(at::kInt);
+  return std::get<0>(fake_quantize_into_new(self, std::move(q), /*axis=*/-1, quant_min, quant_max));
+}
+
+at::Tensor _fake_quantize_learnable_per_channel_affine(const at::Tensor& self, const at::Tensor& scale,
+                                                       const at::Tensor& zero_point, int64_t axis, int64_t quant_min,
+                                                       int64_t quant_max, double grad_factor) {
+  // The CPU's: the zero points rounded half to even, clamped, as int32, then
+  // the per-channel op (its checks too).
+  const at::Tensor rounded = zero_point.round().clamp_(quant_min, quant_max).to(at::kInt);
+  return std::get<0>(
+      mps_ops::fake_quantize_per_channel_affine_cachemask(self, scale, rounded, axis, quant_min, quant_max));
+}
+
+namespace {
+
+using c10::ScalarType;
+
+// The backwards' inputs as the CPU takes them: bfloat16 ones (X decides)
+// converted to float, then float32 required of all four, in its words.
+struct LearnableGradInputs {
+  at::Tensor grad, x, scale, zero_point;
+};
+
+LearnableGradInputs learnable_grad_inputs(const at::Tensor& dY, const at::Tensor& X, const at::Tensor& scale,
+                                          const at::Tensor& zero_point) {
+  const bool widen = X.scalar_type() == at::kBFloat16;
+  auto in_float = [widen](const at::Tensor& t) { return widen ? t.to(at::kFloat) : t; };
+  return {in_float(dY), in_float(X), in_float(scale), in_float(zero_point)};
+}
+
+// The CPU's message-less checks (their words are the condition's text).
+void check_learnable_grad_dtypes(const LearnableGradInputs& in) {
+  const at::Tensor &dY_ = in.grad, &X_ = in.x, &scale_ = in.scale, &zero_point_ = in.zero_point;
+  TORCH_CHECK(dY_.scalar_type() == ScalarType::Float);
+  TORCH_CHECK(X_.scalar_type() == ScalarType::Float);
+  TORCH_CHECK(scale_.scalar_type() == ScalarType::Float);
+  TORCH_CHECK(zero_point_.scalar_type() == ScalarType::Float);
+}
+
+// dX in X's layout (the CPU's empty_like), and each element's d(scale) and
+// d(zero point) terms in the same memory order, for the caller to sum.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> learnable_grad_terms(const LearnableGradInputs& in, QParams q,
+                                                                    int64_t axis, int64_t quant_min,
+                                                                    int64_t quant_max, double grad_factor) {
+  static KernelCache kernels("fake_quantize_learnable_grad");
+  at::Tensor grad_x = at::empty_like(in.x, at::MemoryFormat::Preserve);
+  at::Tensor grad_scale = at::empty_like(grad_x), grad_zero_point = at::empty_like(grad_x);
+  const at::Tensor x = in_memory_order_of(grad_x, in.x), grad = in_memory_order_of(grad_x, in.grad);
+  fake_quantize_params& p = q.params;
+  p.count = static_cast<unsigned int>(grad_x.numel());  // dispatch_per_element refuses more than 2**32 - 1
+  p.channels = axis < 0 ? 1u : static_cast<unsigned int>(grad_x.size(axis));
+  p.channel_stride = axis < 0 ? 1u : static_cast<unsigned int>(std::max<int64_t>(grad_x.stride(axis), 1));
+  p.quant_min = static_cast<float>(quant_min);
+  p.quant_max = static_cast<float>(quant_max);
+  p.qparams_source = fake_quantize_qparams_in_buffers;
+  p.rounding = fake_quantize_add_then_round;
+  p.zero_point_is_float = 1;
+  p.grad_factor = static_cast<float>(grad_factor);
+  dispatch_per_element(kernels, grad_x, {&grad_x, &grad_scale, &grad_zero_point, &x, &grad, &q.scales, &q.zero_points},
+                       p, elements_per_thread(grad_x.element_size()));
+  return {grad_x, grad_scale, grad_zero_point};
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> _fake_quantize_learnable_per_tensor_affine_backward(
+    const at::Tensor& grad, const at::Tensor& self, const at::Tensor& scale, const at::Tensor& zero_point,
+    int64_t quant_min, int64_t quant_max, double grad_factor) {
+  const char* op = "_fake_quantize_learnable_per_tensor_affine_backward";
+  check_device(op, self);
+  check_devices(op, {&grad});
+  const LearnableGradInputs in = learnable_grad_inputs(grad, self, scale, zero_point);
+  // The CPU reads scale[0] and zero_point[0] first; this backward's zero
+  // point is trunc(clamp(zero_point + 0.5)), not the forward's rounding.
+  QParams q;
+  q.scales = device_item(in.scale.select(0, 0), self, at::kFloat);
+  const at::Tensor zero_point_value = device_item(in.zero_point.select(0, 0), self, at::kFloat)
+                                          .add(0.5)
+                                          .clamp(quant_min, quant_max)
+                                          .trunc();
+  q.zero_points = zero_point_value.view(at::kInt);
+  check_learnable_grad_dtypes(in);
+  TORCH_CHECK(in.x.numel() == in.grad.numel(), "`X` and `dY` are not the same size");
+  TORCH_CHECK(quant_min <= 0 && quant_max >= 0,
+              "`quant_min` should be less than or         equal to `quant_max`, and the quantization range should "
+              "include 0.");
+  if (in.x.numel() <= 0) {
+    return {self, scale, zero_point};  // the CPU returns its arguments themselves
+  }
+  // Shapes of one element count that broadcast (1s added): the CPU's
+  // iterator gives dX the broadcast shape.
+  LearnableGradInputs shaped = in;
+  if (in.x.sizes() != in.grad.sizes()) {
+    const std::vector<int64_t> shape = at::infer_size(in.x.sizes(), in.grad.sizes());
+    shaped.x = in.x.expand(shape);
+    shaped.grad = in.grad.expand(shape);
+  }
+  auto [grad_x, grad_scale, grad_zero_point] =
+      learnable_grad_terms(shaped, std::move(q), /*axis=*/-1, quant_min, quant_max, grad_factor);
+  return {grad_x, grad_scale.sum().unsqueeze(0), grad_zero_point.sum().unsqueeze(0)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> _fake_quantize_learnable_per_channel_affine_backward(
+    const at::Tensor& grad, const at::Tensor& self, const at::Tensor& scale, const at::Tensor& zero_point,
+    int64_t axis, int64_t quant_min, int64_t quant_max, double grad_factor) {
+  const char* op = "_fake_quantize_learnable_per_channel_affine_backward";
+  check_device(op, self);
+  check_devices(op, {&grad, &scale, &zero_point});
+  // The CPU rounds and clamps the zero points first: its errors for dtypes
+  // those lack come before its dtype checks.
+  const c10::ScalarType zero_point_dtype = zero_point.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(zero_point_dtype != at::kBool && !at::isComplexType(zero_point_dtype) &&
+                                  !is_wide_unsigned(zero_point_dtype),
+                              "\"round\" not implemented for '", c10::toString(zero_point_dtype), "' on ",
+                              zero_point.device(), " (", op, ")");
+  const LearnableGradInputs in = learnable_grad_inputs(grad, self, scale, zero_point);
+  check_learnable_grad_dtypes(in);
+  TORCH_CHECK(in.x.sizes() == in.grad.sizes(), "`X` and `dY` are not the same size");
+  TORCH_CHECK(quant_min <= 0 && quant_max >= 0, "Expecting `quant_min` <= 0 and `quant_max` >= 0");
+  TORCH_CHECK(in.scale.dim() == 1, "scale should be a 1-D tensor");
+  TORCH_CHECK(in.zero_point.dim() == 1, "zero point should be a 1-D tensor");
+  TORCH_CHECK(in.scale.numel() == in.zero_point.numel(), "scale and zero-point need to have the same dimensions");
+  TORCH_CHECK(in.scale.numel() == in.x.size(axis),  // size() raises the CPU's IndexError for a bad axis
+              "dimensions of scale and zero-point are not consistent with input tensor");
+  TORCH_CHECK(axis >= 0 && axis < in.x.dim(), "`axis` must be between 0 and number of dimensions of input");
+  if (in.x.numel() <= 0) {
+    return {self, scale, zero_point};  // the CPU returns its arguments themselves
+  }
+  QParams q;
+  q.scales = in.scale.contiguous();
+  q.zero_points = in.zero_point.round().clamp_(quant_min, quant_max).contiguous().view(at::kInt);
+  auto [grad_x, grad_scale, grad_zero_point] =
+      learnable_grad_terms(in, std::move(q), axis, quant_min, quant_max, grad_factor);
+  // Summed over every dim but the axis (all of them for a 1-D input: the
+  // CPU's sum over an empty dim list).
+  std::vector<int64_t> others;
+  for (int64_t d = 0; d < in.x.dim(); ++d) {
+    if (d != axis) {
+      others.push_back(d);
+    }
+  }
+  return {grad_x, grad_scale.sum(others), grad_zero_point.sum(others)};
 }
 
 }  // namespace mps_ops

@@ -82,3 +82,55 @@ def _fused_large(dt):
 
 OVERLOAD_SAMPLES.append(Sample("_fused_moving_avg_obs_fq_helper", _fused(False), roles=FUSED_ROLES,
                                dtypes=(torch.float32,), large=_fused_large))
+
+
+# The learnable fake quantizers: a float zero point (LearnableFakeQuantize's
+# parameters), off the integers so the rounding matters.
+LEARNABLE_ROLES = {"scale": SCALAR, "zero_point": SCALAR}
+
+
+def _learnable_per_tensor(dt):
+    return dict(self=_input(dt, 4, 6), scale=torch.tensor([0.25]), zero_point=torch.tensor([2.7]), quant_min=-128,
+                quant_max=127, grad_factor=0.5)
+
+
+def _learnable_per_channel(dt):
+    return dict(self=_input(dt, 4, 6), scale=torch.rand(6) + 0.1, zero_point=torch.rand(6) * 10 - 5, axis=1,
+                quant_min=-128, quant_max=127, grad_factor=0.5)
+
+
+def _backward(forward):
+    def build(dt):
+        return dict(grad=torch.randn(4, 6).to(dt), **forward(dt))
+    return build
+
+
+def _learnable_large(forward, shape, channels):
+    def build(dt):
+        call = dict(forward(dt), self=_input(dt, *shape))
+        if "axis" in call:
+            call.update(scale=torch.rand(channels) + 0.1, zero_point=torch.rand(channels) * 10 - 5)
+        return call
+    return build
+
+
+def _backward_large(forward):
+    def build(dt):
+        call = forward(dt)
+        return dict(call, grad=torch.randn(call["self"].shape).to(dt))
+    return build
+
+
+_PER_TENSOR_LARGE = _learnable_large(_learnable_per_tensor, (32, 64, 32, 32), 1)
+_PER_CHANNEL_LARGE = _learnable_large(_learnable_per_channel, (64, 256, 3, 3), 256)
+
+OVERLOAD_SAMPLES += [
+    Sample("_fake_quantize_learnable_per_tensor_affine", _learnable_per_tensor, roles=LEARNABLE_ROLES,
+           large=_PER_TENSOR_LARGE),
+    Sample("_fake_quantize_learnable_per_channel_affine", _learnable_per_channel, roles=LEARNABLE_ROLES,
+           large=_PER_CHANNEL_LARGE),
+    Sample("_fake_quantize_learnable_per_tensor_affine_backward", _backward(_learnable_per_tensor),
+           roles=LEARNABLE_ROLES, large=_backward_large(_PER_TENSOR_LARGE)),
+    Sample("_fake_quantize_learnable_per_channel_affine_backward", _backward(_learnable_per_channel),
+           roles=LEARNABLE_ROLES, large=_backward_large(_PER_CHANNEL_LARGE)),
+]
