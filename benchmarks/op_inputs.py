@@ -616,6 +616,15 @@ WITH_OWN_INPUTS = {
     "fake_quantize_per_channel_affine_cachemask": OpSpec(
         lambda x, s, z: torch.ops.aten.fake_quantize_per_channel_affine_cachemask(x, s, z, 1, -128, 127), (),
         kind="activation", inputs=_fake_quantize_inputs(_PER_CHANNEL_QPARAMS)),
+    "_fake_quantize_learnable_per_tensor_affine": OpSpec(
+        lambda x, s, z: torch.ops.aten._fake_quantize_learnable_per_tensor_affine(x, s, z, -128, 127, 1.0), (),
+        kind="activation", inputs=_fake_quantize_inputs(lambda cols: [torch.tensor([0.05]), torch.tensor([2.7])])),
+    "_fake_quantize_learnable_per_tensor_affine_backward": OpSpec(
+        lambda x, g, s, z: torch.ops.aten._fake_quantize_learnable_per_tensor_affine_backward(
+            g, x, s, z, -128, 127, 1.0), (),
+        kind="activation", inputs=lambda layout, rows, cols, dtype: [
+            *_fake_quantize_inputs(lambda cols: [])(layout, rows, cols, dtype), torch.randn(rows, cols).to(dtype),
+            torch.tensor([0.05]), torch.tensor([2.7])]),
     "_fused_moving_avg_obs_fq_helper": OpSpec(
         lambda x, o, f, low, high, s, z: torch.ops.aten._fused_moving_avg_obs_fq_helper(
             x, o, f, low, high, s, z, 0.01, -128, 127, 0, False, False), (),
