@@ -619,43 +619,51 @@ def test_learnable_backward_errors_are_the_cpus(case, per_channel):
 
 @pytest.mark.parametrize("per_channel", [False, True], ids=["per tensor", "per channel"])
 def test_a_learnable_fake_quantize_module_trains_as_on_the_cpu(per_channel):
-    """torch.ao.quantization's _LearnableFakeQuantize (LSQ): forward, dX,
-    the gradients of its scale and zero point, and one step of SGD on them
-    (a second step's forward would meet scales apart by the sums' last bits,
-    on a GPU, and ties rounded apart)."""
+    """torch.ao.quantization's _LearnableFakeQuantize (LSQ), one step: its
+    observer (torch's ops on the device) sets scale and zero point, then
+    ours fake-quantizes and differentiates. Output and dX equal, and the
+    gradients of scale and zero point near, the CPU's op at the qparams the
+    module chose (with the module's grad_factor, 1 / sqrt(numel * quant_max));
+    the scale near the CPU module's (on CUDA the observer's ops round apart)."""
     from torch.ao.quantization import MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver
     from torch.ao.quantization._learnable_fake_quantize import _LearnableFakeQuantize
 
+    quant_min, quant_max = (-128, 127) if per_channel else (0, 255)
+
     def make():
         if per_channel:
-            return _LearnableFakeQuantize(observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128,
-                                          quant_max=127, dtype=torch.qint8, qscheme=torch.per_channel_symmetric,
+            return _LearnableFakeQuantize(observer=MovingAveragePerChannelMinMaxObserver, quant_min=quant_min,
+                                          quant_max=quant_max, dtype=torch.qint8, qscheme=torch.per_channel_symmetric,
                                           ch_axis=0, channel_len=6, use_grad_scaling=True)
-        return _LearnableFakeQuantize(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
+        return _LearnableFakeQuantize(observer=MovingAverageMinMaxObserver, quant_min=quant_min, quant_max=quant_max,
                                       use_grad_scaling=True)
 
     torch.manual_seed(0)
-    inputs = [torch.randn(6, 10) * 2]
+    x = torch.randn(6, 10) * 2
+    weights = torch.arange(60.0).reshape(6, 10)
 
-    def train(*xs):
-        torch.manual_seed(0)
-        module = make().to(xs[0].device)
-        optimizer = torch.optim.SGD(module.parameters(), lr=0.01)
-        steps = []
-        for x in xs:
-            x = x.clone().requires_grad_()
-            out = module(x)
-            (out * torch.arange(out.numel(), dtype=out.dtype, device=out.device).reshape(out.shape)).sum().backward()
-            steps.append([out.detach(), x.grad, module.scale.grad.clone(), module.zero_point.grad.clone()])
-            optimizer.step()
-            optimizer.zero_grad()
-            steps[-1] += [module.scale.detach().clone(), module.zero_point.detach().clone()]
-        return steps
+    def step(x, weights):
+        module = make().to(x.device)
+        x = x.clone().requires_grad_()
+        out = module(x)
+        (out * weights).sum().backward()
+        return [out.detach(), x.grad, module.scale.grad, module.zero_point.grad, module.scale.detach(),
+                module.zero_point.detach()]
 
-    ours, dispatches = run_on_kernels(train, *inputs)
+    ours, dispatches = run_on_kernels(step, x, weights)
     assert any("fake_quantize_learnable_grad" in d.kernel for d in dispatches)
-    for got, expected in zip(ours, train(*inputs)):
-        torch.testing.assert_close(got[0], expected[0], rtol=0, atol=0)
-        torch.testing.assert_close(got[1], expected[1], rtol=0, atol=0)
-        for a, b in zip(got[2:], expected[2:]):
-            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4 * (1 + float(b.abs().max())))
+    torch.testing.assert_close(ours[4], step(x, weights)[4], rtol=1e-5, atol=0)
+    scale, zero_point = ours[4].clone().requires_grad_(), ours[5].clone().requires_grad_()
+    x_cpu = x.clone().requires_grad_()
+    grad_factor = 1.0 / (x.numel() * quant_max) ** 0.5
+    if per_channel:
+        out = torch._fake_quantize_learnable_per_channel_affine(x_cpu, scale, zero_point, 0, quant_min, quant_max,
+                                                                grad_factor)
+    else:
+        out = torch._fake_quantize_learnable_per_tensor_affine(x_cpu, scale, zero_point, quant_min, quant_max,
+                                                               grad_factor)
+    (out * weights).sum().backward()
+    torch.testing.assert_close(ours[0], out.detach(), rtol=0, atol=0)
+    torch.testing.assert_close(ours[1], x_cpu.grad, rtol=0, atol=0)
+    for a, b in [(ours[2], scale.grad), (ours[3], zero_point.grad)]:
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4 * (1 + float(b.abs().max())))

@@ -85,16 +85,17 @@ MPS_OPS_FOR_FLOATING(MPS_OPS_INSTANTIATE_FOR_TYPE, fake_quantize_cachemask, dens
 
 // The learnable fake quantizers' backward (_fake_quantize_learnable_per_tensor_affine_backward,
 // the per-channel one: LearnableFakeQuantize's gradients), per element in
-// float (the CPU's takes float32 only; bfloat16 arrives converted): dX where
+// float, the results float (the CPU converts bfloat16 inputs to float; ours
+// reads them as they are, T, which the conversion leaves exact): dX where
 // x is inside the grid, and the element's terms of d(scale) and d(zero point)
 // (scaled by grad_factor), which the host sums. The CPU rounds the zero point
 // plus x / scale in one fused multiply-add (its AVX2 and AVX512 builds
 // contract it); the zero point is a float's bits in zero_points.
 template <typename T>
 kernel void fake_quantize_learnable_grad(
-    device T* grad_x [[buffer(0)]],
-    device T* grad_scale [[buffer(1)]],
-    device T* grad_zero_point [[buffer(2)]],
+    device float* grad_x [[buffer(0)]],
+    device float* grad_scale [[buffer(1)]],
+    device float* grad_zero_point [[buffer(2)]],
     constant T* x [[buffer(3)]],
     constant T* grad [[buffer(4)]],
     constant float* scales [[buffer(5)]],
@@ -115,21 +116,22 @@ kernel void fake_quantize_learnable_grad(
     const float inv_scale = 1.0f / q.scale;
     const float level = rint(fma(value, inv_scale, q.zero_point));
     const bool inside = p.quant_min <= level && level <= p.quant_max;
-    grad_x[i] = T(dy * (inside ? 1.0f : 0.0f));  // a product, as the CPU's: an infinite dy gives NaN outside
+    grad_x[i] = dy * (inside ? 1.0f : 0.0f);  // a product, as the CPU's: an infinite dy gives NaN outside
     if (inside) {
       const float fake = (level - q.zero_point) * q.scale;
-      grad_scale[i] = T(((dy * (fake - value)) * inv_scale) * p.grad_factor);
-      grad_zero_point[i] = T(0.0f);
+      grad_scale[i] = ((dy * (fake - value)) * inv_scale) * p.grad_factor;
+      grad_zero_point[i] = 0.0f;
     } else {
       // The bound it lies beyond; NaN takes quant_min's side, as the forward's clamp does.
       const float bound = level > p.quant_max ? p.quant_max : p.quant_min;
-      grad_scale[i] = T((dy * (bound - q.zero_point)) * p.grad_factor);
-      grad_zero_point[i] = T(((dy * -1.0f) * q.scale) * p.grad_factor);
+      grad_scale[i] = (dy * (bound - q.zero_point)) * p.grad_factor;
+      grad_zero_point[i] = ((dy * -1.0f) * q.scale) * p.grad_factor;
     }
   }
 }
 
 MPS_OPS_INSTANTIATE_FOR_TYPE(fake_quantize_learnable_grad, dense, float)
+MPS_OPS_INSTANTIATE_FOR_TYPE(fake_quantize_learnable_grad, dense, bfloat)
 
 // ---------------------------------------------------------------------------
 // The fused observer of _fused_moving_avg_obs_fq_helper (FusedMovingAvgObsFakeQuantize,

@@ -23,6 +23,7 @@
 
 #include <ATen/ops/aminmax.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ExpandUtils.h>
 
@@ -54,11 +55,11 @@ struct QParams {
   at::Tensor enabled;  // int32, one (params.read_enabled only)
 };
 
-// t's values laid out as `like` (a fresh dense tensor): t itself where its
-// strides are like's, else a copy.
+// t's values (in t's dtype) laid out as `like` (a fresh dense tensor): t
+// itself where its strides are like's, else a copy.
 at::Tensor in_memory_order_of(const at::Tensor& like, const at::Tensor& t) {
   const bool same_order = t.is_non_overlapping_and_dense() && t.strides() == like.strides();
-  return same_order ? t : at::empty_like(like).copy_(t);
+  return same_order ? t : at::empty_strided(like.sizes(), like.strides(), t.options()).copy_(t);
 }
 
 // Outputs laid out as the CPU's (empty_like, memory format preserved), the
@@ -335,22 +336,35 @@ namespace {
 
 using c10::ScalarType;
 
-// The backwards' inputs as the CPU takes them: bfloat16 ones (X decides)
-// converted to float, then float32 required of all four, in its words.
+// The backwards' inputs as the CPU takes them: where X is bfloat16, all four
+// converted to float, then float32 required of all four (in its words).
+// The kernel reads bfloat16 X and dY itself (no converted copies): they
+// stay bfloat16 here where both are, and `widened` records the conversion
+// the CPU makes of them.
 struct LearnableGradInputs {
   at::Tensor grad, x, scale, zero_point;
+  bool widened;
 };
 
 LearnableGradInputs learnable_grad_inputs(const at::Tensor& dY, const at::Tensor& X, const at::Tensor& scale,
                                           const at::Tensor& zero_point) {
   const bool widen = X.scalar_type() == at::kBFloat16;
   auto in_float = [widen](const at::Tensor& t) { return widen ? t.to(at::kFloat) : t; };
-  return {in_float(dY), in_float(X), in_float(scale), in_float(zero_point)};
+  const bool read_as_bfloat16 = widen && dY.scalar_type() == at::kBFloat16;
+  return {read_as_bfloat16 ? dY : in_float(dY), read_as_bfloat16 ? X : in_float(X), in_float(scale),
+          in_float(zero_point), widen};
 }
+
+// A dtype as the CPU's check sees it (its converted tensor's).
+struct SeenDtype {
+  c10::ScalarType dtype;
+  c10::ScalarType scalar_type() const { return dtype; }
+};
 
 // The CPU's message-less checks (their words are the condition's text).
 void check_learnable_grad_dtypes(const LearnableGradInputs& in) {
-  const at::Tensor &dY_ = in.grad, &X_ = in.x, &scale_ = in.scale, &zero_point_ = in.zero_point;
+  auto seen = [&in](const at::Tensor& t) { return SeenDtype{in.widened ? at::kFloat : t.scalar_type()}; };
+  const SeenDtype dY_ = seen(in.grad), X_ = seen(in.x), scale_ = seen(in.scale), zero_point_ = seen(in.zero_point);
   TORCH_CHECK(dY_.scalar_type() == ScalarType::Float);
   TORCH_CHECK(X_.scalar_type() == ScalarType::Float);
   TORCH_CHECK(scale_.scalar_type() == ScalarType::Float);
@@ -363,7 +377,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> learnable_grad_terms(const Learna
                                                                     int64_t axis, int64_t quant_min,
                                                                     int64_t quant_max, double grad_factor) {
   static KernelCache kernels("fake_quantize_learnable_grad");
-  at::Tensor grad_x = at::empty_like(in.x, at::MemoryFormat::Preserve);
+  // float32 results, as the CPU's (for bfloat16 X too).
+  at::Tensor grad_x = at::empty_like(in.x, in.x.options().dtype(at::kFloat), at::MemoryFormat::Preserve);
   at::Tensor grad_scale = at::empty_like(grad_x), grad_zero_point = at::empty_like(grad_x);
   const at::Tensor x = in_memory_order_of(grad_x, in.x), grad = in_memory_order_of(grad_x, in.grad);
   fake_quantize_params& p = q.params;
@@ -376,8 +391,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> learnable_grad_terms(const Learna
   p.rounding = fake_quantize_add_then_round;
   p.zero_point_is_float = 1;
   p.grad_factor = static_cast<float>(grad_factor);
-  dispatch_per_element(kernels, grad_x, {&grad_x, &grad_scale, &grad_zero_point, &x, &grad, &q.scales, &q.zero_points},
-                       p, elements_per_thread(grad_x.element_size()));
+  // The grid like x: the kernel's name carries the dtype it reads.
+  dispatch_per_element(kernels, x, {&grad_x, &grad_scale, &grad_zero_point, &x, &grad, &q.scales, &q.zero_points},
+                       p, elements_per_thread(x.element_size()));
   return {grad_x, grad_scale, grad_zero_point};
 }
 
