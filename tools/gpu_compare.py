@@ -45,9 +45,11 @@ def difference(a: torch.Tensor, b: torch.Tensor) -> dict | None:
         return {"dtype": str(a.dtype), "what": f"{tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}"}
     if a.numel() == 0:
         return None
-    a, b = a.reshape(-1), b.reshape(-1)
-    raw_a = a.contiguous().view(torch.uint8).view(a.numel(), -1)
-    raw_b = b.contiguous().view(torch.uint8).view(b.numel(), -1)
+    # Copies with unit stride: a one-element view keeps any stride through
+    # reshape and contiguous(), which byte views refuse.
+    a, b = (t.reshape(-1).clone(memory_format=torch.contiguous_format) for t in (a, b))
+    raw_a = a.view(torch.uint8).view(a.numel(), -1)
+    raw_b = b.view(torch.uint8).view(b.numel(), -1)
     differs = (raw_a != raw_b).any(dim=1)
     count = int(differs.sum())
     if count == 0:

@@ -70,12 +70,16 @@ kernel void fake_quantize_cachemask(
     if (i < p.count) {
       if (pass_through) {
         out[i] = value[k];
-        mask[i] = true;
+        if (p.write_mask != 0) {
+          mask[i] = true;
+        }
         continue;
       }
       const fake_quantize_qparams q = qparams_of(i, scales, zero_points, p);
       const float level = quantized_value(float(value[k]), q, p.rounding);
-      mask[i] = p.quant_min <= level && level <= p.quant_max;
+      if (p.write_mask != 0) {
+        mask[i] = p.quant_min <= level && level <= p.quant_max;
+      }
       out[i] = static_cast<T>((fmin(fmax(level, p.quant_min), p.quant_max) - q.zero_point) * q.scale);
     }
   }
