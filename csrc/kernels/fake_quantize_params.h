@@ -36,7 +36,6 @@ struct fake_quantize_params {
   int rounding;  // fake_quantize_rounding
   int zero_point_is_float;  // buffer zero points hold float bits (else int32)
   int read_enabled;  // an enabled flag (int32) on the device: 0 passes x through, mask all true
-  int write_mask;  // 0: the caller discards the mask (the learnable op), so none is written
   float grad_factor;  // fake_quantize_learnable_grad only: the factor on d(scale) and d(zero point)
 };
 

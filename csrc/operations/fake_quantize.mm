@@ -47,15 +47,10 @@ void check_fake_quantize_input(const char* op, const char* dispatch_name, const 
                               self.device(), " (", op, ")");
 }
 
-fake_quantize_params with_mask() {
-  fake_quantize_params p{};
-  p.write_mask = 1;
-  return p;
-}
-
 // Where each element's scale and zero point come from and how they combine.
 struct QParams {
-  fake_quantize_params params = with_mask();
+  fake_quantize_params params{};
+  bool with_mask = true;  // false: the caller discards the mask (fake_quantize_values runs, no mask made)
   at::Tensor scales;  // float32, one per channel (buffers only)
   at::Tensor zero_points;  // int32, or float32 bits where params.zero_point_is_float
   at::Tensor enabled;  // int32, one (params.read_enabled only)
@@ -73,13 +68,11 @@ at::Tensor in_memory_order_of(const at::Tensor& like, const at::Tensor& t) {
 // itself where its strides are theirs), and the channel axis's stride in it.
 std::tuple<at::Tensor, at::Tensor> fake_quantize_into_new(const at::Tensor& self, QParams q, int64_t axis,
                                                           int64_t quant_min, int64_t quant_max) {
-  static KernelCache kernels("fake_quantize_cachemask");
+  static KernelCache with_mask("fake_quantize_cachemask");
+  static KernelCache values_only("fake_quantize_values");
   at::Tensor out = at::empty_like(self, at::MemoryFormat::Preserve);
-  // No mask where the caller discards it (params.write_mask 0): one unread
-  // element is bound in its place.
-  at::Tensor mask = q.params.write_mask != 0
-                        ? at::empty_like(self, self.options().dtype(at::kBool), at::MemoryFormat::Preserve)
-                        : at::empty({1}, self.options().dtype(at::kBool));
+  at::Tensor mask = q.with_mask ? at::empty_like(self, self.options().dtype(at::kBool), at::MemoryFormat::Preserve)
+                                : at::Tensor();
   if (self.numel() == 0) {
     return {out, mask};
   }
@@ -97,8 +90,12 @@ std::tuple<at::Tensor, at::Tensor> fake_quantize_into_new(const at::Tensor& self
   const at::Tensor& scales = q.scales.defined() ? q.scales : unread;
   const at::Tensor& zero_points = q.zero_points.defined() ? q.zero_points : unread;
   const at::Tensor& enabled = q.enabled.defined() ? q.enabled : unread;
-  dispatch_per_element(kernels, out, {&out, &mask, &x, &scales, &zero_points, &enabled}, p,
-                       elements_per_thread(self.element_size()));
+  const unsigned per_thread = elements_per_thread(self.element_size());
+  if (q.with_mask) {
+    dispatch_per_element(with_mask, out, {&out, &mask, &x, &scales, &zero_points, &enabled}, p, per_thread);
+  } else {
+    dispatch_per_element(values_only, out, {&out, &x, &scales, &zero_points, &enabled}, p, per_thread);
+  }
   return {out, mask};
 }
 
@@ -327,7 +324,7 @@ at::Tensor _fake_quantize_learnable_per_tensor_affine(const at::Tensor& self, co
   q.params.qparams_source = fake_quantize_qparams_in_buffers;
   q.params.rounding = fake_quantize_round_then_add;
   q.params.zero_point_is_float = 1;
-  q.params.write_mask = 0;  // the learnable op returns the values alone
+  q.with_mask = false;  // the learnable op returns the values alone
   q.scales = scale_value;
   q.zero_points = zero_point_value.view(at::kInt);
   return std::get<0>(fake_quantize_into_new(self, std::move(q), /*axis=*/-1, quant_min, quant_max));
