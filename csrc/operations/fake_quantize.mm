@@ -63,6 +63,17 @@ at::Tensor in_memory_order_of(const at::Tensor& like, const at::Tensor& t) {
   return same_order ? t : at::empty_strided(like.sizes(), like.strides(), t.options()).copy_(t);
 }
 
+// The elements of `laid_out` (a fresh dense output) in its memory order,
+// the channel of each along `axis` (-1: per tensor), and the grid's range.
+void set_grid(fake_quantize_params& p, const at::Tensor& laid_out, int64_t axis, int64_t quant_min,
+              int64_t quant_max) {
+  p.count = static_cast<unsigned int>(laid_out.numel());  // dispatch_per_element refuses more than 2**32 - 1
+  p.channels = axis < 0 ? 1u : static_cast<unsigned int>(laid_out.size(axis));
+  p.channel_stride = axis < 0 ? 1u : static_cast<unsigned int>(std::max<int64_t>(laid_out.stride(axis), 1));
+  p.quant_min = static_cast<float>(quant_min);
+  p.quant_max = static_cast<float>(quant_max);
+}
+
 // Outputs laid out as the CPU's (empty_like, memory format preserved), the
 // kernel writing them in their memory order: x in that order too (self
 // itself where its strides are theirs), and the channel axis's stride in it.
@@ -78,11 +89,7 @@ std::tuple<at::Tensor, at::Tensor> fake_quantize_into_new(const at::Tensor& self
   }
   const at::Tensor x = in_memory_order_of(out, self);
   fake_quantize_params& p = q.params;
-  p.count = static_cast<unsigned int>(self.numel());  // dispatch_per_element refuses more than 2**32 - 1
-  p.channels = axis < 0 ? 1u : static_cast<unsigned int>(self.size(axis));
-  p.channel_stride = axis < 0 ? 1u : static_cast<unsigned int>(std::max<int64_t>(out.stride(axis), 1));
-  p.quant_min = static_cast<float>(quant_min);
-  p.quant_max = static_cast<float>(quant_max);
+  set_grid(p, out, axis, quant_min, quant_max);
   // Unread buffers (qparams in params, no switch) are bound to one unread
   // 4-byte element, the size of theirs.
   const at::Tensor unread = q.scales.defined() && q.enabled.defined() ? at::Tensor()
@@ -97,6 +104,17 @@ std::tuple<at::Tensor, at::Tensor> fake_quantize_into_new(const at::Tensor& self
     dispatch_per_element(values_only, out, {&out, &x, &scales, &zero_points, &enabled}, p, per_thread);
   }
   return {out, mask};
+}
+
+// One scale (float32) and zero point (int32, or float bits) on the device,
+// the zero point added after the rounding.
+QParams per_tensor_on_device(at::Tensor scale, at::Tensor zero_point) {
+  QParams q;
+  q.params.qparams_source = fake_quantize_qparams_in_buffers;
+  q.params.rounding = fake_quantize_round_then_add;
+  q.scales = std::move(scale);
+  q.zero_points = std::move(zero_point);
+  return q;
 }
 
 // A one-element tensor's value, read by the kernel: on self's device, in
@@ -133,12 +151,8 @@ std::tuple<at::Tensor, at::Tensor> _fake_quantize_per_tensor_affine_cachemask_te
   // The CPU checks only the range here: a zero point outside it is clamped.
   check_quant_range(quant_min, quant_max);
   check_fake_quantize_input(op, "fake_quantize_tensor_cachemask_kernel_type_handling", self);
-  QParams q;
-  q.params.qparams_source = fake_quantize_qparams_in_buffers;
-  q.params.rounding = fake_quantize_round_then_add;
+  QParams q = per_tensor_on_device(device_item(scale, self, at::kFloat), device_item(zero_point, self, at::kInt));
   q.params.read_enabled = 1;
-  q.scales = device_item(scale, self, at::kFloat);
-  q.zero_points = device_item(zero_point, self, at::kInt);
   q.enabled = device_item(fake_quant_enabled, self, at::kInt);
   return fake_quantize_into_new(self, std::move(q), /*axis=*/-1, quant_min, quant_max);
 }
@@ -320,13 +334,9 @@ at::Tensor _fake_quantize_learnable_per_tensor_affine(const at::Tensor& self, co
       device_item(zero_point.select(0, 0), self, at::kFloat).round().clamp(quant_min, quant_max);
   check_quant_range(quant_min, quant_max);
   check_fake_quantize_input(op, "fake_quantize_tensor_cachemask_kernel_type_handling", self);
-  QParams q;
-  q.params.qparams_source = fake_quantize_qparams_in_buffers;
-  q.params.rounding = fake_quantize_round_then_add;
+  QParams q = per_tensor_on_device(scale_value, zero_point_value.view(at::kInt));
   q.params.zero_point_is_float = 1;
   q.with_mask = false;  // the learnable op returns the values alone
-  q.scales = scale_value;
-  q.zero_points = zero_point_value.view(at::kInt);
   return std::get<0>(fake_quantize_into_new(self, std::move(q), /*axis=*/-1, quant_min, quant_max));
 }
 
@@ -390,11 +400,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> learnable_grad_terms(const Learna
   at::Tensor grad_scale = at::empty_like(grad_x), grad_zero_point = at::empty_like(grad_x);
   const at::Tensor x = in_memory_order_of(grad_x, in.x), grad = in_memory_order_of(grad_x, in.grad);
   fake_quantize_params& p = q.params;
-  p.count = static_cast<unsigned int>(grad_x.numel());  // dispatch_per_element refuses more than 2**32 - 1
-  p.channels = axis < 0 ? 1u : static_cast<unsigned int>(grad_x.size(axis));
-  p.channel_stride = axis < 0 ? 1u : static_cast<unsigned int>(std::max<int64_t>(grad_x.stride(axis), 1));
-  p.quant_min = static_cast<float>(quant_min);
-  p.quant_max = static_cast<float>(quant_max);
+  set_grid(p, grad_x, axis, quant_min, quant_max);
   p.qparams_source = fake_quantize_qparams_in_buffers;
   p.rounding = fake_quantize_add_then_round;
   p.zero_point_is_float = 1;
