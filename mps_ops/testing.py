@@ -29,8 +29,11 @@ def overload_name(func) -> str:
 
 
 def _family(name: str) -> str:
-    """aten::frexp.Tensor_out -> "frexp"; put_ and put, _aminmax and aminmax share one."""
-    return name.split("::", 1)[-1].split(".", 1)[0].strip("_")
+    """aten::frexp.Tensor_out -> "frexp"; put_ and put, _aminmax and aminmax share
+    one, and so do an op and its generated functional form
+    (_fused_moving_avg_obs_fq_helper_functional)."""
+    base = name.split("::", 1)[-1].split(".", 1)[0].strip("_")
+    return base[: -len("_functional")] if base.endswith("_functional") else base
 
 
 def _runs_composite_on_mps(func, families) -> bool:

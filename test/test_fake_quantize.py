@@ -667,3 +667,46 @@ def test_a_learnable_fake_quantize_module_trains_as_on_the_cpu(per_channel):
     torch.testing.assert_close(ours[1], x_cpu.grad, rtol=0, atol=0)
     for a, b in [(ours[2], scale.grad), (ours[3], zero_point.grad)]:
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4 * (1 + float(b.abs().max())))
+
+
+# --- torch's generated forms over ours (.out, _functional) -------------------------------
+
+
+def test_the_out_forms_run_over_ours():
+    """The .out overloads torch generates (CompositeExplicitAutograd: the
+    functional op, then a copy into the outs) reach our kernels, outs of
+    another layout kept."""
+    x = torch.randn(4, 6) * 20
+
+    def calls(t):
+        out0, out1 = torch.empty(6, 4).t(), torch.empty(4, 6, dtype=torch.bool)
+        A.fake_quantize_per_tensor_affine_cachemask.out(t, 0.25, 3, -128, 127, out0=out0, out1=out1)
+        out = torch.empty(0)
+        A._fake_quantize_learnable_per_tensor_affine.out(t, torch.tensor([0.25], device=t.device),
+                                                         torch.tensor([2.5], device=t.device), -128, 127, 1.0,
+                                                         out=out)
+        return out0, out1, out
+
+    ours, dispatches = run_on_kernels(calls, x)
+    assert {"fake_quantize_cachemask", "fake_quantize_values"} <= {d.kernel.rsplit("_dense", 1)[0] for d in dispatches}
+    for a, b in zip(ours, calls(x)):
+        assert a.stride() == b.stride()
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_the_functional_fused_form_leaves_its_arguments_alone():
+    """_fused_moving_avg_obs_fq_helper_functional (torch.compile's form) runs
+    ours on copies: the statistics come back as results, the arguments unchanged."""
+    x = torch.randn(4, 6) * 2
+
+    def call(t, *state):
+        return A._fused_moving_avg_obs_fq_helper_functional(t, torch.tensor([1]), torch.tensor([1]), *state, 0.01,
+                                                            -128, 127, 0)
+
+    state = _fresh_state(False)
+    ours, dispatches = run_on_kernels(call, x, *state)
+    assert any("fake_quantize_observe" in d.kernel for d in dispatches)
+    for a, b in zip(ours, call(x, *_fresh_state(False))):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    for a, b in zip(state, _fresh_state(False)):
+        assert torch.equal(a, b)
