@@ -291,3 +291,13 @@ def test_non_finite_values(driver):
         with pytest.raises(torch.linalg.LinAlgError, match=r"^torch\.linalg\.lstsq: \(Batch element 1\): The "
                            "algorithm failed to converge because the input matrix contained non-finite values"):
             run_on_kernels(torch.linalg.lstsq, a_nan, b, **_driver_args(driver))
+
+
+@pytest.mark.parametrize("driver", ["gelsy", "gelsd", "gelss"])
+def test_the_svds_size_limit_names_lstsq(driver):
+    """min(m, n) above the SVD's 1024 raises NotImplementedError in lstsq's
+    name, advising lstsq's CPU call (not linalg.svd's)."""
+    a, b = torch.randn(1030, 1025), torch.randn(1030, 1)
+    with pytest.raises(NotImplementedError, match=r"torch\.linalg\.lstsq of 1030 x 1025 matrices.*"
+                                                  r"torch\.linalg\.lstsq\(A\.cpu\(\), B\.cpu\(\)\)"):
+        run_on_kernels(torch.linalg.lstsq, a, b, driver=driver)

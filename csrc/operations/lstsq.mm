@@ -47,8 +47,9 @@ namespace mps_ops {
 std::tuple<at::Tensor, at::Tensor> geqrf(const at::Tensor& self);
 at::Tensor ormqr(const at::Tensor& self, const at::Tensor& input2, const at::Tensor& input3, bool left,
                  bool transpose);
-std::tuple<at::Tensor, at::Tensor, at::Tensor> _linalg_svd(const at::Tensor& A, bool full_matrices, bool compute_uv,
-                                                           std::optional<c10::string_view> driver);
+// svd.mm's reduced SVD for another op: its errors name that op.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> reduced_svd_for(const at::Tensor& a, const char* op_name,
+                                                               const char* cpu_call);
 
 namespace {
 
@@ -175,26 +176,14 @@ std::tuple<at::Tensor, at::Tensor> solve_by_qr(const LstsqProblem& p) {
   return {mps_ops::ormqr(reflectors, taus, padded, /*left=*/true, /*transpose=*/false), at::empty({0}, floats)};
 }
 
-// Our SVD, its LinAlgError (a NaN or an infinity in A) in lstsq's name.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> svd_for_lstsq(const at::Tensor& a) {
-  try {
-    return mps_ops::_linalg_svd(a, /*full_matrices=*/false, /*compute_uv=*/true, std::nullopt);
-  } catch (const c10::LinAlgError& e) {
-    std::string message = e.what_without_backtrace();
-    const std::string svd_name = "linalg.svd";
-    if (message.rfind(svd_name, 0) == 0) {
-      message.replace(0, svd_name.size(), lstsq_name);
-    }
-    TORCH_CHECK_LINALG(false, message);
-  }
-}
-
 // gelsy, gelsd and gelss: X = V S^+ U^T B, singular values at most
 // rcond * the largest counted as zero; the rank, and the singular values
 // and residuals where the driver returns them.
 LstsqResult solve_by_svd(const LstsqProblem& p, LstsqDriver driver, double rcond) {
   const at::TensorOptions floats = p.a.options();
-  const auto [u, s, vh] = svd_for_lstsq(p.a);
+  // The SVD's errors name lstsq (a NaN's LinAlgError, the size limit's
+  // NotImplementedError with lstsq's CPU call).
+  const auto [u, s, vh] = mps_ops::reduced_svd_for(p.a, lstsq_name, "torch.linalg.lstsq(A.cpu(), B.cpu())");
   const at::Tensor largest = s.size(-1) ? s.narrow(-1, 0, 1) : s;
   const at::Tensor kept = s.gt(largest * rcond);
   LstsqResult result;

@@ -64,7 +64,17 @@ at::Tensor batched_identity(const at::Tensor& a, int64_t n) {
   return batched_column_major_copy(at::eye(n, a.options()).expand(batch_shape_with(matrix_batch(a), {n, n})));
 }
 
-SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv) {
+// The op a call serves, as its errors name it, and the CPU call its size
+// limit's message advises instead.
+struct SvdCaller {
+  const char* name;
+  const char* cpu_call;
+};
+
+constexpr SvdCaller linalg_svd_caller{svd_name, "torch.linalg.svd(A.cpu())"};
+
+SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv, SvdCaller caller = linalg_svd_caller) {
+  const char* const name = caller.name;
   static KernelCache kernels("svd");
   const int64_t m = a.size(-2);
   const int64_t n = a.size(-1);
@@ -89,10 +99,10 @@ SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv) {
     return result;
   }
   TORCH_CHECK_NOT_IMPLEMENTED(k <= svd_largest_k && (!full_matrices || std::max(m, n) <= svd_largest_full),
-                              "mps_ops: ", svd_name, " of ", m, " x ", n, " matrices", full_matrices ? " (full_matrices)" : "",
+                              "mps_ops: ", name, " of ", m, " x ", n, " matrices", full_matrices ? " (full_matrices)" : "",
                               ": mps_ops takes min(m, n) up to ", svd_largest_k, " and, with full_matrices, max(m, n) up to ",
                               svd_largest_full, " (one threadgroup per matrix; larger ones would run for minutes). For "
-                              "now, compute on the CPU: torch.linalg.svd(A.cpu())");
+                              "now, compute on the CPU: ", caller.cpu_call);
   // The tall problem: rows >= columns.
   const bool wide = m < n;
   const int64_t rows = wide ? n : m;
@@ -105,7 +115,7 @@ SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv) {
   }
   const KernelHandle* handle = kernels.get(Variant::dense, at::kFloat, at::kFloat);
   const uint32_t threads = power_of_two_group(rows, svd_max_threads, handle);
-  TORCH_CHECK(matrices <= UINT32_MAX / threads, "mps_ops: ", svd_name, " of too many matrices");
+  TORCH_CHECK(matrices <= UINT32_MAX / threads, "mps_ops: ", name, " of too many matrices");
   const int64_t pair_count = (columns + 1) / 2;
   at::Tensor rotations = compute_uv ? at::empty({matrices, columns, columns}, floats) : at::empty({1}, floats);
   at::Tensor pairs = at::empty({matrices, pair_count * svd_pair_floats}, floats);
@@ -126,12 +136,12 @@ SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv) {
   kernel.dispatch(Dim3{threads * static_cast<uint32_t>(matrices), 1, 1}, Dim3{threads, 1, 1});
   // The first matrix that failed decides the error: a NaN or an infinity
   // (the kernel's -2), or sweeps that did not converge.
-  const std::vector<int> codes = read_kernel_codes(info, svd_name);
+  const std::vector<int> codes = read_kernel_codes(info, name);
   const auto failed = std::find_if(codes.begin(), codes.end(), [](int code) { return code != 0; });
-  TORCH_CHECK_LINALG(failed == codes.end() || *failed != -2, svd_name,
+  TORCH_CHECK_LINALG(failed == codes.end() || *failed != -2, name,
                      batch_element(a.dim() > 2, failed - codes.begin()),
                      ": The algorithm failed to converge because the input matrix contained non-finite values.");
-  check_converged(codes, svd_name, a.dim() > 2, "singular values");
+  check_converged(codes, name, a.dim() > 2, "singular values");
   if (!compute_uv) {
     result.u = at::empty({0}, floats);
     result.vh = at::empty({0}, floats);
@@ -148,6 +158,14 @@ SvdResult compute(const at::Tensor& a, bool full_matrices, bool compute_uv) {
 }
 
 }  // namespace
+
+// The reduced SVD (U, S, Vh) for another op's stub (linalg_lstsq's drivers),
+// its errors in that op's name, its size limit advising that op's CPU call.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> reduced_svd_for(const at::Tensor& a, const char* op_name,
+                                                               const char* cpu_call) {
+  const SvdResult result = compute(a, /*full_matrices=*/false, /*compute_uv=*/true, SvdCaller{op_name, cpu_call});
+  return {result.u, result.s, result.vh};
+}
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> _linalg_svd(const at::Tensor& A, bool full_matrices, bool compute_uv,
                                                            std::optional<c10::string_view> driver) {
