@@ -336,11 +336,12 @@ def _lu_solve_inputs(batch, n, columns):
 
 
 def linalg_cases(records) -> list:
-    """The decompositions (and least squares) a Mac lacks up to 2.13, one threadgroup per matrix
-    in ours (torch's CUDA ops are cuSOLVER's and MAGMA's): 64 matrices a call
-    at sizes where one threadgroup still serves. Compute rows. Each call
-    returns what the inputs pin down: eigenvector and singular vector signs
-    are the implementation's, so their magnitudes."""
+    """The decompositions (and least squares) a Mac lacks up to 2.13, one
+    threadgroup per matrix in ours (torch's CUDA ops are cuSOLVER's and
+    MAGMA's): 64 matrices a call at sizes where one threadgroup still
+    serves. Compute rows. Each call returns what the inputs pin down:
+    eigenvector and singular vector signs are the implementation's, so
+    their magnitudes."""
     specs = [
         ("_linalg_eigh", (64, 128, 128), lambda: [_symmetric((64, 128, 128))],
          lambda a: torch.linalg.eigh(a).eigenvectors.abs()),

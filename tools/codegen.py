@@ -284,7 +284,8 @@ def load_registry(path: str = REGISTRY) -> list[OpEntry]:
         impl = expand_impl(item["impl"], where)
         if ("file" in item) == ("shape" in item):
             raise RegistryError(f"{where}: give a stub file or a standard shape ({sorted(SHAPES)}), not both")
-        for stub_file in [item["file"]] + list(item.get("calls", [])) if "file" in item else item.get("calls", []):
+        stub_files = ([item["file"]] if "file" in item else []) + list(item.get("calls", []))
+        for stub_file in stub_files:
             if not os.path.exists(os.path.join(ROOT, "csrc", "operations", stub_file + ".mm")):
                 raise RegistryError(f"{where}: csrc/operations/{stub_file}.mm does not exist")
         if "shape" in item:
