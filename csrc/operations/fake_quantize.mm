@@ -157,20 +157,26 @@ std::tuple<at::Tensor, at::Tensor> _fake_quantize_per_tensor_affine_cachemask_te
   return fake_quantize_into_new(self, std::move(q), /*axis=*/-1, quant_min, quant_max);
 }
 
-std::tuple<at::Tensor, at::Tensor> fake_quantize_per_channel_affine_cachemask(const at::Tensor& self,
-                                                                               const at::Tensor& scale,
-                                                                               const at::Tensor& zero_point,
-                                                                               int64_t axis, int64_t quant_min,
-                                                                               int64_t quant_max) {
-  const char* op = "fake_quantize_per_channel_affine_cachemask";
+namespace {
+
+// The per-channel zero point dtypes the CPU takes.
+void check_per_channel_zero_point_dtype(c10::ScalarType dtype) {
+  TORCH_CHECK(dtype == at::kInt || dtype == at::kFloat || dtype == at::kHalf,
+              "Zero-point must be Int32, Float or Half, found ", dtype);
+}
+
+// fake_quantize_per_channel_affine_cachemask's checks, in the CPU's order.
+// Integer zero points are checked against the range (the host waits once)
+// where check_zero_point_range: the learnable op's, clamped into it, cannot
+// fail that check, so it skips the wait.
+void check_per_channel(const char* op, const at::Tensor& self, const at::Tensor& scale, const at::Tensor& zero_point,
+                       int64_t axis, int64_t quant_min, int64_t quant_max, bool check_zero_point_range) {
   check_device(op, self);
-  // The CPU's checks in its order. It accepts a bfloat16 scale here, then
-  // fails on it inside its kernel; ours computes with it (in float).
+  // The CPU accepts a bfloat16 scale here, then fails on it inside its
+  // kernel; ours computes with it (in float).
   TORCH_CHECK(scale.scalar_type() == at::kFloat || scale.scalar_type() == at::kBFloat16,
               "Scale must be Float or BFloat16, found ", scale.scalar_type());
-  const c10::ScalarType zero_point_dtype = zero_point.scalar_type();
-  TORCH_CHECK(zero_point_dtype == at::kInt || zero_point_dtype == at::kFloat || zero_point_dtype == at::kHalf,
-              "Zero-point must be Int32, Float or Half, found ", zero_point_dtype);
+  check_per_channel_zero_point_dtype(zero_point.scalar_type());
   TORCH_CHECK(scale.dim() == 1, "scale should be a 1-D tensor");
   TORCH_CHECK(zero_point.dim() == 1, "zero point should be a 1-D tensor");
   TORCH_CHECK(scale.numel() == zero_point.numel(), "scale and zero-point need to have the same dimensions");
@@ -178,22 +184,38 @@ std::tuple<at::Tensor, at::Tensor> fake_quantize_per_channel_affine_cachemask(co
               "dimensions of scale and zero-point are not consistent with input tensor");
   check_quant_range(quant_min, quant_max);
   check_devices(op, {&scale, &zero_point});
-  const bool zero_point_is_float = at::isFloatingType(zero_point_dtype);
-  if (!zero_point_is_float && zero_point.numel() > 0) {
+  if (check_zero_point_range && !at::isFloatingType(zero_point.scalar_type()) && zero_point.numel() > 0) {
     TORCH_CHECK(!zero_point.lt(quant_min).logical_or(zero_point.gt(quant_max)).any().item<bool>(),
                 "`zero_point` must be between `quant_min` and `quant_max`.");
   }
   TORCH_CHECK(axis >= 0 && axis <= self.dim(), "`axis` must be between 0 and number of dimensions of input");
   check_fake_quantize_input(op, "fake_quantize_channel_cachemask_cpu_type_handling", self);
+}
+
+// Scales and zero points per channel on the device. The CPU rounds x /
+// scale, then adds an integer zero point; a floating one joins before the
+// rounding.
+QParams per_channel_on_device(const at::Tensor& scale, const at::Tensor& zero_point) {
+  const bool zero_point_is_float = at::isFloatingType(zero_point.scalar_type());
   QParams q;
   q.params.qparams_source = fake_quantize_qparams_in_buffers;
-  // The CPU rounds x / scale, then adds an integer zero point; a floating
-  // one joins before the rounding.
   q.params.rounding = zero_point_is_float ? fake_quantize_add_then_round : fake_quantize_round_then_add;
   q.params.zero_point_is_float = zero_point_is_float ? 1 : 0;
   q.scales = scale.to(at::kFloat).contiguous();
   q.zero_points = zero_point_is_float ? zero_point.to(at::kFloat).contiguous().view(at::kInt) : zero_point.contiguous();
-  return fake_quantize_into_new(self, std::move(q), axis, quant_min, quant_max);
+  return q;
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> fake_quantize_per_channel_affine_cachemask(const at::Tensor& self,
+                                                                               const at::Tensor& scale,
+                                                                               const at::Tensor& zero_point,
+                                                                               int64_t axis, int64_t quant_min,
+                                                                               int64_t quant_max) {
+  check_per_channel("fake_quantize_per_channel_affine_cachemask", self, scale, zero_point, axis, quant_min, quant_max,
+                    /*check_zero_point_range=*/true);
+  return fake_quantize_into_new(self, per_channel_on_device(scale, zero_point), axis, quant_min, quant_max);
 }
 
 namespace {
@@ -254,9 +276,7 @@ std::tuple<at::Tensor, at::Tensor> _fused_moving_avg_obs_fq_helper(
     TORCH_CHECK(running_min.numel() == channels && running_max.numel() == channels && scale.numel() == channels &&
                     zero_point.numel() == channels,
                 "dimensions of scale and zero-point are not consistent with input tensor");
-    const c10::ScalarType zero_point_dtype = zero_point.scalar_type();
-    TORCH_CHECK(zero_point_dtype == at::kInt || zero_point_dtype == at::kFloat || zero_point_dtype == at::kHalf,
-                "Zero-point must be Int32, Float or Half, found ", zero_point_dtype);
+    check_per_channel_zero_point_dtype(zero_point.scalar_type());
   } else {
     // The CPU writes scale[0] and zero_point[0] (select's IndexErrors), then
     // reads each as one value.
@@ -284,7 +304,7 @@ std::tuple<at::Tensor, at::Tensor> _fused_moving_avg_obs_fq_helper(
   }
   // The kernel writes float32 scales and int32 zero points; others go
   // through stand-ins, copied back only where the switch turned fake
-  // quantization on (read on the host then: a CPU of these dtypes waits).
+  // quantization on (read on the host then: a call with these dtypes waits).
   const bool standard_dtypes = scale.scalar_type() == at::kFloat && zero_point.scalar_type() == at::kInt;
   const ContiguousOutput running_min_target(running_min, ContiguousOutput::Contents::keep);
   const ContiguousOutput running_max_target(running_max, ContiguousOutput::Contents::keep);
@@ -308,16 +328,12 @@ std::tuple<at::Tensor, at::Tensor> _fused_moving_avg_obs_fq_helper(
   q.params.read_enabled = 1;
   q.enabled = fake_quant;
   q.scales = standard_dtypes ? scale_target.tensor : scale.to(at::kFloat).contiguous();
-  if (per_row_fake_quant) {
-    // The CPU's per-channel op: a floating zero point joins before the rounding.
-    q.params.rounding = at::isFloatingType(zero_point.scalar_type()) ? fake_quantize_add_then_round
-                                                                     : fake_quantize_round_then_add;
-    q.zero_points = standard_dtypes ? zero_point_target.tensor : zero_point.to(at::kInt).contiguous();
-    return fake_quantize_into_new(self, std::move(q), ch_axis, quant_min, quant_max);
-  }
-  q.params.rounding = fake_quantize_round_then_add;
   q.zero_points = standard_dtypes ? zero_point_target.tensor : zero_point.to(at::kInt).contiguous();
-  return fake_quantize_into_new(self, std::move(q), /*axis=*/-1, quant_min, quant_max);
+  // Per row, the CPU's per-channel op: a floating zero point joins before the rounding.
+  q.params.rounding = per_row_fake_quant && at::isFloatingType(zero_point.scalar_type())
+                          ? fake_quantize_add_then_round
+                          : fake_quantize_round_then_add;
+  return fake_quantize_into_new(self, std::move(q), per_row_fake_quant ? ch_axis : -1, quant_min, quant_max);
 }
 
 // --- the learnable fake quantizers (LearnableFakeQuantize) --------------------
@@ -344,10 +360,12 @@ at::Tensor _fake_quantize_learnable_per_channel_affine(const at::Tensor& self, c
                                                        const at::Tensor& zero_point, int64_t axis, int64_t quant_min,
                                                        int64_t quant_max, double grad_factor) {
   // The CPU's: the zero points rounded half to even, clamped, as int32, then
-  // the per-channel op (its checks too).
+  // the per-channel op (its checks too, but for the range check of the zero
+  // points, which clamped ones pass: no wait).
   const at::Tensor rounded = zero_point.round().clamp_(quant_min, quant_max).to(at::kInt);
-  return std::get<0>(
-      mps_ops::fake_quantize_per_channel_affine_cachemask(self, scale, rounded, axis, quant_min, quant_max));
+  check_per_channel("_fake_quantize_learnable_per_channel_affine", self, scale, rounded, axis, quant_min, quant_max,
+                    /*check_zero_point_range=*/false);
+  return std::get<0>(fake_quantize_into_new(self, per_channel_on_device(scale, rounded), axis, quant_min, quant_max));
 }
 
 namespace {
