@@ -44,6 +44,9 @@ HIGH_ARITHMETIC = frozenset({
     # A recursion in log space (an exp per term and a log per state, and
     # one time step after another), not a pass over memory.
     "_ctc_loss", "_ctc_loss_backward",
+    # Series of digamma, logs and powers per element (the Beta's in
+    # double-float), against torch's float kernels.
+    "_standard_gamma_grad", "_dirichlet_grad",
 }) | SAMPLERS
 
 # Ops that draw from the generator: the benchmark compares their speed, not
@@ -199,7 +202,8 @@ def own_input_cases(records) -> list:
     embedding_renorm, take/put, view copies, the optimizer step, glu's jvps,
     logspace, the normalization backwards, grid_sample's backward, the CTC
     loss, the antialiased resizes' backwards, nonzero_static, the samplers,
-    the jagged <-> padded conversions, fake quantization."""
+    the jagged <-> padded conversions, fake quantization, the distribution
+    gradients."""
     cases = []
     skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"} | set(POOL2D_BACKWARDS)
     for name, spec in OPS.items():
@@ -245,6 +249,8 @@ def own_input_cases(records) -> list:
                 family = "random"
             elif "fake_quantize" in name or name == "_fused_moving_avg_obs_fq_helper":
                 family = "fake_quantize"
+            elif name in ("_standard_gamma_grad", "_dirichlet_grad"):
+                family = "distribution gradients"
             # Softmax forward also over vocabulary-length rows (32 K), where
             # few rows share the GPU.
             shapes = [(rows, cols)] + ([(n // 32768, 32768)] if family == "softmax" else [])

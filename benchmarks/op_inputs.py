@@ -6,6 +6,7 @@ An op with neither is listed, unmeasured, in the work table."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -370,6 +371,25 @@ def _padded_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     return [torch.randn(len(lengths), JAGGED_ROWS, cols).to(dtype), _offsets_of(lengths)]
 
 
+def _concentrations_and_draws(n: int):
+    """Concentrations of 0.05 to 30 and positive draws of their scale
+    (alpha times an exponential draw: meta-device ops, which the case
+    listing evaluates, where the Gamma sampler has no meta kernel)."""
+    alpha = torch.exp(torch.empty(n).uniform_(math.log(0.05), math.log(30.0)))
+    return alpha, alpha * -torch.rand(n).log()
+
+
+def _gamma_gradient_inputs(rows: int, cols: int, dtype) -> list:
+    alpha, draws = _concentrations_and_draws(rows * cols)
+    return [alpha.reshape(rows, cols).to(dtype), draws.reshape(rows, cols).to(dtype)]
+
+
+def _dirichlet_gradient_inputs(rows: int, cols: int, dtype) -> list:
+    alpha, draws = (t.reshape(-1, 8) for t in _concentrations_and_draws(rows * cols))
+    shares, total = draws / draws.sum(-1, keepdim=True), alpha.sum(-1, keepdim=True).expand_as(alpha)
+    return [t.reshape(rows, cols).to(dtype) for t in (shares, alpha, total)]
+
+
 def _fake_quantize_inputs(qparams):
     """Activations in a layout (scaled to spread over an 8-bit grid of scale
     0.05, both mask values), then qparams(cols): the op's other tensors."""
@@ -598,6 +618,13 @@ WITH_OWN_INPUTS = {
                               inputs=lambda layout, rows, cols, dtype: [(torch.rand(rows, cols) * 4 + 0.05).to(dtype)]),
     "_sample_dirichlet": OpSpec(torch._sample_dirichlet, (), kind="activation",
                                 inputs=lambda layout, rows, cols, dtype: [(torch.rand(rows, cols) * 4 + 0.05).to(dtype)]),
+    # Concentrations of 0.05 to 30 and draws of their scale (every branch of
+    # the gradients), as rsample's backward passes them; Dirichlet's in rows
+    # of 8.
+    "_standard_gamma_grad": OpSpec(torch._standard_gamma_grad, (), kind="activation",
+                                   inputs=lambda layout, rows, cols, dtype: _gamma_gradient_inputs(rows, cols, dtype)),
+    "_dirichlet_grad": OpSpec(torch._dirichlet_grad, (), kind="activation",
+                              inputs=lambda layout, rows, cols, dtype: _dirichlet_gradient_inputs(rows, cols, dtype)),
     # The in-place random fills: write-only.
     "cauchy_": OpSpec(lambda t: t.cauchy_(), (), kind="activation", inputs=_fill_target),
     "log_normal_": OpSpec(lambda t: t.log_normal_(), (), kind="activation", inputs=_fill_target),

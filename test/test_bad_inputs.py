@@ -485,7 +485,7 @@ def test_bad_inputs_raise_what_the_cpu_raises(sample, record):
             def truth(label=label, layout_bug=layout_bug):
                 args = next(a for lb, a, _ in _cases(sample, dtype) if lb == label)
                 return run(sample.op, to_float64(_contiguous(args) if layout_bug else args), ours=False)
-            assert_same_outcome(cpu, ours, where, shapes_only=sample.unpinned, truth=truth)
+            assert_same_outcome(cpu, ours, where, shapes_only=sample.unpinned, truth=truth, cpu_inexact=sample.cpu_float32_inexact)
         except AssertionError as failure:
             failures.append(str(failure))
     assert n > 0
@@ -524,7 +524,7 @@ def test_inputs_of_another_dtype_with_outs_kept_raise_what_the_cpu_raises(sample
             # step (half and bfloat16), where ours computes in float.
             truth = lambda changed_args=changed_args: run(sample.op, to_float64(changed_args()), ours=False)  # noqa: E731
             assert_same_outcome(cpu, ours, f"{sample.overload} inputs {changed}", shapes_only=sample.unpinned,
-                                truth=truth)
+                                truth=truth, cpu_inexact=sample.cpu_float32_inexact)
         except AssertionError as failure:
             failures.append(str(failure))
     assert not failures, "\n".join(failures)

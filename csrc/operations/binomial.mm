@@ -28,8 +28,7 @@ at::Tensor binomial(const at::Tensor& count, const at::Tensor& prob, std::option
   TORCH_CHECK_VALUE(at::isFloatingType(prob.scalar_type()),
                     "binomial only supports floating-point dtypes for prob, got: ", prob.scalar_type());
   const std::vector<int64_t> shape = at::infer_size(count.sizes(), prob.sizes());
-  TORCH_CHECK(prob.scalar_type() == count.scalar_type(), "Found dtype ", prob.scalar_type(), " but expected ",
-              count.scalar_type());
+  check_same_dtype(count.scalar_type(), {&prob});
   check_dtype(op, count);
   // The CPU's result: contiguous where count has the broadcast shape, else
   // resized by its iterator, in the layout that gives.

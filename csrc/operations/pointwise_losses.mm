@@ -148,14 +148,6 @@ void check_compute_dtype(const LossKind& kind, c10::ScalarType dtype, const at::
   check_result_dtype(kind.op, dtype, like);
 }
 
-// TensorIterator's rule where it does not promote: every operand of the
-// first's dtype ("Found dtype Half but expected Float").
-void check_same_dtype(c10::ScalarType expected, std::initializer_list<const at::Tensor*> operands) {
-  for (const at::Tensor* t : operands) {
-    TORCH_CHECK(t->scalar_type() == expected, "Found dtype ", t->scalar_type(), " but expected ", expected);
-  }
-}
-
 void check_castable(c10::ScalarType result, c10::ScalarType out) {
   TORCH_CHECK(c10::canCast(result, out), "result type ", result, " can't be cast to the desired output type ", out);
 }

@@ -16,8 +16,7 @@ at::Tensor _prelu_kernel(const at::Tensor& self, const at::Tensor& weight) {
   check_dtype(op, self);
   // The CPU's order: its iterator's dtype and shape checks, then its dtype
   // dispatch.
-  TORCH_CHECK(weight.scalar_type() == self.scalar_type(), "Found dtype ", weight.scalar_type(), " but expected ",
-              self.scalar_type());
+  check_same_dtype(self.scalar_type(), {&weight});
   (void)at::infer_size(self.sizes(), weight.sizes());
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"", op, "\" not implemented for '",
                               c10::toString(self.scalar_type()), "' on ", self.device());
@@ -33,10 +32,7 @@ std::tuple<at::Tensor, at::Tensor> _prelu_kernel_backward(const at::Tensor& grad
   const char* op = "_prelu_kernel_backward";
   check_devices(op, {&grad_output, &self, &weight});
   check_dtype(op, self);
-  for (const at::Tensor* t : {&weight, &grad_output}) {
-    TORCH_CHECK(t->scalar_type() == self.scalar_type(), "Found dtype ", t->scalar_type(), " but expected ",
-                self.scalar_type());
-  }
+  check_same_dtype(self.scalar_type(), {&weight, &grad_output});
   at::Tensor grad_input, grad_weight;
   at::TensorIterator iter = elementwise_config(false)
                                 .add_output(grad_input)

@@ -41,6 +41,12 @@ const at::Tensor* optional_pointer(const std::optional<at::Tensor>& t) {
   return t && t->defined() ? &*t : nullptr;
 }
 
+void check_same_dtype(c10::ScalarType expected, std::initializer_list<const at::Tensor*> operands) {
+  for (const at::Tensor* t : operands) {
+    TORCH_CHECK(t->scalar_type() == expected, "Found dtype ", t->scalar_type(), " but expected ", expected);
+  }
+}
+
 void check_result_dtype(const char* op, c10::ScalarType dtype, const at::Tensor& device_like) {
   TORCH_CHECK_TYPE(dtype != c10::ScalarType::Double, "mps_ops: ", op,
                    " does not support float64 on ", device_like.device(), " (", backend().name(),

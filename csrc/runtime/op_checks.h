@@ -40,6 +40,10 @@ void check_devices(const char* op, std::initializer_list<const at::Tensor*> tens
 // An optional tensor argument as a pointer: nullptr where absent or undefined.
 const at::Tensor* optional_pointer(const std::optional<at::Tensor>& t);
 
+// TensorIterator's rule where it does not promote: every operand of
+// `expected`, the first's dtype ("Found dtype Half but expected Float").
+void check_same_dtype(c10::ScalarType expected, std::initializer_list<const at::Tensor*> operands);
+
 // The dtype an op would compute in must exist in Metal (TypeError otherwise).
 void check_result_dtype(const char* op, c10::ScalarType dtype, const at::Tensor& device_like);
 

@@ -447,6 +447,74 @@ kernel void binary_strided(
   }
 }
 
+// One output from three inputs of one type (_dirichlet_grad: x, alpha,
+// total): f(a, b, c), as the binary kernels otherwise.
+template <bool Whole, typename Layout, typename F, typename Out, typename In>
+inline void ternary_dense_elements(thread const F& f, device Out* out, constant In* in0, constant In* in1,
+                                   constant In* in2, uint first, uint count) {
+  In a[per_thread<In>()], b[per_thread<In>()], c[per_thread<In>()];
+  Out results[per_thread<In>()];
+  Layout::template load<Whole>(a, in0, first, count);
+  Layout::template load<Whole>(b, in1, first, count);
+  Layout::template load<Whole>(c, in2, first, count);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    if (Whole || Layout::at(first, k) < count) {
+      results[k] = functor_result<Out>(f(a[k], b[k], c[k]));
+    }
+  }
+  Layout::template store<Whole>(out, results, first, count);
+}
+
+template <typename F, typename Out, typename In, typename P>
+kernel void ternary_dense(
+    device Out* out [[buffer(0)]],
+    constant In* in0 [[buffer(1)]],
+    constant In* in1 [[buffer(2)]],
+    constant In* in2 [[buffer(3)]],
+    constant uint& n [[buffer(4)]],
+    constant P& params [[buffer(5)]],
+    uint thread_index [[thread_position_in_grid]]) {
+  using layout = dense_layout<In, Out>;
+  const uint first = layout::first(thread_index);
+  const uint count = n;
+  const F f = make_functor<F>(params);
+  if (whole_dense_tile<In>(first, count)) {
+    ternary_dense_elements<true, layout>(f, out, in0, in1, in2, first, count);
+  } else {
+    ternary_dense_elements<false, layout>(f, out, in0, in1, in2, first, count);
+  }
+}
+
+template <typename F, typename Out, typename In, typename P>
+kernel void ternary_strided(
+    device char* out [[buffer(0)]],
+    constant char* in0 [[buffer(1)]],
+    constant char* in1 [[buffer(2)]],
+    constant char* in2 [[buffer(3)]],
+    constant uint* sizes [[buffer(4)]],
+    constant int* strides [[buffer(5)]],
+    constant uint& ndim [[buffer(6)]],
+    constant P& params [[buffer(7)]],
+    uint2 pos [[thread_position_in_grid]],
+    uint2 grid [[threads_per_grid]]) {
+  int offsets[4];
+  row_offsets<4>(pos.y, sizes, strides, ndim, offsets);
+  const F f = make_functor<F>(params);
+  const uint inner = sizes[0];
+  In a[per_thread<In>()], b[per_thread<In>()], c[per_thread<In>()];
+  load_row(a, in0, offsets[1], strides[ndim], pos.x, grid.x, inner);
+  load_row(b, in1, offsets[2], strides[2 * ndim], pos.x, grid.x, inner);
+  load_row(c, in2, offsets[3], strides[3 * ndim], pos.x, grid.x, inner);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      element_at<Out>(out, offsets[0] + int(x) * strides[0]) = functor_result<Out>(f(a[k], b[k], c[k]));
+    }
+  }
+}
+
 // Two outputs of possibly different types from one input (frexp).
 template <typename F, typename Out0, typename Out1, typename In, typename P>
 kernel void unary_two_outputs_dense(
@@ -594,6 +662,11 @@ kernel void ternary_two_outputs_strided(
                       mps_ops::params_t<OP##_functor>)
 // The first output of the input's type T.
 #define REGISTER_UNARY_TWO_OUTPUTS_OP_SAME_TYPE(OP, OUT1, T) REGISTER_UNARY_TWO_OUTPUTS_OP(OP, T, OUT1, T)
+
+// Three inputs and one output, all of type T.
+#define REGISTER_TERNARY_OP_SAME_TYPE(OP, T)                           \
+  MPS_OPS_ELEMENTWISE(OP, dense, mps_ops::ternary_dense, T, T)         \
+  MPS_OPS_ELEMENTWISE(OP, strided, mps_ops::ternary_strided, T, T)
 
 // Three inputs and two outputs, all of type T.
 #define REGISTER_TERNARY_TWO_OUTPUTS_OP_SAME_TYPE(OP, T)                                  \

@@ -21,17 +21,19 @@ inline float log1p_float(float x) {
 }
 
 // w - log(1 + w) for w > -1, without the cancellation near w = 0 (the
-// Gamma sampler's log test: d (1 - v + log v) with v = 1 + w near 1).
+// Gamma sampler's log test: d (1 - v + log v) with v = 1 + w near 1; the
+// Gamma and Beta gradients' saddle points). For |w| < 1/2, with
+// t = w / (2 + w): log(1 + w) = 2 atanh t and w - 2t = t w, so
+// w - log(1 + w) = t w - 2 (t^3 / 3 + t^5 / 5 + ...), terms of one sign
+// falling by t^2 <= 1/9 (the series in w itself falls by only w).
 inline float log1p_excess(float w) {
-  if (metal::fabs(w) < 0.1f) {
-    // sum over n >= 2 of (-w)^n / n, to w^9
-    float sum = 0.0f;
-    float power = w * w;
-    for (int n = 2; n <= 9; ++n) {
-      sum += ((n & 1) != 0 ? -power : power) / float(n);
-      power *= w;
+  if (metal::fabs(w) < 0.5f) {
+    const float t = w / (2.0f + w), t2 = t * t;
+    float tail = 0.0f;  // sum over k >= 1 of t^(2k) / (2k + 1), to t^18
+    for (int k = 9; k >= 1; --k) {
+      tail = t2 * (1.0f / float(2 * k + 1) + tail);
     }
-    return sum;
+    return t * w - 2.0f * t * tail;
   }
   return w - log1p_float(w);
 }
