@@ -286,6 +286,35 @@ inline void unary_dense_elements(thread const F& f, device Out* out, constant In
   Layout::template store<Whole>(out, results, first, count);
 }
 
+// A dense-grid thread of any element-wise kernel: its elements through
+// elements.run<Whole, Layout>(first, count), unchecked (Whole) where its
+// tile lies wholly below count.
+template <typename In, typename Out, typename Elements>
+inline void dense_thread(thread const Elements& elements, uint count, uint thread_index) {
+  using layout = dense_layout<In, Out>;
+  const uint first = layout::first(thread_index);
+  if (whole_dense_tile<In>(first, count)) {
+    elements.template run<true, layout>(first, count);
+  } else {
+    elements.template run<false, layout>(first, count);
+  }
+}
+
+// The element-wise kernels' operands for dense_thread, the thread's own
+// values (functor, binary operands) by pointer: brace-initialising a
+// member from a thread-space struct is a copy Metal's address spaces do
+// not allow (tools/check_address_spaces.py); inlined, the pointers fold.
+template <typename F, typename Out, typename In>
+struct unary_elements {
+  thread const F* f;
+  device Out* out;
+  constant In* in;
+  template <bool Whole, typename Layout>
+  void run(uint first, uint count) const {
+    unary_dense_elements<Whole, Layout>(*f, out, in, first, count);
+  }
+};
+
 template <typename F, typename Out, typename In, typename P>
 kernel void unary_dense(
     device Out* out [[buffer(0)]],
@@ -293,15 +322,9 @@ kernel void unary_dense(
     constant uint& n [[buffer(2)]],
     constant P& params [[buffer(3)]],
     uint thread_index [[thread_position_in_grid]]) {
-  using layout = dense_layout<In, Out>;
-  const uint first = layout::first(thread_index);
-  const uint count = n;
   const F f = make_functor<F>(params);
-  if (whole_dense_tile<In>(first, count)) {
-    unary_dense_elements<true, layout>(f, out, in, first, count);
-  } else {
-    unary_dense_elements<false, layout>(f, out, in, first, count);
-  }
+  const unary_elements<F, Out, In> elements{&f, out, in};
+  dense_thread<In, Out>(elements, n, thread_index);
 }
 
 template <typename F, typename Out, typename In, typename P>
@@ -369,16 +392,23 @@ inline void binary_dense_elements(thread const F& f, device Out* out, Lhs lhs, R
   Layout::template store<Whole>(out, results, first, count);
 }
 
+template <typename F, typename Out, typename In, typename Lhs, typename Rhs>
+struct binary_elements {
+  thread const F* f;
+  device Out* out;
+  thread const Lhs* lhs;
+  thread const Rhs* rhs;
+  template <bool Whole, typename Layout>
+  void run(uint first, uint count) const {
+    binary_dense_elements<Whole, Layout, F, Out, In>(*f, out, *lhs, *rhs, first, count);
+  }
+};
+
 // The dense binary kernels' thread, whichever operand is a scalar.
 template <typename F, typename Out, typename In, typename Lhs, typename Rhs>
 inline void binary_dense_thread(thread const F& f, device Out* out, Lhs lhs, Rhs rhs, uint count, uint thread_index) {
-  using layout = dense_layout<In, Out>;
-  const uint first = layout::first(thread_index);
-  if (whole_dense_tile<In>(first, count)) {
-    binary_dense_elements<true, layout, F, Out, In>(f, out, lhs, rhs, first, count);
-  } else {
-    binary_dense_elements<false, layout, F, Out, In>(f, out, lhs, rhs, first, count);
-  }
+  const binary_elements<F, Out, In, Lhs, Rhs> elements{&f, out, &lhs, &rhs};
+  dense_thread<In, Out>(elements, count, thread_index);
 }
 
 template <typename F, typename Out, typename In, typename P>
@@ -447,6 +477,41 @@ kernel void binary_strided(
   }
 }
 
+// The strided ternary kernels' row: Outputs (1 or 2) outputs, then the
+// three inputs, in the strides table; g(a, b, c, out0, out1) for each of
+// the thread's elements (a one-output op's functor through one_output,
+// which writes out0 only: out1 is then out0 again).
+template <uint Outputs, typename Out, typename In, typename G>
+inline void ternary_strided_row(thread const G& g, device char* out0, device char* out1, constant char* in0,
+                                constant char* in1, constant char* in2, constant uint* sizes,
+                                constant int* strides, uint ndim, uint2 pos, uint2 grid) {
+  int offsets[Outputs + 3];
+  row_offsets<Outputs + 3>(pos.y, sizes, strides, ndim, offsets);
+  const uint inner = sizes[0];
+  In a[per_thread<In>()], b[per_thread<In>()], c[per_thread<In>()];
+  load_row(a, in0, offsets[Outputs], strides[Outputs * ndim], pos.x, grid.x, inner);
+  load_row(b, in1, offsets[Outputs + 1], strides[(Outputs + 1) * ndim], pos.x, grid.x, inner);
+  load_row(c, in2, offsets[Outputs + 2], strides[(Outputs + 2) * ndim], pos.x, grid.x, inner);
+  _Pragma("clang loop unroll(full)")
+  for (uint k = 0; k < per_thread<In>(); ++k) {
+    const uint x = pos.x + k * grid.x;
+    if (x < inner) {
+      g(a[k], b[k], c[k], element_at<Out>(out0, offsets[0] + int(x) * strides[0]),
+        element_at<Out>(out1, offsets[Outputs - 1] + int(x) * strides[(Outputs - 1) * ndim]));
+    }
+  }
+}
+
+// A one-output ternary functor f(a, b, c) in the two-output form.
+template <typename F, typename Out>
+struct one_output {
+  F f;
+  template <typename In>
+  void operator()(In a, In b, In c, device Out& out, device Out&) const {
+    out = functor_result<Out>(f(a, b, c));
+  }
+};
+
 // One output from three inputs of one type (_dirichlet_grad: x, alpha,
 // total): f(a, b, c), as the binary kernels otherwise.
 template <bool Whole, typename Layout, typename F, typename Out, typename In>
@@ -466,6 +531,19 @@ inline void ternary_dense_elements(thread const F& f, device Out* out, constant 
   Layout::template store<Whole>(out, results, first, count);
 }
 
+template <typename F, typename Out, typename In>
+struct ternary_elements {
+  thread const F* f;
+  device Out* out;
+  constant In* in0;
+  constant In* in1;
+  constant In* in2;
+  template <bool Whole, typename Layout>
+  void run(uint first, uint count) const {
+    ternary_dense_elements<Whole, Layout>(*f, out, in0, in1, in2, first, count);
+  }
+};
+
 template <typename F, typename Out, typename In, typename P>
 kernel void ternary_dense(
     device Out* out [[buffer(0)]],
@@ -475,15 +553,9 @@ kernel void ternary_dense(
     constant uint& n [[buffer(4)]],
     constant P& params [[buffer(5)]],
     uint thread_index [[thread_position_in_grid]]) {
-  using layout = dense_layout<In, Out>;
-  const uint first = layout::first(thread_index);
-  const uint count = n;
   const F f = make_functor<F>(params);
-  if (whole_dense_tile<In>(first, count)) {
-    ternary_dense_elements<true, layout>(f, out, in0, in1, in2, first, count);
-  } else {
-    ternary_dense_elements<false, layout>(f, out, in0, in1, in2, first, count);
-  }
+  const ternary_elements<F, Out, In> elements{&f, out, in0, in1, in2};
+  dense_thread<In, Out>(elements, n, thread_index);
 }
 
 template <typename F, typename Out, typename In, typename P>
@@ -498,21 +570,8 @@ kernel void ternary_strided(
     constant P& params [[buffer(7)]],
     uint2 pos [[thread_position_in_grid]],
     uint2 grid [[threads_per_grid]]) {
-  int offsets[4];
-  row_offsets<4>(pos.y, sizes, strides, ndim, offsets);
-  const F f = make_functor<F>(params);
-  const uint inner = sizes[0];
-  In a[per_thread<In>()], b[per_thread<In>()], c[per_thread<In>()];
-  load_row(a, in0, offsets[1], strides[ndim], pos.x, grid.x, inner);
-  load_row(b, in1, offsets[2], strides[2 * ndim], pos.x, grid.x, inner);
-  load_row(c, in2, offsets[3], strides[3 * ndim], pos.x, grid.x, inner);
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < per_thread<In>(); ++k) {
-    const uint x = pos.x + k * grid.x;
-    if (x < inner) {
-      element_at<Out>(out, offsets[0] + int(x) * strides[0]) = functor_result<Out>(f(a[k], b[k], c[k]));
-    }
-  }
+  const one_output<F, Out> f{make_functor<F>(params)};
+  ternary_strided_row<1, Out, In>(f, out, out, in0, in1, in2, sizes, strides, ndim, pos, grid);
 }
 
 // Two outputs of possibly different types from one input (frexp).
@@ -611,22 +670,8 @@ kernel void ternary_two_outputs_strided(
     constant P& params [[buffer(8)]],
     uint2 pos [[thread_position_in_grid]],
     uint2 grid [[threads_per_grid]]) {
-  int offsets[5];
-  row_offsets<5>(pos.y, sizes, strides, ndim, offsets);
   const F f = make_functor<F>(params);
-  const uint inner = sizes[0];
-  In a[per_thread<In>()], b[per_thread<In>()], c[per_thread<In>()];
-  load_row(a, in0, offsets[2], strides[2 * ndim], pos.x, grid.x, inner);
-  load_row(b, in1, offsets[3], strides[3 * ndim], pos.x, grid.x, inner);
-  load_row(c, in2, offsets[4], strides[4 * ndim], pos.x, grid.x, inner);
-  _Pragma("clang loop unroll(full)")
-  for (uint k = 0; k < per_thread<In>(); ++k) {
-    const uint x = pos.x + k * grid.x;
-    if (x < inner) {
-      f(a[k], b[k], c[k], element_at<Out>(out0, offsets[0] + int(x) * strides[0]),
-        element_at<Out>(out1, offsets[1] + int(x) * strides[ndim]));
-    }
-  }
+  ternary_strided_row<2, Out, In>(f, out0, out1, in0, in1, in2, sizes, strides, ndim, pos, grid);
 }
 
 }  // namespace mps_ops
