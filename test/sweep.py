@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
-from helpers import assert_at_least_as_accurate, assert_matches, to_cpu, to_device
+from helpers import assert_at_least_as_accurate, assert_matches, assert_near_truth, to_cpu, to_device
 from mps_ops.testing import emulate
 
 
@@ -90,7 +90,7 @@ def assert_same_outcome(cpu: Outcome, ours: Outcome, where: str, shapes_only: bo
         except AssertionError:
             if truth is None or not (cpu_inexact or _reduced_precision_involved(cpu)):
                 raise
-            _assert_as_accurate(actual, expected, truth(), where)
+            _assert_as_accurate(actual, expected, truth(), where, cpu_inexact)
             return
 
 
@@ -98,11 +98,21 @@ def _reduced_precision_involved(outcome: Outcome) -> bool:
     return any(t.dtype in (torch.float16, torch.bfloat16) for v in outcome.args.values() for t in tensors_of(v))
 
 
-def _assert_as_accurate(actual, expected, truth: Outcome, where) -> None:
+def _assert_as_accurate(actual, expected, truth: Outcome, where, cpu_inexact: bool = False) -> None:
+    """Ours no further from the float64 call than the CPU's; where the CPU's
+    float32 result is inexact (cpu_inexact), ours may instead be within the
+    dtype's tolerance of the float64 result rounded (what the CPU's result
+    is held to elsewhere), both being float computations."""
     assert truth.error is None, f"{where}: the float64 call raised {truth.error!r}"
     exact = tensors_of(truth.result) + [t for v in truth.args.values() for t in tensors_of(v)]
     for a, e, t in zip(actual, expected, exact):
-        if a.is_floating_point():
-            assert_at_least_as_accurate(a, e, t.double(), where)
-        else:
+        if not a.is_floating_point():
             assert_matches(a, e, where)
+            continue
+        if cpu_inexact:
+            try:
+                assert_near_truth(a, t, a.dtype, where)
+                continue
+            except AssertionError:
+                pass
+        assert_at_least_as_accurate(a, e, t.double(), where)

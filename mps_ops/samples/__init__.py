@@ -63,7 +63,8 @@ class Sample:
     # The CPU's float32 kernel takes ill-conditioned steps in float
     # (_dirichlet_grad's series for draws near 0 cancel by orders), so its
     # result is no reference where ours differs: the sweeps then judge both
-    # by the float64 call, ours at least as close, as for half and bfloat16.
+    # by the float64 call, ours within the dtype's tolerance of it or at
+    # least as close as the CPU's (as for half and bfloat16).
     cpu_float32_inexact: bool = False
 
     @property
