@@ -203,7 +203,7 @@ def own_input_cases(records) -> list:
     logspace, the normalization backwards, grid_sample's backward, the CTC
     loss, the antialiased resizes' backwards, nonzero_static, the samplers,
     the jagged <-> padded conversions, fake quantization, the distribution
-    gradients."""
+    gradients, index_reduce."""
     cases = []
     skip = set(REDUCTIONS) | set(WHOLE_TENSOR) | {"batch_norm_update_stats", "mode"} | set(POOL2D_BACKWARDS)
     for name, spec in OPS.items():
@@ -251,6 +251,8 @@ def own_input_cases(records) -> list:
                 family = "fake_quantize"
             elif name in ("_standard_gamma_grad", "_dirichlet_grad"):
                 family = "distribution gradients"
+            elif name == "index_reduce":
+                family = "index_reduce"
             # Softmax forward also over vocabulary-length rows (32 K), where
             # few rows share the GPU.
             shapes = [(rows, cols)] + ([(n // 32768, 32768)] if family == "softmax" else [])

@@ -422,6 +422,11 @@ WITH_OWN_INPUTS = {
     "take": OpSpec(torch.take, (), kind="gather", inputs=_take_inputs),
     "put_": OpSpec(lambda x, i: x.put_(i, torch.ones(i.shape, dtype=x.dtype, device=x.device), accumulate=True),
                    (), kind="scatter", inputs=_take_inputs),
+    # A graph network's pooling: messages of `rows` edges onto rows / 4 nodes.
+    "index_reduce": OpSpec(lambda s, i, x: torch.index_reduce(s, 0, i, x, "mean"), (), kind="scatter",
+                           inputs=lambda layout, rows, cols, dtype: [
+                               torch.randn(rows // 4, cols).to(dtype), torch.randint(0, rows // 4, (rows,)),
+                               torch.randn(rows, cols).to(dtype)]),
     "max": OpSpec(_into_new_out(torch.max), (), kind="reduction", inputs=_reduction_inputs),
     "min": OpSpec(_into_new_out(torch.min), (), kind="reduction", inputs=_reduction_inputs),
     "_aminmax": OpSpec(lambda x: torch._aminmax(x, -1), (), kind="reduction",

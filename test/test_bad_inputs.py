@@ -129,6 +129,10 @@ def _cases(sample, dtype):
 # (the CPU's error type for a bad argument) or, where marked "either", may
 # also succeed (the call is well defined there).
 CPU_HAS_NO_ANSWER = {
+    # The CPU's index_reduce out= path over an expanded source internal-asserts
+    # in its iterator (Loops.h: "iter.ninputs() == traits::arity").
+    "index_reduce.out|source: expanded": "either",
+    "index_reduce.out|all: expanded": "either",
     # The CPU crashes (segfault, abort or division by zero).
     "_adaptive_avg_pool3d_backward|self: empty last dim": "raises",
     "_adaptive_avg_pool2d_backward|self: empty last dim": "raises",
