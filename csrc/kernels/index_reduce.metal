@@ -109,12 +109,13 @@ kernel void index_reduce(
   }
   // The result element's coordinates: its offset, its target j along dim
   // and its source slice's offset.
-  long rest = long(position), result_offset = 0, source_offset = 0, target = 0;
+  uint rest = position;
+  long result_offset = 0, source_offset = 0, target = 0;
   for (int d = p.ndim - 1; d >= 0; --d) {
-    long coordinate = rest;
+    long coordinate = long(rest);
     if (d > 0) {
-      coordinate = p.narrow ? long(uint(rest) % uint(p.sizes[d])) : rest % p.sizes[d];
-      rest = p.narrow ? long(uint(rest) / uint(p.sizes[d])) : rest / p.sizes[d];
+      coordinate = long(rest % uint(p.sizes[d]));
+      rest /= uint(p.sizes[d]);
     }
     result_offset += coordinate * p.result_strides[d];
     if (d == p.dim) {

@@ -10,8 +10,8 @@ namespace mps_ops {
 // The reductions, in the order the host names them.
 enum { index_reduce_prod = 0, index_reduce_mean = 1, index_reduce_amax = 2, index_reduce_amin = 3 };
 
-// The result (self's shape, at least 1-D) through its sizes and element
-// strides; the source through its element strides (its sizes are the
+// The result (self's shape, at least 1-D, fewer than 2**32 elements: its
+// coordinates divide in 32 bits) through its sizes and element strides; the source through its element strides (its sizes are the
 // result's but along dim, where it has `count` slices). keys: count sorted
 // values index * count + position.
 struct index_reduce_params {
@@ -24,7 +24,6 @@ struct index_reduce_params {
   int dim;
   int reduce;
   int include_self;
-  int narrow;  // numel fits 32 bits: the position divides in 32 bits
 };
 
 }  // namespace mps_ops

@@ -117,7 +117,6 @@ void run_index_reduce(const at::Tensor& result, int64_t dim, const at::Tensor& i
   p.dim = static_cast<int>(dim);
   p.reduce = reduce;
   p.include_self = include_self ? 1 : 0;
-  p.narrow = 1;
   KernelFlag out_of_range;
   KernelFunction kernel(kernels.get(Variant::dense, result.scalar_type(), result.scalar_type()));
   kernel.bind_operands(BufferSpan{result, result.data_ptr(), view_span_bytes(result)},
