@@ -30,13 +30,8 @@ at::Tensor binomial(const at::Tensor& count, const at::Tensor& prob, std::option
   const std::vector<int64_t> shape = at::infer_size(count.sizes(), prob.sizes());
   check_same_dtype(count.scalar_type(), {&prob});
   check_dtype(op, count);
-  // The CPU's result: contiguous where count has the broadcast shape, else
-  // resized by its iterator, in the layout that gives.
-  const c10::Device device = count.is_cpu() ? prob.device() : count.device();
-  const at::TensorOptions options = count.options().device(device);
-  at::Tensor out = count.sizes() == at::IntArrayRef(shape)
-                       ? at::empty(shape, options)
-                       : at::empty_strided(shape, iterator_output_strides({&count, &prob}), options);
+  at::Tensor out = first_operand_output({&count, &prob}, shape);
+  const c10::Device device = out.device();
   if (out.numel() == 0) {
     return out;
   }
@@ -44,7 +39,7 @@ at::Tensor binomial(const at::Tensor& count, const at::Tensor& prob, std::option
   // (A 0-dim CPU operand moves to the device: the kernel reads every operand.)
   const at::Tensor counts = count.to(device).expand(shape).contiguous();
   const at::Tensor probs = prob.to(device).expand(shape).contiguous();
-  const at::Tensor key = philox_key(options, std::move(generator));
+  const at::Tensor key = philox_key(out.options(), std::move(generator));
   const ContiguousOutput target(out);
   KernelFunction function(kernels.get(Variant::dense, count.scalar_type(), count.scalar_type()));
   function.bind_operands(target.tensor, counts, probs, key).bind(no_params{});

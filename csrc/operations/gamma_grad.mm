@@ -6,17 +6,13 @@
 #include "../runtime/op_checks.h"
 
 #include <ATen/ExpandUtils.h>
-#include <ATen/ops/empty.h>
-
-#include <algorithm>
 
 namespace mps_ops {
 namespace {
 
 // The CPU's order: its iterator's checks (one dtype, the first operand's;
-// shapes that broadcast), then its floating dispatch. Its result is the
-// first operand's shape, contiguous, resized by the iterator where the
-// operands broadcast to more (in the iterator's layout).
+// shapes that broadcast), then its floating dispatch; its result as
+// first_operand_output lays it out.
 at::Tensor run_gradient(KernelCache& kernels, const char* op, const char* cpu_name,
                         std::initializer_list<const at::Tensor*> operands) {
   const at::Tensor& first = **operands.begin();
@@ -29,13 +25,7 @@ at::Tensor run_gradient(KernelCache& kernels, const char* op, const char* cpu_na
   check_dtype(op, first);
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(first.scalar_type()), "\"", cpu_name, "\" not implemented for '",
                               c10::toString(first.scalar_type()), "' on ", first.device());
-  const auto device_operand = std::find_if(operands.begin(), operands.end(),
-                                           [](const at::Tensor* t) { return !t->is_cpu(); });
-  const at::TensorOptions options =
-      first.options().device(device_operand == operands.end() ? first.device() : (*device_operand)->device());
-  at::Tensor out = first.sizes() == at::IntArrayRef(shape)
-                       ? at::empty(shape, options)
-                       : at::empty_strided(shape, iterator_output_strides(operands), options);
+  at::Tensor out = first_operand_output(operands, shape);
   at::TensorIteratorConfig config = elementwise_config(/*output_from_caller=*/false);
   config.add_output(out);
   for (const at::Tensor* t : operands) {

@@ -12,12 +12,8 @@
 #include "../kernels/index_reduce_params.h"
 
 #include <ATen/WrapDimUtils.h>
-#include <ATen/ops/add.h>
-#include <ATen/ops/arange.h>
 #include <ATen/ops/clamp.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/mul.h>
-#include <ATen/ops/sort.h>
 
 #include <algorithm>
 
@@ -95,11 +91,10 @@ void run_index_reduce(const at::Tensor& result, int64_t dim, const at::Tensor& i
   TORCH_CHECK(result.numel() <= UINT32_MAX, "mps_ops: index_reduce of more than 2**32 - 1 elements");
   TORCH_CHECK(size <= INT64_MAX / (count + 1), "mps_ops: index_reduce of ", size, " targets and ", count,
               " indices: their keys pass 64 bits");
-  // Keys target * count + position, indices outside [0, size) clamped to -1
-  // or size first (no overflow; the kernel finds them at the keys' ends).
-  const at::Tensor targets = at::clamp(index.reshape({-1}).to(result.device(), at::kLong), -1, size);
-  const at::Tensor keys = std::get<0>(
-      at::sort(at::add(at::mul(targets, count), at::arange(count, targets.options())), /*dim=*/0));
+  // Indices outside [0, size) clamped to -1 or size first (no key
+  // overflows; the kernel finds them at the keys' ends).
+  const at::Tensor keys =
+      sorted_position_keys(at::clamp(index.reshape({-1}).to(result.device(), at::kLong), -1, size));
 
   index_reduce_params p{};
   p.ndim = std::max<int>(1, static_cast<int>(result.dim()));

@@ -5,6 +5,7 @@
 #include "../runtime/host_name.h"
 #include "../runtime/error_checks.h"
 #include "../runtime/kernel_function.h"
+#include "../runtime/kernel_inputs.h"
 #include "../runtime/op_checks.h"
 #include "../runtime/per_element.h"
 
@@ -13,12 +14,9 @@
 #include <ATen/Context.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/add.h>
-#include <ATen/ops/arange.h>
 #include <ATen/ops/cumsum.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/floor_divide.h>
-#include <ATen/ops/mul.h>
 #include <ATen/ops/remainder.h>
 #include <ATen/ops/sort.h>
 
@@ -344,9 +342,7 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   const int64_t n = index.numel();
   at::Tensor targets, order;
   if (numel <= INT64_MAX / n) {
-    // One sort of target * n + position keeps each run in index order
-    // whether or not the device's sort is stable.
-    const at::Tensor keys = std::get<0>(at::sort(at::add(at::mul(flat, n), at::arange(n, flat.options())), /*dim=*/0));
+    const at::Tensor keys = sorted_position_keys(flat);
     targets = at::floor_divide(keys, n);
     order = at::remainder(keys, n);
   } else {

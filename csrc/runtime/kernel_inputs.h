@@ -21,4 +21,10 @@ at::Tensor philox_key(const at::TensorOptions& options, std::optional<at::Genera
 // against zero take the pairs (parts = 2 in their params).
 at::Tensor real_parts(const at::Tensor& self);
 
+// The keys target * n + position of n int64 targets (1-D), sorted: each
+// target's positions form one run in index order, whether or not the
+// device's sort is stable (put_'s repeated targets, index_reduce's). The
+// caller keeps every key within int64.
+at::Tensor sorted_position_keys(const at::Tensor& targets);
+
 }  // namespace mps_ops

@@ -3,6 +3,7 @@
 #include "backend.h"
 
 #include <ATen/ops/aminmax.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/stack.h>
@@ -150,6 +151,20 @@ std::vector<int64_t> iterator_output_strides(at::ArrayRef<const at::Tensor*> inp
     config.add_const_input(meta);
   }
   return config.build().output().strides().vec();
+}
+
+at::Tensor first_operand_output(at::ArrayRef<const at::Tensor*> operands, at::IntArrayRef shape) {
+  const at::Tensor& first = *operands.front();
+  c10::Device device = first.device();
+  for (const at::Tensor* t : operands) {
+    if (!t->is_cpu()) {
+      device = t->device();
+      break;
+    }
+  }
+  const at::TensorOptions options = first.options().device(device);
+  return first.sizes() == shape ? at::empty(shape, options)
+                                : at::empty_strided(shape, iterator_output_strides(operands), options);
 }
 
 bool check_elementwise_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::IntArrayRef shape,

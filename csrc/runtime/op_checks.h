@@ -88,6 +88,14 @@ bool check_output(const char* op, at::Tensor& out, c10::ScalarType dtype, at::In
 // tensors: nothing is allocated.
 std::vector<int64_t> iterator_output_strides(at::ArrayRef<const at::Tensor*> inputs);
 
+// The result of an op whose CPU kernel allocates it in its first operand's
+// shape (contiguous) and lets its TensorIterator resize it where the
+// operands broadcast to `shape` (binomial, the Gamma gradients): contiguous
+// where the first operand has that shape, else in the layout the iterator
+// gives; the first operand's dtype, on the operands' device (a 0-dim CPU
+// operand's is not it).
+at::Tensor first_operand_output(at::ArrayRef<const at::Tensor*> operands, at::IntArrayRef shape);
+
 // check_output for an element-wise op's out=: an out it resizes takes the
 // layout iterator_output_strides gives for `inputs` (in the CPU's iterator's
 // order, outputs it does not resize first), as the CPU's resize of an
