@@ -3,8 +3,9 @@
 float32 and integers step for step as the CPU's serial loop (its bits),
 half and bfloat16 in float (the float64 result rounded): every reduction,
 with and without self, every dtype, dim and layout; long runs (integers
-wrapping and floor-divided); NaN and signed zeros; the out= and in-place
-forms; the CPU's errors; more than 2**31 elements (a GPU's memory)."""
+wrapping and floor-divided); NaN and signed zeros; gradients through it;
+the out= and in-place forms; the CPU's errors; more than 2**31 elements (a
+GPU's memory)."""
 
 from __future__ import annotations
 
@@ -118,6 +119,26 @@ def test_nan_and_signed_zeros_are_the_cpus(reduce):
         ours, cpu, _ = run_both(lambda s, x: s.index_reduce_(0, torch.tensor([0, 0, 1]), x, reduce,
                                                              include_self=include_self), self, source)
         assert_same(ours, cpu)
+
+
+@pytest.mark.parametrize("include_self", [True, False], ids=["self", "no self"])
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+def test_gradients_are_the_cpus(reduce, include_self):
+    """Autograd through index_reduce (torch's backward formula over our
+    forward's result): the CPU's gradients for self and source."""
+    self, source = values((5, 3), torch.float32, 14), values((6, 3), torch.float32, 15)
+    index, weights = torch.tensor([0, 4, 0, 2, 4, 4]), values((5, 3), torch.float32, 16)
+
+    def gradients(s, x, i, w):
+        s, x = s.clone().requires_grad_(), x.clone().requires_grad_()
+        loss = (torch.index_reduce(s, 0, i, x, reduce, include_self=include_self) * w).sum()
+        return torch.autograd.grad(loss, (s, x))
+
+    expected = gradients(self, source, index, weights)
+    ours, dispatches = run_on_kernels(gradients, self, source, index, weights)
+    assert "index_reduce" in [d.op for d in dispatches]
+    for mine, theirs in zip(ours, expected):
+        torch.testing.assert_close(mine, theirs, rtol=1e-5, atol=1e-6)
 
 
 def _layouts():
