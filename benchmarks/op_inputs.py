@@ -71,6 +71,19 @@ def _view_copy_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     raise ValueError(layout)
 
 
+def _pixel_inputs(layout: str, rows: int, cols: int, dtype) -> list:
+    """A (2, 4, H, W) batch of about 2 * rows * cols elements (H and W even,
+    so that both pixel_shuffle and pixel_unshuffle take it by 2)."""
+    height, width = max(2, rows // 8 * 2), max(2, cols // 2 * 2)
+    if layout == "dense":
+        return [torch.randn(2, 4, height, width).to(dtype)]
+    if layout == "transposed":
+        return [torch.randn(2, 4, width, height).to(dtype).transpose(2, 3)]
+    if layout == "strided":
+        return [torch.randn(2, 4, height, 2 * width).to(dtype)[..., ::2]]
+    raise ValueError(layout)
+
+
 def _pool_inputs(layout: str, rows: int, cols: int, dtype) -> list:
     """A (2, 3, rows, cols, 4) volume, pooled to half its spatial size."""
     if layout == "dense":
@@ -441,6 +454,12 @@ WITH_OWN_INPUTS = {
                               inputs=_view_copy_inputs),
     "narrow_copy": OpSpec(_into_new_out(lambda x, out: torch.narrow_copy(x, 1, 0, x.size(1) // 2, out=out)),
                           (), kind="view_copy", inputs=_view_copy_inputs),
+    # A batch repeated twice along its rows (the result twice the input).
+    "repeat": OpSpec(lambda x: x.repeat(1, 2, 1), (), kind="view_copy", inputs=_view_copy_inputs),
+    "pixel_shuffle": OpSpec(lambda x: torch.nn.functional.pixel_shuffle(x, 2), (), kind="view_copy",
+                            inputs=_pixel_inputs),
+    "pixel_unshuffle": OpSpec(lambda x: torch.nn.functional.pixel_unshuffle(x, 2), (), kind="view_copy",
+                              inputs=_pixel_inputs),
     "_adaptive_avg_pool2d": OpSpec(lambda x: torch.nn.functional.adaptive_avg_pool2d(x, half_size_2d(x)),
                                    (), kind="pool", inputs=_pool2d_inputs),
     "_adaptive_avg_pool3d": OpSpec(lambda x: torch.nn.functional.adaptive_avg_pool3d(x, _half_size(x)),

@@ -87,11 +87,16 @@ def storage_copy(t, to=None):
 def twin(t, to=None, storage=None):
     """A copy of t (on device `to`, default t's) in storage of its own, or in
     `storage` (a storage_copy of t's), with t's sizes, strides and storage
-    offset: what a call may write into without touching t, in t's very
-    layout (a clone or .to() makes a strided or expanded view dense)."""
+    offset, and its conjugate and negative bits: what a call may write into
+    without touching t, in t's very layout (a clone or .to() makes a strided
+    or expanded view dense)."""
     storage = storage if storage is not None else storage_copy(t, to)
-    return torch.empty(0, dtype=t.dtype, device=storage.device).set_(storage, t.storage_offset(), t.size(),
-                                                                      t.stride())
+    result = torch.empty(0, dtype=t.dtype, device=storage.device).set_(storage, t.storage_offset(), t.size(),
+                                                                        t.stride())
+    # A conjugate or negative view shows other values than its storage holds.
+    torch._C._set_conj(result, t.is_conj())
+    torch._C._set_neg(result, t.is_neg())
+    return result
 
 
 def run_on_cpu(fn, *args):

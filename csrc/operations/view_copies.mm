@@ -1,23 +1,65 @@
-// Host stubs of ops that copy a view of their input out: channel_shuffle and
-// narrow_copy.out. Each builds the view here (no data moves) and runs the
-// copy kernel of csrc/kernels/copy.metal over it. Checks and messages are
-// the CPU's.
+// Host stubs of ops that copy a view of their input out: channel_shuffle,
+// narrow_copy.out, repeat, pixel_shuffle and pixel_unshuffle. Each builds the
+// view here (no data moves) and runs the copy kernel of
+// csrc/kernels/copy.metal over it. Checks and messages are the CPU's.
 #include "../runtime/elementwise.h"
 #include "../runtime/op_checks.h"
 
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/PixelShuffle.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/view_as_real.h>
+
+#include <numeric>
+#include <vector>
 
 namespace mps_ops {
 
 namespace {
 
-// dst[i] = src[i] for two views of one shape, in one dispatch.
+// dst[i] = src[i] for two views of one shape, in one dispatch. Complex
+// elements (which Metal has no type for) move as their real and imaginary
+// parts: both views as pairs along a new last dim.
 void copy_view(const at::Tensor& dst, const at::Tensor& src, bool output_from_caller) {
   static KernelCache kernels("copy");
-  auto iter = elementwise_config(output_from_caller).add_output(dst).add_const_input(src).build();
-  exec_elementwise(kernels, iter, src.scalar_type());
+  const bool parts = src.is_complex();
+  const at::Tensor to = parts ? at::view_as_real(dst) : dst;
+  const at::Tensor from = parts ? at::view_as_real(src) : src;
+  auto iter = elementwise_config(output_from_caller).add_output(to).add_const_input(from).build();
+  exec_elementwise(kernels, iter, from.scalar_type());
+}
+
+// The ops that only move elements take complex inputs as the CPU does (their
+// parts are floats); a conjugate view is resolved first (its parts are not
+// the values it shows).
+at::Tensor check_movable(const char* op, const at::Tensor& self) {
+  check_device(op, self);
+  if (!self.is_complex()) {
+    check_dtype(op, self);
+    return self;
+  }
+  check_result_dtype(op, c10::toRealValueType(self.scalar_type()), self);
+  return self.resolve_conj();
+}
+
+// pixel_shuffle's and pixel_unshuffle's dtypes are the CPU kernels': neither
+// the wide unsigned types nor complex32.
+void check_pixel_dtype(const char* op, const at::Tensor& self) {
+  const c10::ScalarType dtype = self.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(!is_wide_unsigned(dtype) && dtype != at::kComplexHalf, "mps_ops: ", op,
+                              " not implemented for '", dtype, "' on ", self.device());
+}
+
+// The result of pixel_shuffle or pixel_unshuffle (sizes: self's batch dims,
+// then channels, height, width) in self's suggested memory format, as the
+// CPU's kernels lay it out.
+at::Tensor pixel_result(const at::Tensor& self, int64_t channels, int64_t height, int64_t width) {
+  std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end() - 3);
+  sizes.insert(sizes.end(), {channels, height, width});
+  at::Tensor out = at::empty({0}, self.options());
+  out.resize_(sizes, self.suggest_memory_format());
+  return out;
 }
 
 }  // namespace
@@ -66,6 +108,74 @@ at::Tensor& narrow_copy_out(const at::Tensor& self, int64_t dim, c10::SymInt sta
   const at::Tensor view = self.narrow(dim, start, length);
   check_output("narrow_copy", out, self.scalar_type(), view.sizes(), {&self});
   copy_view(out, view, /*output_from_caller=*/true);
+  return out;
+}
+
+// repeat: the result, of sizes r_i * s_i (self's sizes s_i padded with
+// leading ones), viewed as (r_0, s_0, r_1, s_1, ...) (a contiguous tensor
+// always splits so), takes at every (r_0, r_1, ...) all of self: self's view
+// with stride 0 along each r_i.
+at::Tensor repeat(const at::Tensor& self, c10::SymIntArrayRef repeats_) {
+  const at::IntArrayRef repeats = C10_AS_INTARRAYREF_SLOW(repeats_);
+  TORCH_CHECK(repeats.size() >= static_cast<size_t>(self.dim()),
+              "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+  const at::Tensor input = check_movable("repeat", self);
+  const int64_t new_dims = static_cast<int64_t>(repeats.size()) - self.dim();
+  std::vector<int64_t> sizes, split_sizes, split_strides;
+  for (size_t d = 0; d < repeats.size(); ++d) {
+    const int64_t i = static_cast<int64_t>(d) - new_dims;  // self's dim, negative for a new one
+    const int64_t size = i < 0 ? 1 : input.size(i);
+    sizes.push_back(size * repeats[d]);
+    split_sizes.insert(split_sizes.end(), {repeats[d], size});
+    split_strides.insert(split_strides.end(), {0, i < 0 ? 0 : input.stride(i)});
+  }
+  // A negative repeat raises here, in at::empty's words, as on the CPU.
+  at::Tensor out = at::empty(sizes, input.options());
+  if (out.numel() == 0) {
+    return out;
+  }
+  copy_view(out.view(split_sizes), input.as_strided(split_sizes, split_strides, input.storage_offset()),
+            /*output_from_caller=*/false);
+  return out;
+}
+
+// pixel_shuffle: out[..., c, h r + i, w r + j] = self[..., c r^2 + i r + j, h, w].
+at::Tensor pixel_shuffle(const at::Tensor& self, int64_t upscale_factor) {
+  at::native::check_pixel_shuffle_shapes(self, upscale_factor);
+  const at::Tensor input = check_movable("pixel_shuffle", self);
+  const int64_t r = upscale_factor, channels = input.size(-3) / (r * r);
+  const int64_t height = input.size(-2), width = input.size(-1);
+  at::Tensor out = pixel_result(input, channels, height * r, width * r);
+  if (out.numel() == 0) {
+    return out;  // before the CPU's dtype dispatch, which would raise
+  }
+  check_pixel_dtype("pixel_shuffle", input);
+  const int64_t n = input.dim();  // dims (..., c, i, j, h, w) -> (..., c, h, i, w, j)
+  std::vector<int64_t> order(n - 3);
+  std::iota(order.begin(), order.end(), 0);
+  order.insert(order.end(), {n - 3, n, n - 2, n + 1, n - 1});
+  copy_view(out.unflatten(-1, {width, r}).unflatten(-3, {height, r}),
+            input.unflatten(-3, {channels, r, r}).permute(order), /*output_from_caller=*/false);
+  return out;
+}
+
+// pixel_unshuffle: out[..., c r^2 + i r + j, h, w] = self[..., c, h r + i, w r + j].
+at::Tensor pixel_unshuffle(const at::Tensor& self, int64_t downscale_factor) {
+  at::native::check_pixel_unshuffle_shapes(self, downscale_factor);
+  const at::Tensor input = check_movable("pixel_unshuffle", self);
+  const int64_t r = downscale_factor, channels = input.size(-3);
+  const int64_t height = input.size(-2) / r, width = input.size(-1) / r;
+  at::Tensor out = pixel_result(input, channels * r * r, height, width);
+  if (out.numel() == 0) {
+    return out;  // before the CPU's dtype dispatch, which would raise
+  }
+  check_pixel_dtype("pixel_unshuffle", input);
+  const int64_t n = input.dim();  // dims (..., c, h, i, w, j) -> (..., c, i, j, h, w)
+  std::vector<int64_t> order(n - 3);
+  std::iota(order.begin(), order.end(), 0);
+  order.insert(order.end(), {n - 3, n - 1, n + 1, n - 2, n});
+  copy_view(out.unflatten(-3, {channels, r, r}),
+            input.unflatten(-1, {width, r}).unflatten(-3, {height, r}).permute(order), /*output_from_caller=*/false);
   return out;
 }
 
