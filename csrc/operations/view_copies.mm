@@ -31,16 +31,15 @@ void copy_view(const at::Tensor& dst, const at::Tensor& src, bool output_from_ca
 }
 
 // The ops that only move elements take complex inputs as the CPU does (their
-// parts are floats); a conjugate view is resolved first (its parts are not
-// the values it shows).
-at::Tensor check_movable(const char* op, const at::Tensor& self) {
+// parts are floats). A conjugate view never reaches a stub: torch's
+// conjugate fallback resolves it before the backend's kernel runs.
+void check_movable(const char* op, const at::Tensor& self) {
   check_device(op, self);
-  if (!self.is_complex()) {
+  if (self.is_complex()) {
+    check_result_dtype(op, c10::toRealValueType(self.scalar_type()), self);
+  } else {
     check_dtype(op, self);
-    return self;
   }
-  check_result_dtype(op, c10::toRealValueType(self.scalar_type()), self);
-  return self.resolve_conj();
 }
 
 // pixel_shuffle's and pixel_unshuffle's dtypes are the CPU kernels': neither
@@ -119,22 +118,22 @@ at::Tensor repeat(const at::Tensor& self, c10::SymIntArrayRef repeats_) {
   const at::IntArrayRef repeats = C10_AS_INTARRAYREF_SLOW(repeats_);
   TORCH_CHECK(repeats.size() >= static_cast<size_t>(self.dim()),
               "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
-  const at::Tensor input = check_movable("repeat", self);
+  check_movable("repeat", self);
   const int64_t new_dims = static_cast<int64_t>(repeats.size()) - self.dim();
   std::vector<int64_t> sizes, split_sizes, split_strides;
   for (size_t d = 0; d < repeats.size(); ++d) {
     const int64_t i = static_cast<int64_t>(d) - new_dims;  // self's dim, negative for a new one
-    const int64_t size = i < 0 ? 1 : input.size(i);
+    const int64_t size = i < 0 ? 1 : self.size(i);
     sizes.push_back(size * repeats[d]);
     split_sizes.insert(split_sizes.end(), {repeats[d], size});
-    split_strides.insert(split_strides.end(), {0, i < 0 ? 0 : input.stride(i)});
+    split_strides.insert(split_strides.end(), {0, i < 0 ? 0 : self.stride(i)});
   }
   // A negative repeat raises here, in at::empty's words, as on the CPU.
-  at::Tensor out = at::empty(sizes, input.options());
+  at::Tensor out = at::empty(sizes, self.options());
   if (out.numel() == 0) {
     return out;
   }
-  copy_view(out.view(split_sizes), input.as_strided(split_sizes, split_strides, input.storage_offset()),
+  copy_view(out.view(split_sizes), self.as_strided(split_sizes, split_strides, self.storage_offset()),
             /*output_from_caller=*/false);
   return out;
 }
@@ -142,40 +141,40 @@ at::Tensor repeat(const at::Tensor& self, c10::SymIntArrayRef repeats_) {
 // pixel_shuffle: out[..., c, h r + i, w r + j] = self[..., c r^2 + i r + j, h, w].
 at::Tensor pixel_shuffle(const at::Tensor& self, int64_t upscale_factor) {
   at::native::check_pixel_shuffle_shapes(self, upscale_factor);
-  const at::Tensor input = check_movable("pixel_shuffle", self);
-  const int64_t r = upscale_factor, channels = input.size(-3) / (r * r);
-  const int64_t height = input.size(-2), width = input.size(-1);
-  at::Tensor out = pixel_result(input, channels, height * r, width * r);
+  check_movable("pixel_shuffle", self);
+  const int64_t r = upscale_factor, channels = self.size(-3) / (r * r);
+  const int64_t height = self.size(-2), width = self.size(-1);
+  at::Tensor out = pixel_result(self, channels, height * r, width * r);
   if (out.numel() == 0) {
     return out;  // before the CPU's dtype dispatch, which would raise
   }
-  check_pixel_dtype("pixel_shuffle", input);
-  const int64_t n = input.dim();  // dims (..., c, i, j, h, w) -> (..., c, h, i, w, j)
+  check_pixel_dtype("pixel_shuffle", self);
+  const int64_t n = self.dim();  // dims (..., c, i, j, h, w) -> (..., c, h, i, w, j)
   std::vector<int64_t> order(n - 3);
   std::iota(order.begin(), order.end(), 0);
   order.insert(order.end(), {n - 3, n, n - 2, n + 1, n - 1});
   copy_view(out.unflatten(-1, {width, r}).unflatten(-3, {height, r}),
-            input.unflatten(-3, {channels, r, r}).permute(order), /*output_from_caller=*/false);
+            self.unflatten(-3, {channels, r, r}).permute(order), /*output_from_caller=*/false);
   return out;
 }
 
 // pixel_unshuffle: out[..., c r^2 + i r + j, h, w] = self[..., c, h r + i, w r + j].
 at::Tensor pixel_unshuffle(const at::Tensor& self, int64_t downscale_factor) {
   at::native::check_pixel_unshuffle_shapes(self, downscale_factor);
-  const at::Tensor input = check_movable("pixel_unshuffle", self);
-  const int64_t r = downscale_factor, channels = input.size(-3);
-  const int64_t height = input.size(-2) / r, width = input.size(-1) / r;
-  at::Tensor out = pixel_result(input, channels * r * r, height, width);
+  check_movable("pixel_unshuffle", self);
+  const int64_t r = downscale_factor, channels = self.size(-3);
+  const int64_t height = self.size(-2) / r, width = self.size(-1) / r;
+  at::Tensor out = pixel_result(self, channels * r * r, height, width);
   if (out.numel() == 0) {
     return out;  // before the CPU's dtype dispatch, which would raise
   }
-  check_pixel_dtype("pixel_unshuffle", input);
-  const int64_t n = input.dim();  // dims (..., c, h, i, w, j) -> (..., c, i, j, h, w)
+  check_pixel_dtype("pixel_unshuffle", self);
+  const int64_t n = self.dim();  // dims (..., c, h, i, w, j) -> (..., c, i, j, h, w)
   std::vector<int64_t> order(n - 3);
   std::iota(order.begin(), order.end(), 0);
   order.insert(order.end(), {n - 3, n - 1, n + 1, n - 2, n});
   copy_view(out.unflatten(-3, {channels, r, r}),
-            input.unflatten(-1, {width, r}).unflatten(-3, {height, r}).permute(order), /*output_from_caller=*/false);
+            self.unflatten(-1, {width, r}).unflatten(-3, {height, r}).permute(order), /*output_from_caller=*/false);
   return out;
 }
 
