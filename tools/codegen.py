@@ -87,6 +87,9 @@ FORMS = ("functional", "out", "inplace")
 # csrc/runtime/elementwise_stubs.h that serves it.
 SHAPES = {
     "unary_float": {"functional": "unary_float_stub", "out": "unary_float_out_stub"},
+    "unary_same": {"functional": "unary_same_stub", "out": "unary_same_out_stub",
+                   "inplace": "unary_same_inplace_stub"},
+    "unary_bool": {"functional": "unary_bool_stub", "out": "unary_bool_out_stub"},
     "binary_float": {"functional": "binary_float_stub", "out": "binary_float_out_stub"},
     "binary_same": {"functional": "binary_same_stub", "out": "binary_same_out_stub",
                     "inplace": "binary_same_inplace_stub"},

@@ -1,4 +1,4 @@
-// logit_(eps): log(x / (1 - x)) in place, x first clamped to [eps, 1 - eps]
+// logit(eps): log(x / (1 - x)), x first clamped to [eps, 1 - eps]
 // when eps >= 0 (a NaN stays NaN), computed in float for half and bfloat as
 // the CPU does. The bounds are float, as torch's CUDA kernel has them; the
 // CPU rounds eps and 1 - eps to half or bfloat first (half, eps = 1e-6: its
@@ -6,6 +6,7 @@
 // result nearer the float32 one).
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
+#include <mps_ops/types.h>
 
 #include "logit_params.h"
 using namespace metal;
@@ -15,16 +16,18 @@ struct logit_functor {
   float eps;
   explicit logit_functor(constant params& p) : eps(p.eps) {}
 
-  // Computes in float; half and bfloat round once, on return.
+  // Computes in float; a half or bfloat result rounds once, on return.
   template <typename T>
-  T operator()(T in) const {
+  mps_ops::float_result_t<T> operator()(T in) const {
     float x = float(in);
     if (eps >= 0.0f) {
       const float lo = eps, hi = 1.0f - eps;
       x = x < lo ? lo : (x > hi ? hi : x);
     }
-    return T(log(x / (1.0f - x)));
+    return mps_ops::float_result_t<T>(log(x / (1.0f - x)));
   }
 };
 
 MPS_OPS_FOR_FLOATING(REGISTER_UNARY_OP_SAME_TYPE, logit)
+// logit and logit.out: integer and bool inputs give float, as the CPU's do.
+MPS_OPS_FOR_NONFLOATING(REGISTER_UNARY_OP, logit, float)

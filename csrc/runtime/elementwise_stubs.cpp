@@ -1,35 +1,129 @@
 #include "elementwise_stubs.h"
 
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/result_type.h>
+
+#include <string>
+#include <vector>
 
 namespace mps_ops {
 
 c10::ScalarType same_dtype(c10::ScalarType common) { return common; }
 
+namespace {
+
+// out = f(self), one pass.
+void run_unary(KernelCache& kernels, const at::Tensor& self, const at::Tensor& out, bool output_from_caller,
+               KernelParams params = {}) {
+  auto iter = elementwise_config(output_from_caller).add_output(out).add_const_input(self).build();
+  exec_elementwise(kernels, iter, self.scalar_type(), params);
+}
+
+// A unary op's result of `dtype`, in self's layout.
+at::Tensor unary_result(KernelCache& kernels, const char* op, const at::Tensor& self, c10::ScalarType dtype,
+                        KernelParams params = {}) {
+  check_device(op, self);
+  check_dtype(op, self);
+  check_result_dtype(op, dtype, self);
+  at::Tensor out = empty_output_like(self, dtype);
+  run_unary(kernels, self, out, /*output_from_caller=*/false, params);
+  return out;
+}
+
+}  // namespace
+
 at::Tensor& unary_float_out(KernelCache& kernels, const char* op, const at::Tensor& self,
-                            at::Tensor& out) {
+                            at::Tensor& out, KernelParams params) {
   check_device(op, self);
   const auto result_dtype = float_result_type(self.scalar_type());
   check_out_dtype_first(result_dtype, out, OutputDtype::castable);
   check_dtype(op, self);
   check_result_dtype(op, result_dtype, self);
   if (!check_elementwise_output(op, out, result_dtype, self.sizes(), {&self}, OutputDtype::castable)) {
-    out.copy_(unary_float(kernels, op, self));
+    out.copy_(unary_float(kernels, op, self, params));
     return out;
   }
-  auto iter = elementwise_config(/*output_from_caller=*/true).add_output(out).add_const_input(self).build();
-  exec_elementwise(kernels, iter, self.scalar_type());
+  run_unary(kernels, self, out, /*output_from_caller=*/true, params);
   return out;
 }
 
-at::Tensor unary_float(KernelCache& kernels, const char* op, const at::Tensor& self) {
-  check_device(op, self);
-  check_dtype(op, self);
-  const auto result_dtype = float_result_type(self.scalar_type());
-  check_result_dtype(op, result_dtype, self);
-  at::Tensor out = empty_output_like(self, result_dtype);
-  auto iter = elementwise_config(/*output_from_caller=*/false).add_output(out).add_const_input(self).build();
-  exec_elementwise(kernels, iter, self.scalar_type());
+at::Tensor unary_float(KernelCache& kernels, const char* op, const at::Tensor& self, KernelParams params) {
+  return unary_result(kernels, op, self, float_result_type(self.scalar_type()), params);
+}
+
+namespace {
+
+// An empty CPU tensor of t's dtype.
+at::Tensor empty_cpu_twin(const at::Tensor& t) { return at::empty({0}, t.options().device(at::kCPU)); }
+
+// `checks` (ours) refused a call: the error the user gets is then the one
+// the CPU's kernel raises for arguments of the same dtypes, each op checking
+// in its own order (sign refuses a complex input before a wrong out=, frac
+// after; isposinf refuses complex with RuntimeError, signbit with
+// NotImplementedError). So the CPU's op runs on empty twins of the
+// arguments (`form`: "" the functional overload, "out", or "_" in place),
+// and only where it accepts them is ours rethrown. (The meta kernels are no
+// witness: torch replaces many with Python ones that check in another
+// order.) A call that passes our checks never pays for this.
+template <typename Checks>
+void check_as_the_cpu(Checks checks, const char* op, const char* form, std::initializer_list<const at::Tensor*> args) {
+  try {
+    checks();
+  } catch (const c10::Error&) {
+    const std::string suffix(form);
+    const std::string name = std::string("aten::") + op + (suffix == "_" ? "_" : "");
+    std::vector<c10::IValue> stack;
+    for (const at::Tensor* t : args) {
+      stack.emplace_back(empty_cpu_twin(*t));
+    }
+    c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), suffix == "out" ? "out" : "").callBoxed(&stack);
+    throw;
+  }
+}
+
+}  // namespace
+
+at::Tensor unary_same(KernelCache& kernels, const char* op, const at::Tensor& self) {
+  check_as_the_cpu([&] { check_dtype(op, self); }, op, "", {&self});
+  return unary_result(kernels, op, self, self.scalar_type());
+}
+
+at::Tensor& unary_same_out(KernelCache& kernels, const char* op, const at::Tensor& self, at::Tensor& out) {
+  check_as_the_cpu(
+      [&] {
+        check_device(op, self);
+        check_dtype(op, self);
+        check_same_dtype(self.scalar_type(), {&out});
+      },
+      op, "out", {&self, &out});
+  check_elementwise_output(op, out, self.scalar_type(), self.sizes(), {&self}, OutputDtype::exact);
+  run_unary(kernels, self, out, /*output_from_caller=*/true);
+  return out;
+}
+
+at::Tensor& unary_same_inplace(KernelCache& kernels, const char* op, at::Tensor& self) {
+  check_as_the_cpu([&] { check_dtype(op, self); }, op, "_", {&self});
+  check_inplace(op, self);
+  run_unary(kernels, self, self, /*output_from_caller=*/true);
+  return self;
+}
+
+at::Tensor unary_bool(KernelCache& kernels, const char* op, const at::Tensor& self) {
+  check_as_the_cpu([&] { check_dtype(op, self); }, op, "", {&self});
+  return unary_result(kernels, op, self, at::kBool);
+}
+
+at::Tensor& unary_bool_out(KernelCache& kernels, const char* op, const at::Tensor& self, at::Tensor& out) {
+  check_as_the_cpu(
+      [&] {
+        check_device(op, self);
+        check_dtype(op, self);
+        TORCH_CHECK(out.scalar_type() == at::kBool, op, " does not support non-boolean outputs.");
+      },
+      op, "out", {&self, &out});
+  check_elementwise_output(op, out, at::kBool, self.sizes(), {&self}, OutputDtype::exact);
+  run_unary(kernels, self, out, /*output_from_caller=*/true);
   return out;
 }
 

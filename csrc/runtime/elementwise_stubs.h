@@ -14,10 +14,24 @@
 
 namespace mps_ops {
 
-// Unary ops whose integer inputs compute in float (torch.special.*).
+// Unary ops whose integer inputs compute in float (torch.special.*, logit).
+// `params` (optional) are the functor's parameters.
 at::Tensor& unary_float_out(KernelCache& kernels, const char* op, const at::Tensor& self,
-                            at::Tensor& out);
-at::Tensor unary_float(KernelCache& kernels, const char* op, const at::Tensor& self);
+                            at::Tensor& out, KernelParams params = {});
+at::Tensor unary_float(KernelCache& kernels, const char* op, const at::Tensor& self,
+                       KernelParams params = {});
+
+// Unary ops whose result has the input's dtype (sign, frac, floor): an out=
+// of that dtype only, as the CPU's iterator has it ("Found dtype Float but
+// expected Long"). A dtype the op lacks has no kernel (NotImplementedError).
+at::Tensor unary_same(KernelCache& kernels, const char* op, const at::Tensor& self);
+at::Tensor& unary_same_out(KernelCache& kernels, const char* op, const at::Tensor& self, at::Tensor& out);
+at::Tensor& unary_same_inplace(KernelCache& kernels, const char* op, at::Tensor& self);
+
+// Unary predicates with a bool result (signbit, isposinf): an out= of bool
+// only, in the CPU's words ("signbit does not support non-boolean outputs.").
+at::Tensor unary_bool(KernelCache& kernels, const char* op, const at::Tensor& self);
+at::Tensor& unary_bool_out(KernelCache& kernels, const char* op, const at::Tensor& self, at::Tensor& out);
 
 // Binary ops over one common input dtype; `result_of_common` maps that dtype
 // to the output dtype. `params` (optional) are the functor's parameters
@@ -40,6 +54,9 @@ c10::ScalarType same_dtype(c10::ScalarType common);
 // the checks' messages use, Kernel the kernel op (the registry's `kernels`);
 // both are char arrays the generated registration defines.
 //   unary_float   integer inputs compute in float (torch.special.ndtri ...)
+//   unary_same    the result in the input's dtype; functional, out= and
+//                 in-place (sign, frac, floor)
+//   unary_bool    a bool result; functional and out= (signbit, isposinf)
 //   binary_float  the same with two operands (special polynomials)
 //   binary_same   two operands, the result in their common (promoted) dtype;
 //                 functional, out= and in-place (gcd, lcm)
@@ -52,6 +69,33 @@ template <const char* Op, const char* Kernel>
 at::Tensor& unary_float_out_stub(const at::Tensor& self, at::Tensor& out) {
   static KernelCache kernels(Kernel);
   return unary_float_out(kernels, Op, self, out);
+}
+
+template <const char* Op, const char* Kernel>
+at::Tensor unary_same_stub(const at::Tensor& self) {
+  static KernelCache kernels(Kernel);
+  return unary_same(kernels, Op, self);
+}
+template <const char* Op, const char* Kernel>
+at::Tensor& unary_same_out_stub(const at::Tensor& self, at::Tensor& out) {
+  static KernelCache kernels(Kernel);
+  return unary_same_out(kernels, Op, self, out);
+}
+template <const char* Op, const char* Kernel>
+at::Tensor& unary_same_inplace_stub(at::Tensor& self) {
+  static KernelCache kernels(Kernel);
+  return unary_same_inplace(kernels, Op, self);
+}
+
+template <const char* Op, const char* Kernel>
+at::Tensor unary_bool_stub(const at::Tensor& self) {
+  static KernelCache kernels(Kernel);
+  return unary_bool(kernels, Op, self);
+}
+template <const char* Op, const char* Kernel>
+at::Tensor& unary_bool_out_stub(const at::Tensor& self, at::Tensor& out) {
+  static KernelCache kernels(Kernel);
+  return unary_bool_out(kernels, Op, self, out);
 }
 
 template <const char* Op, const char* Kernel>

@@ -144,7 +144,9 @@ def shaped_samples(record) -> list:
     out = []
     for overload in record.overloads:
         if overload.endswith(".out"):
-            out.append(Sample(overload, lambda dt: dict(inputs(dt), out=empty(dt))))
+            # A predicate (shape unary_bool) writes bool whatever its input.
+            out_dtype = (lambda dt: torch.bool) if record.shape == "unary_bool" else (lambda dt: dt)
+            out.append(Sample(overload, lambda dt: dict(inputs(dt), out=empty(out_dtype(dt)))))
         else:
             out.append(Sample(overload, inputs))
     return out

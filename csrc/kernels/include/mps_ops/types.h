@@ -22,6 +22,24 @@ struct opmath<bfloat> {
 template <typename T>
 using opmath_t = typename opmath<T>::type;
 
+// The result type of an op that computes integer and bool inputs in float
+// (TensorIterator's promote_integer_inputs_to_float): a floating input's
+// own type, float for every other.
+template <typename T>
+struct float_result {
+  using type = float;
+};
+template <>
+struct float_result<half> {
+  using type = half;
+};
+template <>
+struct float_result<bfloat> {
+  using type = bfloat;
+};
+template <typename T>
+using float_result_t = typename float_result<T>::type;
+
 // void where T names a type: for detecting a member type (X<R, void> picks a
 // partial specialisation on typename void_if_type<typename R::member>::type).
 template <typename T>
