@@ -28,6 +28,28 @@ struct logit_functor {
   }
 };
 
+// logit_backward(dy, x) = dy / (x (1 - x)), in float. With eps >= 0: 0
+// outside [eps, 1 - eps]; without: NaN outside [0, 1] and dy * inf at 0 and
+// 1, as the CPU's kernel gives them.
+struct logit_backward_functor {
+  using params = mps_ops::logit_params;
+  float eps;
+  explicit logit_backward_functor(constant params& p) : eps(p.eps) {}
+
+  template <typename T>
+  T operator()(T grad, T in) const {
+    const float x = float(in), dy = float(grad);
+    if (eps >= 0.0f) {
+      return (x < eps || x > 1.0f - eps) ? T(0) : T(dy / (x * (1.0f - x)));
+    }
+    if (x < 0.0f || x > 1.0f) {
+      return T(numeric_limits<float>::quiet_NaN());
+    }
+    return T((x == 0.0f || x == 1.0f) ? dy * numeric_limits<float>::infinity() : dy / (x * (1.0f - x)));
+  }
+};
+
 MPS_OPS_FOR_FLOATING(REGISTER_UNARY_OP_SAME_TYPE, logit)
+MPS_OPS_FOR_FLOATING(REGISTER_BINARY_OP_SAME_TYPE, logit_backward)
 // logit and logit.out: integer and bool inputs give float, as the CPU's do.
 MPS_OPS_FOR_NONFLOATING(REGISTER_UNARY_OP, logit, float)

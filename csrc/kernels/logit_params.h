@@ -6,7 +6,8 @@
 
 namespace mps_ops {
 
-// logit_: inputs are clamped to [eps, 1 - eps] when eps >= 0 (eps < 0: none).
+// logit: inputs are clamped to [eps, 1 - eps] when eps >= 0 (eps < 0: none);
+// logit_backward: the gradient is 0 outside [eps, 1 - eps] when eps >= 0.
 struct logit_params {
   float eps;
 };

@@ -1,6 +1,6 @@
 // Host stubs of logit_ (a fill: torch's MPS backend lacks the in-place form)
-// and of logit and logit.out (overrides: torch's run MPSGraph). Kernel in
-// csrc/kernels/logit.metal.
+// and of logit, logit.out and logit_backward (overrides: torch's run
+// MPSGraph). Kernels in csrc/kernels/logit.metal.
 #include "../runtime/elementwise_stubs.h"
 
 #include "../kernels/logit_params.h"
@@ -11,6 +11,11 @@ namespace {
 
 KernelCache& logit_kernels() {
   static KernelCache kernels("logit");
+  return kernels;
+}
+
+KernelCache& logit_backward_kernels() {
+  static KernelCache kernels("logit_backward");
   return kernels;
 }
 
@@ -38,6 +43,19 @@ at::Tensor logit(const at::Tensor& self, std::optional<double> eps) {
 at::Tensor& logit_out(const at::Tensor& self, std::optional<double> eps, at::Tensor& out) {
   const logit_params params = params_of(eps);
   return unary_float_out(logit_kernels(), "logit", self, out, params);
+}
+
+// The backward promotes its operands to a common dtype and writes any dtype
+// it casts to, as the CPU's iterator does.
+at::Tensor logit_backward(const at::Tensor& grad_output, const at::Tensor& self, std::optional<double> eps) {
+  const logit_params params = params_of(eps);
+  return binary(logit_backward_kernels(), "logit_backward", same_dtype, grad_output, self, params);
+}
+
+at::Tensor& logit_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self,
+                                      std::optional<double> eps, at::Tensor& grad_input) {
+  const logit_params params = params_of(eps);
+  return binary_out(logit_backward_kernels(), "logit_backward", same_dtype, grad_output, self, grad_input, params);
 }
 
 }  // namespace mps_ops
