@@ -94,7 +94,6 @@ at::Tensor& unary_same_out(KernelCache& kernels, const char* op, const at::Tenso
       [&] {
         check_device(op, self);
         check_dtype(op, self);
-        check_same_dtype(self.scalar_type(), {&out});
       },
       op, "out", {&self, &out});
   check_elementwise_output(op, out, self.scalar_type(), self.sizes(), {&self}, OutputDtype::exact);

@@ -22,8 +22,8 @@ at::Tensor unary_float(KernelCache& kernels, const char* op, const at::Tensor& s
                        KernelParams params = {});
 
 // Unary ops whose result has the input's dtype (sign, frac, floor): an out=
-// of that dtype only, as the CPU's iterator has it ("Found dtype Float but
-// expected Long"). A dtype the op lacks has no kernel (NotImplementedError).
+// of that dtype only (a RuntimeError otherwise, as the CPU's iterator
+// raises). A dtype the op lacks has no kernel (NotImplementedError).
 at::Tensor unary_same(KernelCache& kernels, const char* op, const at::Tensor& self);
 at::Tensor& unary_same_out(KernelCache& kernels, const char* op, const at::Tensor& self, at::Tensor& out);
 at::Tensor& unary_same_inplace(KernelCache& kernels, const char* op, at::Tensor& self);
