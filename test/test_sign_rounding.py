@@ -87,8 +87,19 @@ def test_integer_extremes(name, dtype):
 
 @pytest.mark.parametrize("dtype", WIDE_UNSIGNED)
 @pytest.mark.parametrize("name", ["floor", "ceil", "trunc"] + PREDICATES)
-def test_wide_unsigned_where_the_cpu_takes_them(name, dtype):
-    _same_bits(name, torch.tensor([0, 1, 2**16 - 1], dtype=dtype))
+def test_wide_unsigned(name, dtype):
+    """Ours takes them in every release; the CPU's signbit only from torch
+    2.13 (2.11's raises NotImplementedError): there the reference is the
+    definition (no unsigned value has a sign bit or is infinite)."""
+    x = torch.tensor([0, 1, 2**16 - 1], dtype=dtype)
+    try:
+        _op(name)(x)
+    except NotImplementedError:
+        actual, _ = run_on_kernels(_op(name), x)
+        expected = x if name in ("floor", "ceil", "trunc") else torch.zeros(3, dtype=torch.bool)
+        assert torch.equal(actual, expected)
+        return
+    _same_bits(name, x)
 
 
 @pytest.mark.parametrize("dtype", WIDE_UNSIGNED + INTEGRAL + [torch.bool])

@@ -1,13 +1,14 @@
 // softplus, its backward, and tanh's backward (the gradient from tanh's
 // output). Each computes in float, as the CPU's kernels do for half and
 // bfloat (their opmath), and rounds once on return; float inputs take the
-// CPU's float steps in its order (log1p: special_math.h's, MSL has none):
+// CPU's float steps in its order (MSL has no log1p: log_probability.h's
+// log1p_float, one log and one division, as accurate as float allows):
 //   softplus(x)                 x * beta > threshold ? x : log1p(exp(x * beta)) / beta
 //   softplus_backward(dy, x)    x * beta > threshold ? dy : dy * z / (z + 1), z = exp(x * beta)
 //   tanh_backward(dy, y)        dy * (1 - y * y)
 #include <metal_stdlib>
 #include <mps_ops/elementwise.h>
-#include <mps_ops/special_math.h>
+#include <mps_ops/log_probability.h>
 
 #include "smooth_activations_params.h"
 using namespace metal;
@@ -21,7 +22,10 @@ struct softplus_functor {
   T operator()(T in) const {
     const float x = float(in);
     const float scaled = x * beta;
-    return T(scaled > threshold ? x : mps_ops::log1p(exp(scaled)) / beta);
+    const float z = exp(scaled);
+    // log1p_float's correction is inf / inf at z = inf: the CPU's log1p gives inf.
+    const float soft = z == numeric_limits<float>::infinity() ? z : mps_ops::log1p_float(z);
+    return T(scaled > threshold ? x : soft / beta);
   }
 };
 

@@ -153,8 +153,19 @@ at::Tensor pixel_shuffle(const at::Tensor& self, int64_t upscale_factor) {
   std::vector<int64_t> order(n - 3);
   std::iota(order.begin(), order.end(), 0);
   order.insert(order.end(), {n - 3, n, n - 2, n + 1, n - 1});
-  copy_view(out.unflatten(-1, {width, r}).unflatten(-3, {height, r}),
-            self.unflatten(-3, {channels, r, r}).permute(order), /*output_from_caller=*/false);
+  const at::Tensor to = out.unflatten(-1, {width, r}).unflatten(-3, {height, r});
+  const at::Tensor from = self.unflatten(-3, {channels, r, r}).permute(order);
+  if (out.stride(-1) != 1) {
+    copy_view(to, from, /*output_from_caller=*/false);
+    return out;
+  }
+  // A contiguous result's innermost dim would be j, r elements whose inputs
+  // lie a channel apart: rows of r. One copy per j instead walks w, reading
+  // self's rows in order and writing every r-th element (on any GPU, whole
+  // memory transactions for the reads, where rows of r waste most of each).
+  for (int64_t j = 0; j < r; ++j) {
+    copy_view(to.select(-1, j), from.select(-1, j), /*output_from_caller=*/false);
+  }
   return out;
 }
 
