@@ -50,6 +50,15 @@ void check_pixel_dtype(const char* op, const at::Tensor& self) {
                               " not implemented for '", dtype, "' on ", self.device());
 }
 
+// A permutation of the pixel shuffles' split views: the `batch` leading dims
+// in place, then the five split dims in the order `rest` gives.
+std::vector<int64_t> batch_dims_then(int64_t batch, std::initializer_list<int64_t> rest) {
+  std::vector<int64_t> order(batch);
+  std::iota(order.begin(), order.end(), 0);
+  order.insert(order.end(), rest);
+  return order;
+}
+
 // The result of pixel_shuffle or pixel_unshuffle (sizes: self's batch dims,
 // then channels, height, width) in self's suggested memory format, as the
 // CPU's kernels lay it out.
@@ -150,9 +159,7 @@ at::Tensor pixel_shuffle(const at::Tensor& self, int64_t upscale_factor) {
   }
   check_pixel_dtype("pixel_shuffle", self);
   const int64_t n = self.dim();  // dims (..., c, i, j, h, w) -> (..., c, h, i, w, j)
-  std::vector<int64_t> order(n - 3);
-  std::iota(order.begin(), order.end(), 0);
-  order.insert(order.end(), {n - 3, n, n - 2, n + 1, n - 1});
+  const std::vector<int64_t> order = batch_dims_then(n - 3, {n - 3, n, n - 2, n + 1, n - 1});
   const at::Tensor to = out.unflatten(-1, {width, r}).unflatten(-3, {height, r});
   const at::Tensor from = self.unflatten(-3, {channels, r, r}).permute(order);
   if (out.stride(-1) != 1) {
@@ -181,9 +188,7 @@ at::Tensor pixel_unshuffle(const at::Tensor& self, int64_t downscale_factor) {
   }
   check_pixel_dtype("pixel_unshuffle", self);
   const int64_t n = self.dim();  // dims (..., c, h, i, w, j) -> (..., c, i, j, h, w)
-  std::vector<int64_t> order(n - 3);
-  std::iota(order.begin(), order.end(), 0);
-  order.insert(order.end(), {n - 3, n - 1, n + 1, n - 2, n});
+  const std::vector<int64_t> order = batch_dims_then(n - 3, {n - 3, n - 1, n + 1, n - 2, n});
   copy_view(out.unflatten(-3, {channels, r, r}),
             self.unflatten(-1, {width, r}).unflatten(-3, {height, r}).permute(order), /*output_from_caller=*/false);
   return out;
