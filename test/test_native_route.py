@@ -70,3 +70,12 @@ def test_a_flag_read_back_raises_and_the_route_closes():
     assert any(d.op == "nll_loss_partials" for d in prof.dispatches)
     _, dispatches = run_routed(contextlib.nullcontext, forward, x, torch.tensor([0, 1, 4, 2, 3, 4]))
     assert dispatches == [], "torch's own kernel again after the route"
+
+
+def test_a_refused_call_on_the_route_raises_without_recursion():
+    """Our checks refuse isposinf of a complex input and ask the CPU's op on
+    empty twins which error to raise; on the emulator's route the CPU's
+    dispatch key serves our stub, which must not ask again."""
+    x = torch.randn(3, dtype=torch.complex64)
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        run_routed(native_route, torch.isposinf, x)

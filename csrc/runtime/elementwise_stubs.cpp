@@ -65,19 +65,33 @@ at::Tensor empty_cpu_twin(const at::Tensor& t) { return at::empty({0}, t.options
 // arguments (`form`: "" the functional overload, "out", or "_" in place),
 // and only where it accepts them is ours rethrown. (The meta kernels are no
 // witness: torch replaces many with Python ones that check in another
-// order.) A call that passes our checks never pays for this.
+// order.) A call that passes our checks never pays for this. Where our stubs
+// serve the CPU themselves (the emulator's native route registers them for
+// its dispatch key), the twins' call comes back here: ours is the answer.
+thread_local bool asking_the_cpu = false;
+
 template <typename Checks>
 void check_as_the_cpu(Checks checks, const char* op, const char* form, std::initializer_list<const at::Tensor*> args) {
   try {
     checks();
   } catch (const c10::Error&) {
+    if (asking_the_cpu) {
+      throw;
+    }
     const std::string suffix(form);
     const std::string name = std::string("aten::") + op + (suffix == "_" ? "_" : "");
     std::vector<c10::IValue> stack;
     for (const at::Tensor* t : args) {
       stack.emplace_back(empty_cpu_twin(*t));
     }
-    c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), suffix == "out" ? "out" : "").callBoxed(&stack);
+    asking_the_cpu = true;
+    try {
+      c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), suffix == "out" ? "out" : "").callBoxed(&stack);
+    } catch (...) {
+      asking_the_cpu = false;
+      throw;
+    }
+    asking_the_cpu = false;
     throw;
   }
 }
