@@ -6,8 +6,6 @@
 
 #include "../kernels/smooth_activations_params.h"
 
-#include <ATen/ops/result_type.h>
-
 namespace mps_ops {
 
 namespace {
