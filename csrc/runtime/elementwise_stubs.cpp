@@ -1,11 +1,9 @@
 #include "elementwise_stubs.h"
 
-#include <ATen/core/dispatch/Dispatcher.h>
+#include "cpu_witness.h"
+
 #include <ATen/ops/empty.h>
 #include <ATen/ops/result_type.h>
-
-#include <string>
-#include <vector>
 
 namespace mps_ops {
 
@@ -52,54 +50,9 @@ at::Tensor unary_float(KernelCache& kernels, const char* op, const at::Tensor& s
   return unary_result(kernels, op, self, float_result_type(self.scalar_type()), params);
 }
 
-namespace {
-
-// An empty CPU tensor of t's dtype.
-at::Tensor empty_cpu_twin(const at::Tensor& t) { return at::empty({0}, t.options().device(at::kCPU)); }
-
-// `checks` (ours) refused a call: the error the user gets is then the one
-// the CPU's kernel raises for arguments of the same dtypes, each op checking
-// in its own order (sign refuses a complex input before a wrong out=, frac
-// after; isposinf refuses complex with RuntimeError, signbit with
-// NotImplementedError). So the CPU's op runs on empty twins of the
-// arguments (`form`: "" the functional overload, "out", or "_" in place),
-// and only where it accepts them is ours rethrown. (The meta kernels are no
-// witness: torch replaces many with Python ones that check in another
-// order.) A call that passes our checks never pays for this. Where our stubs
-// serve the CPU themselves (the emulator's native route registers them for
-// its dispatch key), the twins' call comes back here: ours is the answer.
-thread_local bool asking_the_cpu = false;
-
-template <typename Checks>
-void check_as_the_cpu(Checks checks, const char* op, const char* form, std::initializer_list<const at::Tensor*> args) {
-  try {
-    checks();
-  } catch (const c10::Error&) {
-    if (asking_the_cpu) {
-      throw;
-    }
-    const std::string suffix(form);
-    const std::string name = std::string("aten::") + op + (suffix == "_" ? "_" : "");
-    std::vector<c10::IValue> stack;
-    for (const at::Tensor* t : args) {
-      stack.emplace_back(empty_cpu_twin(*t));
-    }
-    asking_the_cpu = true;
-    try {
-      c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), suffix == "out" ? "out" : "").callBoxed(&stack);
-    } catch (...) {
-      asking_the_cpu = false;
-      throw;
-    }
-    asking_the_cpu = false;
-    throw;
-  }
-}
-
-}  // namespace
 
 at::Tensor unary_same(KernelCache& kernels, const char* op, const at::Tensor& self) {
-  check_as_the_cpu([&] { check_dtype(op, self); }, op, "", {&self});
+  check_as_the_cpu([&] { check_dtype(op, self); }, op, false, "", [&] { return std::vector<c10::IValue>{self}; });
   return unary_result(kernels, op, self, self.scalar_type());
 }
 
@@ -109,21 +62,21 @@ at::Tensor& unary_same_out(KernelCache& kernels, const char* op, const at::Tenso
         check_device(op, self);
         check_dtype(op, self);
       },
-      op, "out", {&self, &out});
+      op, false, "out", [&] { return std::vector<c10::IValue>{self, out}; });
   check_elementwise_output(op, out, self.scalar_type(), self.sizes(), {&self}, OutputDtype::exact);
   run_unary(kernels, self, out, /*output_from_caller=*/true);
   return out;
 }
 
 at::Tensor& unary_same_inplace(KernelCache& kernels, const char* op, at::Tensor& self) {
-  check_as_the_cpu([&] { check_dtype(op, self); }, op, "_", {&self});
+  check_as_the_cpu([&] { check_dtype(op, self); }, op, true, "", [&] { return std::vector<c10::IValue>{self}; });
   check_inplace(op, self);
   run_unary(kernels, self, self, /*output_from_caller=*/true);
   return self;
 }
 
 at::Tensor unary_bool(KernelCache& kernels, const char* op, const at::Tensor& self) {
-  check_as_the_cpu([&] { check_dtype(op, self); }, op, "", {&self});
+  check_as_the_cpu([&] { check_dtype(op, self); }, op, false, "", [&] { return std::vector<c10::IValue>{self}; });
   return unary_result(kernels, op, self, at::kBool);
 }
 
@@ -134,23 +87,20 @@ at::Tensor& unary_bool_out(KernelCache& kernels, const char* op, const at::Tenso
         check_dtype(op, self);
         TORCH_CHECK(out.scalar_type() == at::kBool, op, " does not support non-boolean outputs.");
       },
-      op, "out", {&self, &out});
+      op, false, "out", [&] { return std::vector<c10::IValue>{self, out}; });
   check_elementwise_output(op, out, at::kBool, self.sizes(), {&self}, OutputDtype::exact);
   run_unary(kernels, self, out, /*output_from_caller=*/true);
   return out;
 }
 
-namespace {
-
-// The kernel reads both inputs in the common dtype; a 0-dim CPU input stays
-// as it is (bound as a value and converted on the host), anything else of
-// another dtype is converted once here.
 at::Tensor as_common(const at::Tensor& t, c10::ScalarType common) {
   if (t.scalar_type() == common || (t.dim() == 0 && t.is_cpu())) {
     return t;
   }
   return t.to(common);
 }
+
+namespace {
 
 at::Tensor& run_binary(KernelCache& kernels, const at::Tensor& lhs, const at::Tensor& rhs,
                        at::Tensor& out, bool output_from_caller, KernelParams params) {

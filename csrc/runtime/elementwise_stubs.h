@@ -50,6 +50,11 @@ at::Tensor& binary_inplace(KernelCache& kernels, const char* op, ResultDtype res
 
 c10::ScalarType same_dtype(c10::ScalarType common);
 
+// An input as a kernel reads it, in the common dtype: converted once where it
+// has another; a 0-dim CPU input stays as it is (bound as a value and
+// converted on the host).
+at::Tensor as_common(const at::Tensor& t, c10::ScalarType common);
+
 // The standard shapes' stubs, one instantiation per op. Op is the aten name
 // the checks' messages use, Kernel the kernel op (the registry's `kernels`);
 // both are char arrays the generated registration defines.
