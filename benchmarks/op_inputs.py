@@ -686,8 +686,12 @@ WITH_OWN_INPUTS = {
 
 
 def _at(make):
-    """A samples maker (shape -> tensor) at any dtype."""
-    return lambda shape, dtype: make(shape).to(dtype)
+    """A samples maker (shape -> tensor) at any dtype; a bool maker's tensor
+    is a mask (where's condition) and stays bool."""
+    def made(shape, dtype):
+        t = make(shape)
+        return t if t.dtype == torch.bool else t.to(dtype)
+    return made
 
 
 def elementwise_specs() -> dict:

@@ -17,6 +17,8 @@ from mps_ops.testing import device, emulate
 aten = torch.ops.aten
 INTEGRAL = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
 FLOATING = [torch.float32, torch.float16, torch.bfloat16]
+# test_layouts.py: the layouts of these ops are tested here.
+LAYOUTS_TESTED_HERE = {"addcmul", "addcdiv"}
 OPS = {"addcmul": (torch.addcmul, torch.Tensor.addcmul_), "addcdiv": (torch.addcdiv, torch.Tensor.addcdiv_)}
 
 
@@ -218,3 +220,15 @@ def test_past_2_to_the_31_elements():
     with emulate():
         s.addcmul_(s, s, value=-1)
     assert torch.equal(s, expected)
+
+
+@pytest.mark.parametrize("offset", [0, 1, 2], ids=["aligned", "half_word_offset", "word_offset"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int16], ids=str)
+def test_two_byte_elements_in_words_and_tile_tails(dtype, offset):
+    """Three whole tiles and a partial one: 2-byte operands are read two per
+    word where every operand starts on a word, one at a time otherwise."""
+    n = 3 * 256 * 8 + 37
+    s, a, b = (t[offset:offset + n] for t in _operands(dtype, (n + 3,)))
+    _check(lambda x, y, z: torch.addcmul(x, y, z, value=2), s, a, b)
+    if dtype.is_floating_point:
+        _check(lambda x, y, z: torch.addcdiv(x, y, z, value=2), s, a, b)

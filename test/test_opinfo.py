@@ -40,7 +40,8 @@ ERROR_CASES = [
     pytest.param(record, opinfo, id=opinfo_name(opinfo))
     for record in mps_ops.ops()
     for opinfo in opinfos_for(record)
-    if opinfo.error_inputs_func is not None
+    # where's error inputs are all for a second device: none on the CPU.
+    if opinfo.error_inputs_func is not None and next(iter(opinfo.error_inputs("cpu")), None) is not None
 ]
 
 

@@ -69,13 +69,13 @@ bool is_value_operand(const at::TensorIteratorBase& iter, int arg) {
 }  // namespace
 
 void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype,
-                      KernelParams params) {
+                      KernelParams params, bool condition_first) {
   if (iter.numel() == 0) {
     return;
   }
   if (!iter.can_use_32bit_indexing()) {
     for (auto& piece : iter.with_32bit_indexing()) {
-      exec_elementwise(kernels, piece, in_dtype, params);
+      exec_elementwise(kernels, piece, in_dtype, params, condition_first);
     }
     return;
   }
@@ -92,7 +92,7 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
     for (int64_t i = 0; i < iter.shape()[outermost]; ++i) {
       at::TensorIterator piece(iter);
       piece.narrow(outermost, i, 1);
-      exec_elementwise(kernels, piece, in_dtype, params);
+      exec_elementwise(kernels, piece, in_dtype, params, condition_first);
     }
     return;
   }
@@ -115,7 +115,8 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
       value_arg = arg;
       continue;
     }
-    TORCH_INTERNAL_ASSERT(arg < n_out || iter.dtype(arg) == in_dtype, kernels.op(),
+    const bool condition = condition_first && arg == n_out;
+    TORCH_INTERNAL_ASSERT(arg < n_out || iter.dtype(arg) == (condition ? at::kBool : in_dtype), kernels.op(),
                           ": tensor inputs must have the kernel's input dtype");
     if (iter.ndim() == 1 && iter.strides(arg)[0] != static_cast<int64_t>(iter.element_size(arg))) {
       dense = false;

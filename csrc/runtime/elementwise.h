@@ -14,8 +14,10 @@ namespace mps_ops {
 
 // params: the functor's parameter struct, bound after the operands and the
 // strided metadata; an empty no_params where the functor takes none.
+// condition_first: the first input is a bool condition the kernel reads as
+// bool, whatever in_dtype (where.metal).
 void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype,
-                      KernelParams params = {});
+                      KernelParams params = {}, bool condition_first = false);
 
 // An iterator over outputs and inputs that never makes hidden copies: no
 // dtype promotion or casting (the stub does what it needs explicitly), so the
