@@ -30,8 +30,11 @@ SAMPLES = sample_table.samples()
 # Stubs that call an override op of ours on their own device: on the route
 # (as on a Mac with that override enabled) the call reaches our kernel, under
 # the mode torch's. Each is exact either way: the learnable per-tensor
-# fake-quantize backward truncates its zero point (trunc, 1 element).
-INTERNAL_OVERRIDE_CALLS = {"_fake_quantize_learnable_per_tensor_affine_backward": {"trunc"}}
+# fake-quantize backward truncates its zero point (trunc, 1 element);
+# lstsq.mm selects with where (its error codes, the reciprocals of the
+# singular values it keeps).
+INTERNAL_OVERRIDE_CALLS = {"_fake_quantize_learnable_per_tensor_affine_backward": {"trunc"},
+                           "linalg_lstsq.out": {"where"}}
 
 
 def _kernels_and_result(route, sample, dtype):
