@@ -134,9 +134,11 @@ def test_complex64_takes_torchs_own_ops(name):
         expected = call(s, a, b)
         actual, _ = run_on_kernels(call, s, a, b)
         torch.testing.assert_close(actual, expected)  # torch's vectorised complex division rounds otherwise
-    expected = functional(s, a.real, b.real)
-    actual, _ = run_on_kernels(lambda x, y, z: functional(x, y, z), s, a.real, b.real)
-    torch.testing.assert_close(actual, expected)
+    for real in (torch.float32, torch.float16):  # half operands promote before any step
+        t1, t2 = a.real.to(real), (b.real.abs() + 0.5).to(real)
+        expected = functional(s, t1, t2, value=0.3)
+        actual, _ = run_on_kernels(lambda x, y, z: functional(x, y, z, value=0.3), s, t1, t2)
+        torch.testing.assert_close(actual, expected)
 
 
 @pytest.mark.parametrize("call, args", [
