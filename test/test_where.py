@@ -93,6 +93,7 @@ def test_python_numbers_and_cpu_scalars_promote_as_the_cpu():
     _check(lambda c: torch.where(c, 1.0, -1.0), mask)
     _check(torch.where, mask, x, OnCpu(torch.tensor(3.0, dtype=torch.float64)))
     _check(torch.where, OnCpu(torch.tensor(True)), x, x.flip(0))
+    _check(torch.where, OnCpu(torch.tensor(False)), x, x.flip(0))
     assert _check(torch.where, mask, x, x.float()).dtype == torch.float32
     assert _check(torch.where, mask, x.to(torch.int64), x.to(torch.uint8)).dtype == torch.int64
 

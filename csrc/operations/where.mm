@@ -70,9 +70,6 @@ void run(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& 
                     "in a future version of PyTorch. Use a boolean condition instead.");
     mask = mask.to(at::kBool);
   }
-  if (mask.dim() == 0 && mask.is_cpu()) {
-    mask = mask.to(out.device());  // the kernel reads the condition from memory
-  }
   const at::Tensor out_bits = out.view(bits_of(common));
   const at::Tensor self_bits = as_bits(self, common), other_bits = as_bits(other, common);
   auto iter = elementwise_config(output_from_caller)

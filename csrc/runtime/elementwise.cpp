@@ -137,7 +137,7 @@ void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::S
   KernelFunction kernel(kernels.get(variant, out_dtype, in_dtype));
   for (int arg = 0; arg < n_ops; ++arg) {
     if (is_value_operand(iter, arg)) {
-      bind_value(iter, arg, in_dtype, kernel);
+      bind_value(iter, arg, condition_first && arg == n_out ? at::kBool : in_dtype, kernel);
     } else {
       kernel.bind(BufferSpan{iter.tensor_base(arg), iter.data_ptr(arg), operand_span_bytes(iter, arg)});
     }

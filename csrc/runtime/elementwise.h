@@ -15,7 +15,7 @@ namespace mps_ops {
 // params: the functor's parameter struct, bound after the operands and the
 // strided metadata; an empty no_params where the functor takes none.
 // condition_first: the first input is a bool condition the kernel reads as
-// bool, whatever in_dtype (where.metal).
+// bool, whatever in_dtype (where.metal); a 0-dim CPU one is bound as a bool.
 void exec_elementwise(KernelCache& kernels, at::TensorIteratorBase& iter, c10::ScalarType in_dtype,
                       KernelParams params = {}, bool condition_first = false);
 
