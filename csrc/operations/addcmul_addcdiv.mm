@@ -3,7 +3,7 @@
 // RMSprop's single-tensor steps call them in place on every parameter, every
 // step. One pass over the three operands (csrc/kernels/addcmul_addcdiv.metal);
 // checks and messages are the CPU's (its own, through check_as_the_cpu, where
-// ours refuse). complex64 has no kernel: it takes torch's own mul and add.
+// ours refuse). complex64 has no kernel: it takes torch's own mul, div and add.
 #include "../runtime/cpu_witness.h"
 #include "../runtime/elementwise_stubs.h"
 
@@ -111,17 +111,19 @@ at::Tensor complex_product(const Pointwise& p, const at::Tensor& t1, const at::T
   return p.divides ? at::div(scaled, divisor_or_factor) : at::mul(scaled, divisor_or_factor);
 }
 
+bool is_cpu_value(const at::Tensor& t) { return t.dim() == 0 && t.is_cpu(); }
+
 // A fresh result: in self's layout where all three share it, else the
 // CPU's iterator's; on the device (a 0-dim CPU operand's is not it).
 at::Tensor fresh_result(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, c10::ScalarType dtype) {
   const bool same_layout = self.sizes() == t1.sizes() && self.sizes() == t2.sizes() &&
                            self.strides() == t1.strides() && self.strides() == t2.strides();
-  if (same_layout && !self.is_cpu()) {
+  if (same_layout && !is_cpu_value(self)) {
     return empty_output_like(self, dtype);
   }
   const at::Tensor* on_device = &self;
   for (const at::Tensor* t : {&self, &t1, &t2}) {
-    if (!t->is_cpu()) {
+    if (!is_cpu_value(*t)) {
       on_device = t;
       break;
     }

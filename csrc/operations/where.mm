@@ -96,7 +96,7 @@ at::Tensor where_self(const at::Tensor& condition, const at::Tensor& self, const
   const bool same_layout = self.sizes() == shape && other.sizes() == self.sizes() &&
                            condition.sizes() == self.sizes() && other.strides() == self.strides() &&
                            condition.strides() == self.strides();
-  const at::Tensor out = same_layout ? empty_output_like(self, common)
+  const at::Tensor out = same_layout ? empty_output_like(like, common)  // all three in one layout
                                      : at::empty_strided(shape, iterator_output_strides({&condition, &self, &other}),
                                                          like.options().dtype(common));
   run(condition, self, other, common, out, /*output_from_caller=*/false);
