@@ -234,3 +234,14 @@ def test_two_byte_elements_in_words_and_tile_tails(dtype, offset):
     _check(lambda x, y, z: torch.addcmul(x, y, z, value=2), s, a, b)
     if dtype.is_floating_point:
         _check(lambda x, y, z: torch.addcdiv(x, y, z, value=2), s, a, b)
+
+
+def test_results_live_on_the_device():
+    """self a 0-dim CPU tensor beside 0-dim device operands: one layout for
+    all three, the result on the operands' device. (On the emulator the
+    device is the CPU: a GPU run tells.)"""
+    t1, t2 = torch.tensor(2.0, device=device()), torch.tensor(3.0, device=device())
+    with emulate(), mps_ops.profile() as prof:
+        result = torch.addcmul(torch.tensor(1.0), t1, t2, value=0.5)
+    assert result.device == t1.device and result.item() == 4.0
+    assert prof.dispatches

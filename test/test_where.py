@@ -195,3 +195,14 @@ def test_elements_in_words_and_tile_tails(dtype, offset):
     n = 3 * 256 * 8 + 37
     mask, a, b = _mask((n + 3,))[offset:offset + n], _values(dtype, (n + 3,), 1)[offset:], _values(dtype, (n + 3,), 2)
     _check(torch.where, mask, a[:n], b[offset:offset + n])
+
+
+def test_results_live_on_the_device():
+    """A 0-dim device condition with two Python numbers (their 0-dim CPU
+    tensors): one layout for all three, the result on the condition's
+    device. (On the emulator the device is the CPU: a GPU run tells.)"""
+    condition = torch.tensor(True, device=device())
+    with emulate(), mps_ops.profile() as prof:
+        result = torch.where(condition, 1.5, -2.0)
+    assert result.device == condition.device and result.item() == 1.5
+    assert [d.kernel for d in prof.dispatches] == ["where_strided_uint_uint"]
