@@ -205,4 +205,5 @@ def test_results_live_on_the_device():
     with emulate(), mps_ops.profile() as prof:
         result = torch.where(condition, 1.5, -2.0)
     assert result.device == condition.device and result.item() == 1.5
-    assert [d.kernel for d in prof.dispatches] == ["where_strided_uint_uint"]
+    # (torch's composite puts the numbers on the device where a GPU runs it.)
+    assert prof.dispatches and all(d.kernel.startswith("where_") for d in prof.dispatches)

@@ -11,13 +11,15 @@ using namespace metal;
 
 namespace mps_ops {
 
-// The first index in [0, m) whose value is not below x (m if none). torch's
-// ascending sort puts NaNs last (its convention, which its
-// test_sort_and_select.py holds each device to), and a NaN is never below
-// x: the predicate stays monotone.
 template <typename T>
-inline uint first_not_below(constant T* tests, uint m, T x) {
-  uint lo = 0, hi = m;
+inline bool unordered(T v) {
+  return !(v == v);
+}
+
+// The first index in [lo, hi) whose value is not below x (hi if none): the
+// ordered values, which a NaN (never below x) would make non-monotone.
+template <typename T>
+inline uint first_not_below(constant T* tests, uint lo, uint hi, T x) {
   while (lo < hi) {
     const uint mid = lo + (hi - lo) / 2;
     if (tests[mid] < x) {
@@ -27,6 +29,47 @@ inline uint first_not_below(constant T* tests, uint m, T x) {
     }
   }
   return lo;
+}
+
+// The end of a run of NaNs at the start of tests[0, m) (0 if none).
+template <typename T>
+inline uint nans_first(constant T* tests, uint m) {
+  uint lo = 0, hi = m;
+  while (lo < hi) {
+    const uint mid = lo + (hi - lo) / 2;
+    if (unordered(tests[mid])) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// The start of a run of NaNs at the end of tests[0, m) (m if none).
+template <typename T>
+inline uint nans_last(constant T* tests, uint m) {
+  uint lo = 0, hi = m;
+  while (lo < hi) {
+    const uint mid = lo + (hi - lo) / 2;
+    if (unordered(tests[mid])) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+// x among sorted test elements. A sort groups NaNs at one end: the CPU's
+// sort puts them last, torch's CUDA sort of bfloat16 values was seen to put
+// them first (H200, torch 2.11); the search runs between them.
+template <typename T>
+inline bool in_sorted(constant T* tests, uint m, T x) {
+  const uint lo = unordered(tests[0]) ? nans_first(tests, m) : 0;
+  const uint hi = unordered(tests[m - 1]) ? nans_last(tests, m) : m;
+  const uint at = first_not_below(tests, lo, hi, x);
+  return at < hi && tests[at] == x;
 }
 
 template <typename T>
@@ -42,8 +85,7 @@ kernel void isin_dense(
   const T x = elements[i];
   bool found = false;
   if (p.sorted != 0) {
-    const uint at = first_not_below(tests, p.tests, x);
-    found = at < p.tests && tests[at] == x;
+    found = in_sorted(tests, p.tests, x);
   } else {
     for (uint k = 0; k < p.tests && !found; ++k) {
       found = tests[k] == x;

@@ -112,18 +112,18 @@ at::Tensor& isin_Tensor_Tensor_out(const at::Tensor& elements, const at::Tensor&
   return isin_into(elements, test_elements, invert, out);
 }
 
-// The element as the CPU takes it: a wrapped number on test_elements'
-// device, promoting as a Python number does.
+// The element as the CPU takes it: a wrapped number, promoting as a Python
+// number does; on the CPU (a 0-dim CPU value, which may be a double), moved
+// to the device in the common dtype by run().
 at::Tensor isin_Scalar_Tensor(const at::Scalar& element, const at::Tensor& test_elements, bool assume_unique,
                               bool invert) {
-  return isin_Tensor_Tensor(at::native::wrapped_scalar_tensor(element, test_elements.device()), test_elements,
-                            assume_unique, invert);
+  return isin_Tensor_Tensor(at::native::wrapped_scalar_tensor(element), test_elements, assume_unique, invert);
 }
 
 at::Tensor& isin_Scalar_Tensor_out(const at::Scalar& element, const at::Tensor& test_elements, bool assume_unique,
                                    bool invert, at::Tensor& out) {
-  return isin_Tensor_Tensor_out(at::native::wrapped_scalar_tensor(element, test_elements.device()), test_elements,
-                                assume_unique, invert, out);
+  return isin_Tensor_Tensor_out(at::native::wrapped_scalar_tensor(element), test_elements, assume_unique, invert,
+                                out);
 }
 
 }  // namespace mps_ops
