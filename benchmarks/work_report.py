@@ -27,6 +27,12 @@ WORK_ROWS_BINARY = [
     ("inplace", "transposed", True), ("fn", "strided", False), ("fn", "scalar_broadcast", False),
     ("fn", "broadcast", False), ("fn", "zero_dim", False),
 ]
+# Three operands (addcmul, addcdiv, where): no scalar or two-shape broadcast rows.
+WORK_ROWS_TERNARY = [
+    ("fn", "dense", True), ("fn", "transposed", True), ("out=", "dense", True),
+    ("out=", "transposed", True), ("inplace", "dense", True), ("inplace", "transposed", True),
+    ("fn", "strided", False), ("fn", "zero_dim", False),
+]
 WORK_ROWS_GATHER = [
     ("fn", "dense", False), ("fn", "transposed", False), ("out=", "dense", False),
     ("fn", "strided", False), ("fn", "scalar_broadcast", False),
@@ -86,7 +92,7 @@ def work_rows(rows: int = 24, cols: int = 37, names=None) -> list:
         elif spec.kind in ("view_copy", "pool", "loss", "scatter", "activation", "normalization"):
             plan = WORK_ROWS_VIEW_COPY
         else:
-            plan = WORK_ROWS_BINARY if len(spec.makers) == 2 else WORK_ROWS_UNARY
+            plan = {2: WORK_ROWS_BINARY, 3: WORK_ROWS_TERNARY}.get(len(spec.makers), WORK_ROWS_UNARY)
         for form, layout, asserted in plan:
             if form == "inplace" and spec.inplace is None:
                 continue

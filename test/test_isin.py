@@ -13,6 +13,8 @@ import mps_ops
 from helpers import assert_errors_match, run_on_cpu, run_on_kernels
 from mps_ops.testing import device, emulate
 
+# test_layouts.py: the layouts of isin are tested here (strided elements and test elements).
+LAYOUTS_TESTED_HERE = {"isin"}
 DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16,
           torch.float32]
 

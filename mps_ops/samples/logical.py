@@ -18,7 +18,16 @@ def _logical(dt):
     return dict(self=_some_zeros((3, 4)).to(dt), other=_some_zeros((3, 4)).to(dt))
 
 
-OVERLOAD_SAMPLES = [Sample(f"{name}.out", lambda dt: dict(_logical(dt), out=empty(torch.bool)), dtypes=_DTYPES)
+def _both_outs(dt):
+    """A bool out, and one of the operands' dtype (the kernels that write 0
+    and 1 in it): every kernel the launcher (tools/gpu_launch_all.py) must
+    reach."""
+    big = dict(self=_some_zeros((40, 300)).to(dt), other=_some_zeros((40, 300)).to(dt))
+    return [dict(big, out=empty(torch.bool)), dict(big, out=empty(dt))]
+
+
+OVERLOAD_SAMPLES = [Sample(f"{name}.out", lambda dt: dict(_logical(dt), out=empty(torch.bool)), dtypes=_DTYPES,
+                           large=_both_outs)
                     for name in ("logical_and", "logical_or", "logical_xor")]
 
 ELEMENTWISE = {

@@ -9,13 +9,18 @@ from . import MASK, Elementwise, empty, Sample
 _DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int8, torch.bool)
 
 
-def _where(dt):
-    return dict(condition=torch.rand(3, 4) > 0.5, self=torch.randn(3, 4).mul(4).to(dt),
-                other=torch.randn(3, 4).mul(4).to(dt))
+def _where(dt, shape=(3, 4)):
+    return dict(condition=torch.rand(shape) > 0.5, self=torch.randn(shape).mul(4).to(dt),
+                other=torch.randn(shape).mul(4).to(dt))
+
+
+def _large(dt):
+    """Enough elements for two full threadgroups (tools/gpu_launch_all.py)."""
+    return _where(dt, (40, 300))
 
 
 OVERLOAD_SAMPLES = [
-    Sample("where.self", _where, roles={"condition": MASK}, dtypes=_DTYPES),
+    Sample("where.self", _where, roles={"condition": MASK}, dtypes=_DTYPES, large=_large),
     Sample("where.self_out", lambda dt: dict(_where(dt), out=empty(dt)), roles={"condition": MASK}, dtypes=_DTYPES),
 ]
 
